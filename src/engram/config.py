@@ -1,0 +1,83 @@
+"""URL-based configuration: one URL picks a backend for a tier.
+
+``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``,
+``postgresql://user:pw@host:port/db``, ``redis://host:port/0`` and ``memory://``.
+Parsing is pure: nothing here touches the file system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from engram.errors import ConfigError
+
+Scheme = Literal["sqlite", "postgresql", "redis", "memory"]
+
+DEFAULT_HOME = Path(".engram")
+"""Where the embedded default keeps its files, relative to the working directory."""
+
+_SCHEMES: dict[str, Scheme] = {
+    "sqlite": "sqlite",
+    "postgresql": "postgresql",
+    "postgres": "postgresql",
+    "redis": "redis",
+    "memory": "memory",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StoreURL:
+    """A parsed backend URL: ``scheme`` plus either a file ``path`` or a ``dsn``."""
+
+    scheme: Scheme
+    raw: str
+    path: Path | None = None
+
+    @property
+    def dsn(self) -> str:
+        """The connection string handed to the driver (PostgreSQL, Redis)."""
+        if self.scheme == "postgresql" and self.raw.startswith("postgres://"):
+            return "postgresql://" + self.raw[len("postgres://") :]
+        return self.raw
+
+
+def parse_url(url: str) -> StoreURL:
+    """Parse ``url`` into a :class:`StoreURL` or raise :class:`ConfigError`."""
+    if not isinstance(url, str) or "://" not in url:
+        raise ConfigError(f"not a backend URL: {url!r} (expected e.g. sqlite:///.engram/memory.db)")
+    parts = urlsplit(url)
+    scheme = _SCHEMES.get(parts.scheme.split("+", 1)[0].lower())
+    if scheme is None:
+        known = ", ".join(sorted(set(_SCHEMES.values())))
+        raise ConfigError(f"unknown scheme {parts.scheme!r} in {url!r}; known: {known}")
+    if scheme == "sqlite":
+        return StoreURL("sqlite", url, _sqlite_path(url))
+    return StoreURL(scheme, url)
+
+
+def _sqlite_path(url: str) -> Path:
+    rest = url.split("://", 1)[1]
+    if not rest.startswith("/") or rest == "/":
+        raise ConfigError(
+            f"sqlite URL needs a path: sqlite:///relative.db or sqlite:////abs.db, got {url!r}"
+        )
+    return Path(rest[1:])
+
+
+def sqlite_url(path: str | Path) -> str:
+    """Build a ``sqlite://`` URL for ``path`` (absolute or relative)."""
+    return f"sqlite:///{Path(path)}"
+
+
+def default_url(tier: Literal["hot", "cold"], home: str | Path = DEFAULT_HOME) -> str:
+    """The embedded default URL of a tier under ``home`` (``./.engram/`` by default)."""
+    name = {"hot": "checkpoints.db", "cold": "memory.db"}[tier]
+    return sqlite_url(Path(home) / name)
+
+
+def default_documents_root(home: str | Path = DEFAULT_HOME) -> Path:
+    """The embedded default document root under ``home``."""
+    return Path(home) / "documents"

@@ -1,0 +1,63 @@
+"""One exception tree: every error engram raises derives from :class:`EngramError`.
+
+Driver errors (sqlite3, psycopg, redis, OS) are translated at the backend
+boundary with ``raise ... from exc`` so callers catch engram's types only.
+"""
+
+from __future__ import annotations
+
+
+class EngramError(Exception):
+    """Root of every error engram raises."""
+
+
+class ConfigError(EngramError):
+    """A URL, path or option cannot be used (unknown scheme, missing part...)."""
+
+
+class MissingDependencyError(ConfigError):
+    """An optional extra is needed for this feature (the message names it)."""
+
+
+class InvalidInputError(EngramError, ValueError):
+    """An argument is malformed: empty id, bad filter operator, out-of-range value."""
+
+
+class NotFoundError(EngramError, LookupError):
+    """The thread, checkpoint, memory or document asked for does not exist."""
+
+
+class ConflictError(EngramError):
+    """The operation collides with existing state (e.g. a document already exists)."""
+
+
+class BackendError(EngramError):
+    """The storage engine failed; the driver's exception is chained as ``__cause__``."""
+
+
+class SerializationError(EngramError):
+    """State could not be (de)serialised safely."""
+
+
+class UnsafeDeserializationError(SerializationError):
+    """A stored payload names a type that is not on the allow-list."""
+
+
+class EncryptionError(SerializationError):
+    """Encrypted state could not be decrypted (wrong or missing key, tampering)."""
+
+
+class PolicyRejectedError(EngramError):
+    """A write was refused by the write policy; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class AccessDeniedError(EngramError, PermissionError):
+    """The principal may not touch this data (tenant isolation, path escape...)."""
+
+
+class PathEscapeError(AccessDeniedError):
+    """A document path resolves outside its root (``..``, absolute, symlink, NUL)."""
