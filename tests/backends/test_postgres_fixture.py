@@ -11,7 +11,9 @@ def test_fresh_database_has_pgvector(postgres_url: str) -> None:
     import psycopg
 
     with psycopg.connect(postgres_url) as conn:
-        row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        row = conn.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
         assert row is not None
         assert tuple(int(p) for p in row[0].split(".")[:2]) >= (0, 8)
         conn.execute("CREATE TABLE t (v vector(3))")

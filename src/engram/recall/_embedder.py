@@ -43,7 +43,8 @@ def normalise(vectors: npt.NDArray[np.floating]) -> Vectors:
     """Scale each row to unit length (zero rows stay zero)."""
     out = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+    result: Vectors = np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
+    return result
 
 
 class HashEmbedder:
