@@ -1,0 +1,161 @@
+"""The cold-tier backend interface: the few primitive operations an engine provides.
+
+:class:`~engram.stores.cold.LongTermStore` builds everything else (LangGraph's
+``BaseStore`` ops, recall, consolidation, TTL, erasure reports) on these. A
+backend is synchronous; the store runs it in a worker thread for async callers,
+so sync and async share one code path. Backends must be thread-safe (a lock
+around the connection is enough).
+
+Semantics every backend must keep (pinned by ``tests/cold``):
+
+- Namespaces match label by label: prefix ``("t", "u1")`` matches ``("t", "u1")``
+  and ``("t", "u1", "x")`` but never ``("t", "u10")``. Store them joined with
+  :data:`~engram.stores.cold._records.NAMESPACE_SEPARATOR` and match the exact
+  string or the range ``[p + SEP, p + chr(0x20))``.
+- A :class:`~engram.stores.cold._records.View` selects versions; compile the same
+  rules as ``View.admits``.
+- Filters follow :mod:`engram.recall._filters` (compile with ``compile_filter``
+  and a ``FilterDialect``); ``tags`` matches records carrying any of the tags.
+- Erasure removes every byte: rows, history, keyword index entries, vectors, caches.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.recall._filters import Condition
+from engram.stores.cold._records import EraseCounts, MemoryRecord, Namespace, View
+
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class NewVersion:
+    """A version to insert, with its unit vector (``None`` when not embedded)."""
+
+    record: MemoryRecord
+    vector: Vector | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Closure:
+    """Ends a version's validity: sets ``valid_to`` and (if superseded) ``superseded_by``."""
+
+    id: str
+    valid_to: datetime
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSet:
+    """Writes applied atomically by :meth:`ColdBackend.apply`.
+
+    Order: closures, then inserts (so a new head may replace a closed one), then
+    ``expiry`` updates (``(id, expires_at)`` pairs, for TTL refresh on read).
+    """
+
+    inserts: tuple[NewVersion, ...] = ()
+    closures: tuple[Closure, ...] = ()
+    expiry: tuple[tuple[str, datetime | None], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """Which versions a read considers: namespace prefix, view, filter, tags, paging.
+
+    Results are ordered by ``recorded_at`` descending, then ``id``.
+    """
+
+    prefix: Namespace
+    view: View
+    conditions: tuple[Condition, ...] = ()
+    tags: tuple[str, ...] = ()
+    limit: int = 10
+    offset: int = 0
+
+
+class ColdBackend(ABC):
+    """One storage engine for the cold tier (memory, SQLite, PostgreSQL...)."""
+
+    @abstractmethod
+    def setup(self) -> None:
+        """Create or migrate the schema; idempotent. Call once before use."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections and caches."""
+
+    @abstractmethod
+    def apply(self, changes: ChangeSet) -> None:
+        """Apply ``changes`` in one transaction (at most one head per namespace+key)."""
+
+    @abstractmethod
+    def heads(self, namespace: Namespace, keys: Sequence[str]) -> dict[str, MemoryRecord]:
+        """Current versions (``superseded_by`` is None) of ``keys``, whatever their validity."""
+
+    @abstractmethod
+    def fetch(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """Versions by id (unknown ids are skipped; order not guaranteed)."""
+
+    @abstractmethod
+    def scan(self, scan: Scan) -> list[MemoryRecord]:
+        """Versions selected by ``scan``, newest first, paged."""
+
+    @abstractmethod
+    def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
+        """Ids of up to ``k`` versions matching ``query``'s words, best first (BM25-like).
+
+        Any word may match (OR semantics). ``scan.limit``/``offset`` are ignored.
+        """
+
+    @abstractmethod
+    def vector_candidates(
+        self, scan: Scan, vector: Vector, model_id: str, k: int
+    ) -> list[tuple[str, float]]:
+        """``(id, cosine)`` of the ``k`` versions nearest ``vector``, best first.
+
+        Only versions embedded with ``model_id`` count. The result must hold ``k``
+        rows whenever ``k`` versions qualify, however selective the scan is.
+        """
+
+    @abstractmethod
+    def history(self, namespace: Namespace, key: str) -> list[MemoryRecord]:
+        """Every stored version of one key, oldest first."""
+
+    @abstractmethod
+    def namespaces(self, prefix: Namespace) -> list[Namespace]:
+        """Distinct namespaces holding a current version under ``prefix``, sorted."""
+
+    @abstractmethod
+    def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
+        """Hard-delete every version of ``keys`` (all keys when None) under ``prefix``.
+
+        Deletes rows, history, keyword-index entries and vectors, and drops caches.
+        """
+
+    @abstractmethod
+    def compact(self) -> bool:
+        """Make erased bytes unrecoverable from storage files (vacuum, merge
+        indexes, checkpoint logs); return True if the engine did something."""
+
+    @abstractmethod
+    def sweep(self, now: datetime) -> int:
+        """Hard-delete versions whose ``expires_at`` is at or before ``now``; return how many."""
+
+    @abstractmethod
+    def stale(self, model_id: str, limit: int) -> list[MemoryRecord]:
+        """Up to ``limit`` versions with text whose vector is missing or from another model."""
+
+    @abstractmethod
+    def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:
+        """Replace the vectors of versions ``ids`` (rows of ``vectors``) and their model id."""
+
+    @abstractmethod
+    def clear_caches(self) -> int:
+        """Drop in-process caches (vector matrices...); return how many were dropped."""

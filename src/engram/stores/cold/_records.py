@@ -1,0 +1,228 @@
+"""Records of the cold tier: what a long-term memory is, and what operations return.
+
+Times are timezone-aware UTC datetimes in the API; backends store them as epoch
+seconds (floats) so every engine compares them the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any, Literal, get_args
+
+from engram.errors import InvalidInputError
+
+Source = Literal["user", "tool", "policy", "agent"]
+"""Who asserted a fact: the user, a tool result, the write policy itself, or the agent."""
+
+Sensitivity = Literal["low", "medium", "high"]
+"""How sensitive a fact is; the write policy decides what each level may do."""
+
+Namespace = tuple[str, ...]
+"""A hierarchical scope, e.g. ``(tenant_id, user_id)`` or ``(tenant_id, user_id, "notes")``."""
+
+SOURCES: tuple[str, ...] = get_args(Source)
+SENSITIVITIES: tuple[str, ...] = get_args(Sensitivity)
+NAMESPACE_SEPARATOR = "\x1f"
+"""Joins namespace labels in storage; labels may not contain it (nor NUL)."""
+
+
+def utc(moment: datetime) -> datetime:
+    """Return ``moment`` as an aware UTC datetime (naive datetimes are taken as UTC)."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def to_epoch(moment: datetime | None) -> float | None:
+    """Epoch seconds of ``moment`` (``None`` stays ``None``)."""
+    return None if moment is None else utc(moment).timestamp()
+
+
+def from_epoch(seconds: float | None) -> datetime | None:
+    """Aware UTC datetime of epoch ``seconds`` (``None`` stays ``None``)."""
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
+
+
+def validate_namespace(namespace: Namespace, *, allow_empty: bool = False) -> Namespace:
+    """Return ``namespace`` as a tuple if every label is a safe non-empty string."""
+    ns = tuple(namespace)
+    if not ns and not allow_empty:
+        raise InvalidInputError("a namespace needs at least one label")
+    for label in ns:
+        if not isinstance(label, str) or not label:
+            raise InvalidInputError(f"namespace labels must be non-empty strings: {ns!r}")
+        if "\x00" in label or NAMESPACE_SEPARATOR in label:
+            raise InvalidInputError(f"namespace label contains a control character: {label!r}")
+    return ns
+
+
+def join_namespace(namespace: Namespace) -> str:
+    """The storage form of ``namespace`` (labels joined by :data:`NAMESPACE_SEPARATOR`)."""
+    return NAMESPACE_SEPARATOR.join(namespace)
+
+
+def split_namespace(stored: str) -> Namespace:
+    """Inverse of :func:`join_namespace`."""
+    return tuple(stored.split(NAMESPACE_SEPARATOR)) if stored else ()
+
+
+def in_prefix(namespace: Namespace, prefix: Namespace) -> bool:
+    """Whether ``namespace`` lies under ``prefix`` label by label (never by string)."""
+    return namespace[: len(prefix)] == prefix
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a fact came from: the thread, checkpoint and messages that produced it."""
+
+    thread_id: str | None = None
+    checkpoint_id: str | None = None
+    message_ids: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "checkpoint_id": self.checkpoint_id,
+            "message_ids": list(self.message_ids),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Provenance:
+        data = data or {}
+        return cls(
+            thread_id=data.get("thread_id"),
+            checkpoint_id=data.get("checkpoint_id"),
+            message_ids=tuple(data.get("message_ids") or ()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """One version of one long-term fact.
+
+    ``(namespace, key)`` names a fact; each write of it is a new version with its
+    own ``id``. The current version has ``superseded_by is None``; older ones keep
+    ``valid_to`` and ``superseded_by`` and stay in history until erased.
+    """
+
+    id: str
+    namespace: Namespace
+    key: str
+    value: Mapping[str, Any]
+    text: str
+    recorded_at: datetime
+    created_at: datetime
+    valid_from: datetime
+    tags: tuple[str, ...] = ()
+    source: Source = "user"
+    sensitivity: Sensitivity = "low"
+    importance: float = 0.5
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    ttl_seconds: float | None = None
+    provenance: Provenance = field(default_factory=Provenance)
+    superseded_by: str | None = None
+    embedding_model: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise InvalidInputError(f"source must be one of {SOURCES}, got {self.source!r}")
+        if self.sensitivity not in SENSITIVITIES:
+            raise InvalidInputError(
+                f"sensitivity must be one of {SENSITIVITIES}, got {self.sensitivity!r}"
+            )
+        if not (0.0 <= self.importance <= 1.0) or math.isnan(self.importance):
+            raise InvalidInputError(f"importance must be in [0, 1], got {self.importance!r}")
+        if not isinstance(self.key, str) or not self.key:
+            raise InvalidInputError("a memory key must be a non-empty string")
+        object.__setattr__(self, "value", MappingProxyType(dict(self.value)))
+
+    def is_live(self, now: datetime) -> bool:
+        """Current, valid at ``now`` and not expired."""
+        return self.superseded_by is None and self.valid_at(now) and not self.expired(now)
+
+    def valid_at(self, moment: datetime) -> bool:
+        """Whether the fact held at ``moment`` (and had been recorded by then)."""
+        if self.recorded_at > moment or self.valid_from > moment:
+            return False
+        return self.valid_to is None or self.valid_to > moment
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """Which versions a read sees.
+
+    By default only live versions (current, valid now, not expired). ``as_of``
+    asks for what was valid at that time, superseded versions included.
+    """
+
+    now: datetime
+    as_of: datetime | None = None
+    include_expired: bool = False
+    include_superseded: bool = False
+
+    def admits(self, record: MemoryRecord) -> bool:
+        """Python form of the view; backends compile the same rules to SQL."""
+        if not self.include_expired and record.expired(self.now):
+            return False
+        if self.as_of is not None:
+            return record.valid_at(self.as_of)
+        if self.include_superseded:
+            return True
+        return record.superseded_by is None and record.valid_at(self.now)
+
+
+WriteAction = Literal["added", "updated", "deleted", "noop", "rejected", "held"]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a write did: ``action``, the record it produced or touched, and why."""
+
+    action: WriteAction
+    record: MemoryRecord | None = None
+    reason: str | None = None
+    previous: MemoryRecord | None = None
+    redactions: tuple[str, ...] = ()
+    evicted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """A record returned by recall with its score and the signals behind it."""
+
+    record: MemoryRecord
+    score: float
+    relevance: float
+    recency: float
+    importance: float
+
+
+@dataclass(frozen=True, slots=True)
+class EraseCounts:
+    """What a backend removed: item keys, versions (rows), vectors, keyword entries."""
+
+    keys: int = 0
+    versions: int = 0
+    vectors: int = 0
+    keyword_entries: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    """The receipt of an erasure: what was removed and how storage was compacted."""
+
+    namespace_prefix: Namespace
+    keys: tuple[str, ...]
+    versions: int
+    vectors: int
+    keyword_entries: int
+    caches_cleared: int
+    compacted: bool
