@@ -1,0 +1,282 @@
+"""Root-confined file operations: validated relative paths, descriptor-relative, no-follow.
+
+Every operation starts from an open descriptor of the root and walks one component at
+a time with ``os.open(name, O_DIRECTORY | O_NOFOLLOW, dir_fd=parent)``; the leaf is
+opened, created, renamed or unlinked relative to its parent's descriptor, never by a
+path string. A symbolic link anywhere (existing, or swapped in after a check) makes
+the open fail with ``ELOOP`` instead of being followed, so no path can reach outside.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+import shutil
+import stat
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from engram.errors import (
+    BackendError,
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    PathEscapeError,
+)
+
+MAX_DEPTH = 32
+MAX_COMPONENT_BYTES = 255
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | _CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+_BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def split_path(path: str, *, allow_root: bool = False) -> tuple[str, ...]:
+    """Validate a relative document path and return its components (NFC-normalised).
+
+    ``..``, absolute paths and NUL bytes raise :class:`PathEscapeError`; empty, ``.``,
+    hidden (leading dot), control or invisible characters, backslashes and over-long
+    names raise :class:`InvalidInputError`. ``""`` or ``"."`` is the root itself when
+    ``allow_root``.
+    """
+    if not isinstance(path, str):
+        raise InvalidInputError(f"a path must be a string, got {type(path).__name__}")
+    if "\x00" in path:
+        raise PathEscapeError(f"path contains a NUL byte: {path!r}")
+    path = unicodedata.normalize("NFC", path)
+    if path.startswith(("/", "\\")) or _DRIVE.match(path):
+        raise PathEscapeError(f"path must be relative to the document root: {path!r}")
+    if path in ("", ".", "./") and allow_root:
+        return ()
+    parts = tuple(path[:-1].split("/") if path.endswith("/") else path.split("/"))
+    if len(parts) > MAX_DEPTH:
+        raise InvalidInputError(f"path is deeper than {MAX_DEPTH} levels: {path!r}")
+    for part in parts:
+        check_component(part, path)
+    return parts
+
+
+def check_component(part: str, path: str) -> None:
+    """Raise unless ``part`` is a safe, visible file or directory name."""
+    if part == "..":
+        raise PathEscapeError(f"path must not contain '..': {path!r}")
+    if part in ("", "."):
+        raise InvalidInputError(f"path has an empty or '.' component: {path!r}")
+    if part.startswith("."):
+        raise InvalidInputError(f"hidden names (leading '.') are reserved: {path!r}")
+    if part != part.strip() or "\\" in part:
+        raise InvalidInputError(f"names must not have edge spaces or backslashes: {path!r}")
+    if any(unicodedata.category(char) in _BAD_CATEGORIES for char in part):
+        raise InvalidInputError(f"path has control or invisible characters: {path!r}")
+    if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
+        raise InvalidInputError(f"a name is longer than {MAX_COMPONENT_BYTES} bytes: {path!r}")
+
+
+def join(parts: tuple[str, ...]) -> str:
+    """The relative path string of ``parts``."""
+    return "/".join(parts)
+
+
+def _translate(exc: OSError, dir_fd: int, name: str) -> Exception:
+    if exc.errno == errno.ELOOP or _is_link(dir_fd, name):
+        return PathEscapeError(f"{name!r} is a symbolic link; links are never followed")
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return NotFoundError(f"{name!r} does not exist")
+    if exc.errno == errno.EISDIR:
+        return InvalidInputError(f"{name!r} is a directory")
+    return BackendError(f"file system error on {name!r}: {exc.strerror}")
+
+
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _open_child(dir_fd: int, name: str, *, create: bool) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        if not create:
+            raise NotFoundError(f"directory {name!r} does not exist") from None
+    except OSError as exc:
+        raise _translate(exc, dir_fd, name) from exc
+    with suppress(FileExistsError):
+        os.mkdir(name, 0o755, dir_fd=dir_fd)
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _translate(exc, dir_fd, name) from exc
+
+
+@contextmanager
+def open_root(base: Path, tenant: str, *, create: bool) -> Iterator[int]:
+    """A descriptor of ``base/tenant`` (``base`` is trusted configuration)."""
+    if create:
+        base.mkdir(parents=True, exist_ok=True)
+    try:
+        base_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    except FileNotFoundError:
+        raise NotFoundError(f"document root {str(base)!r} does not exist") from None
+    except OSError as exc:
+        raise BackendError(f"cannot open document root {str(base)!r}: {exc.strerror}") from exc
+    try:
+        fd = _open_child(base_fd, tenant, create=create)
+    finally:
+        os.close(base_fd)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def open_dir(root_fd: int, parts: tuple[str, ...], *, create: bool = False) -> Iterator[int]:
+    """A descriptor of the directory ``parts`` below ``root_fd``, walked without links."""
+    fd = os.dup(root_fd)
+    try:
+        for part in parts:
+            child = _open_child(fd, part, create=create)
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def lstat(dir_fd: int, name: str) -> os.stat_result | None:
+    """``stat`` of ``name`` itself (links not followed), or None when absent."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _translate(exc, dir_fd, name) from exc
+
+
+def read_bytes(dir_fd: int, name: str) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file ``name`` and its ``stat`` (same descriptor)."""
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _translate(exc, dir_fd, name) from exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InvalidInputError(f"{name!r} is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInputError(f"{name!r} is not a regular file")
+        if info.st_nlink > 1:
+            raise PathEscapeError(f"{name!r} has several hard links; it may live outside")
+        return handle.read(), info
+
+
+def write_atomic(dir_fd: int, name: str, data: bytes, *, overwrite: bool) -> None:
+    """Write ``data`` to ``name``: temp file, fsync, rename (or link), fsync the directory."""
+    temp = f".engram-{secrets.token_hex(8)}.tmp"
+    try:
+        fd = os.open(temp, _TEMP_FLAGS, 0o644, dir_fd=dir_fd)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(fd)
+        _publish(dir_fd, temp, name, overwrite=overwrite)
+        os.fsync(dir_fd)
+    except OSError as exc:
+        raise _translate(exc, dir_fd, name) from exc
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=dir_fd)
+
+
+def _publish(dir_fd: int, temp: str, name: str, *, overwrite: bool) -> None:
+    if overwrite:
+        os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        return
+    try:
+        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    except FileExistsError:
+        raise ConflictError(f"{name!r} already exists") from None
+
+
+def remove(dir_fd: int, name: str) -> int:
+    """Delete the file or directory tree ``name``; returns how many files went."""
+    info = lstat(dir_fd, name)
+    if info is None:
+        raise NotFoundError(f"{name!r} does not exist")
+    if stat.S_ISLNK(info.st_mode):
+        raise PathEscapeError(f"{name!r} is a symbolic link; links are never followed")
+    try:
+        if not stat.S_ISDIR(info.st_mode):
+            os.unlink(name, dir_fd=dir_fd)
+            return 1
+        with open_dir(dir_fd, (name,)) as child:
+            count = sum(1 for _ in walk_files(child))
+        shutil.rmtree(name, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _translate(exc, dir_fd, name) from exc
+    os.fsync(dir_fd)
+    return count
+
+
+def rename(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
+    """Move ``src`` to ``dst`` (both relative to their directories); never overwrites."""
+    info = lstat(src_fd, src)
+    if info is None:
+        raise NotFoundError(f"{src!r} does not exist")
+    if stat.S_ISLNK(info.st_mode):
+        raise PathEscapeError(f"{src!r} is a symbolic link; links are never followed")
+    if lstat(dst_fd, dst) is not None:
+        raise ConflictError(f"{dst!r} already exists")
+    try:
+        if stat.S_ISDIR(info.st_mode):
+            os.rename(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+        else:
+            os.link(src, dst, src_dir_fd=src_fd, dst_dir_fd=dst_fd, follow_symlinks=False)
+            os.unlink(src, dir_fd=src_fd)
+    except FileExistsError:
+        raise ConflictError(f"{dst!r} already exists") from None
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise InvalidInputError("cannot move a directory into itself") from exc
+        raise _translate(exc, src_fd, src) from exc
+    os.fsync(dst_fd)
+    if dst_fd != src_fd:
+        os.fsync(src_fd)
+
+
+def walk_files(dir_fd: int, prefix: str = "") -> Iterator[tuple[str, os.stat_result]]:
+    """Every visible regular file below ``dir_fd`` with its ``stat``; links are skipped."""
+    with os.scandir(dir_fd) as entries:
+        found = sorted(entries, key=lambda entry: entry.name)
+    for entry in found:
+        if not _visible(entry.name):
+            continue
+        path = prefix + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            try:
+                child = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
+            except OSError:
+                continue
+            try:
+                yield from walk_files(child, path + "/")
+            finally:
+                os.close(child)
+        elif entry.is_file(follow_symlinks=False):
+            yield path, entry.stat(follow_symlinks=False)
+
+
+def _visible(name: str) -> bool:
+    try:
+        check_component(name, name)
+    except (InvalidInputError, PathEscapeError):
+        return False
+    return True

@@ -1,0 +1,234 @@
+"""The embedded document store: Markdown files under one root per tenant, plus an index.
+
+Layout: ``<root>/<tenant_id>/README.md``, ``PROGRESS.md``, ``research/…``. The files are
+the truth (people read, diff and edit them); the SQLite index under the engram home is
+a cache that each search or listing brings up to date by ``stat`` alone, reading only
+files whose size or mtime changed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from engram._principal import Principal
+from engram.backends.files._safepath import (
+    join,
+    lstat,
+    open_dir,
+    open_root,
+    read_bytes,
+    remove,
+    rename,
+    split_path,
+    walk_files,
+    write_atomic,
+)
+from engram.backends.sqlite.documents import DocumentIndex, IndexedFile
+from engram.config import DEFAULT_HOME, default_documents_root
+from engram.errors import (
+    EngramError,
+    InvalidInputError,
+    NotFoundError,
+    PathEscapeError,
+    SerializationError,
+)
+from engram.recall import Embedder
+from engram.stores._markdown import Paragraph, digest, glob_regex, paragraphs, split_front_matter
+from engram.stores.documents import DocumentInfo, DocumentStore, SearchHit, SearchMode
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshReport:
+    """What a refresh of the index did: files stat-ed, read, re-indexed, dropped."""
+
+    checked: int
+    read: int
+    reindexed: int
+    removed: int
+
+
+def _parse(data: bytes) -> tuple[str, list[Paragraph]]:
+    """(digest, paragraphs) of a file's bytes; unparsable files index as plain text."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return hashlib.sha256(data).hexdigest(), []
+    try:
+        metadata, body, offset = split_front_matter(text)
+    except (SerializationError, InvalidInputError):
+        metadata, body, offset = {}, text, 0
+    return digest(body, metadata), paragraphs(body, first_line=offset + 1)
+
+
+@contextmanager
+def _about(path: str) -> Iterator[None]:
+    """Name the whole document path in errors raised by a component-level operation."""
+    try:
+        yield
+    except EngramError as exc:
+        raise type(exc)(f"{path}: {exc}") from exc
+
+
+class FileDocumentStore(DocumentStore):
+    """Documents as Markdown files under ``root/<tenant_id>/``, indexed in SQLite.
+
+    ``root`` defaults to ``<home>/documents`` and the index to
+    ``<home>/index/documents.db``. Nothing is created until a write or ``init``.
+    """
+
+    def __init__(
+        self,
+        root: str | Path | None = None,
+        *,
+        home: str | Path = DEFAULT_HOME,
+        index_path: str | Path | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self._base = Path(root) if root is not None else default_documents_root(home)
+        index = Path(index_path) if index_path is not None else Path(home) / "index/documents.db"
+        self._index = DocumentIndex(index, embedder)
+
+    def root(self, principal: Principal) -> Path:
+        """The directory holding ``principal``'s tenant's documents."""
+        return self._base / principal.tenant_id
+
+    def close(self) -> None:
+        self._index.close()
+
+    @contextmanager
+    def _parent(
+        self, principal: Principal, path: str, parts: tuple[str, ...], *, create: bool = False
+    ) -> Iterator[tuple[int, int]]:
+        """(root descriptor, descriptor of the directory holding ``parts[-1]``)."""
+        with (
+            _about(path),
+            open_root(self._base, principal.tenant_id, create=create) as root,
+            open_dir(root, parts[:-1], create=create) as parent,
+        ):
+            yield root, parent
+
+    def read_text(self, principal: Principal, path: str) -> str:
+        parts = split_path(path)
+        with self._parent(principal, path, parts) as (_, parent):
+            data, _ = read_bytes(parent, parts[-1])
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SerializationError(f"{path}: not UTF-8 text") from exc
+
+    def write_text(
+        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+    ) -> DocumentInfo:
+        parts = split_path(path)
+        data = text.encode("utf-8")
+        with self._parent(principal, path, parts, create=True) as (_, parent):
+            write_atomic(parent, parts[-1], data, overwrite=overwrite)
+            info = lstat(parent, parts[-1])
+        if info is None:  # removed by someone else right after the write
+            raise NotFoundError(f"{path}: removed while being written")
+        record = self._index_bytes(principal.tenant_id, join(parts), info, data)
+        return DocumentInfo(record.path, record.size, record.digest)
+
+    def _index_bytes(
+        self, tenant: str, path: str, info: os.stat_result, data: bytes
+    ) -> IndexedFile:
+        fingerprint, chunks = _parse(data)
+        sha = hashlib.sha256(data).hexdigest()
+        record = IndexedFile(path, info.st_mtime_ns, len(data), sha, fingerprint)
+        self._index.put(tenant, record, chunks)
+        return record
+
+    def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
+        regex = glob_regex(_check_pattern(pattern))
+        self.refresh(principal)
+        files = self._index.files(principal.tenant_id)
+        return [
+            DocumentInfo(f.path, f.size, f.digest)
+            for f in sorted(files.values(), key=lambda f: f.path)
+            if regex.match(f.path)
+        ]
+
+    def is_dir(self, principal: Principal, path: str) -> bool:
+        parts = split_path(path, allow_root=True)
+        try:
+            with self._parent(principal, path, (*parts, "")):
+                return True
+        except NotFoundError:
+            return False
+
+    def delete(self, principal: Principal, path: str) -> int:
+        parts = split_path(path)
+        with self._parent(principal, path, parts) as (_, parent):
+            count = remove(parent, parts[-1])
+        self._forget(principal.tenant_id, join(parts))
+        return count
+
+    def move(self, principal: Principal, source: str, target: str) -> None:
+        src, dst = split_path(source), split_path(target)
+        with (
+            self._parent(principal, source, src) as (root, src_fd),
+            _about(target),
+            open_dir(root, dst[:-1], create=True) as dst_fd,
+        ):
+            rename(src_fd, src[-1], dst_fd, dst[-1])
+        self._forget(principal.tenant_id, join(src))
+        self.refresh(principal)
+
+    def _forget(self, tenant: str, path: str) -> None:
+        gone = [p for p in self._index.files(tenant) if p == path or p.startswith(path + "/")]
+        self._index.drop(tenant, gone)
+
+    def search(
+        self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
+    ) -> builtins.list[SearchHit]:
+        if k < 1:
+            raise InvalidInputError(f"k must be at least 1, got {k}")
+        self.refresh(principal)
+        return self._index.search(principal.tenant_id, query, k, mode)
+
+    def refresh(self, principal: Principal) -> RefreshReport:
+        """Bring the index up to date: ``stat`` every file, read only the changed ones."""
+        tenant = principal.tenant_id
+        known = self._index.files(tenant)
+        checked = read = reindexed = 0
+        try:
+            with open_root(self._base, tenant, create=False) as root:
+                for path, info in list(walk_files(root)):
+                    checked += 1
+                    old = known.pop(path, None)
+                    if old and (old.mtime_ns, old.size) == (info.st_mtime_ns, info.st_size):
+                        continue
+                    read += 1
+                    reindexed += self._refresh_one(root, tenant, path, old)
+        except NotFoundError:
+            pass
+        self._index.drop(tenant, list(known))
+        self._index.embed_stale(tenant)
+        return RefreshReport(checked, read, reindexed, len(known))
+
+    def _refresh_one(self, root: int, tenant: str, path: str, old: IndexedFile | None) -> int:
+        parts = tuple(path.split("/"))
+        try:
+            with open_dir(root, parts[:-1]) as parent:
+                data, info = read_bytes(parent, parts[-1])
+        except (NotFoundError, PathEscapeError, InvalidInputError):
+            return 0  # changed under us; the next refresh sees it
+        sha = hashlib.sha256(data).hexdigest()
+        if old is not None and old.sha256 == sha:
+            record = IndexedFile(path, info.st_mtime_ns, len(data), sha, old.digest)
+            self._index.touch(tenant, record)
+            return 0
+        self._index_bytes(tenant, path, info, data)
+        return 1
+
+
+def _check_pattern(pattern: str) -> str:
+    if "\x00" in pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+        raise PathEscapeError(f"glob must stay inside the document root: {pattern!r}")
+    return pattern

@@ -1,0 +1,157 @@
+"""Pure helpers of the document tier: front matter, paragraphs, globs, digests, fusion.
+
+Nothing here touches the file system or a database; every backend shares it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from engram.errors import InvalidInputError, SerializationError
+
+_FENCE = "---"
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_CODE_FENCE = re.compile(r"^\s*(```|~~~)")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True, slots=True)
+class Paragraph:
+    """One searchable block of a Markdown file: its heading and 1-based line span."""
+
+    heading: str
+    text: str
+    line_start: int
+    line_end: int
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise InvalidInputError(f"metadata values must be plain data, got {type(value).__name__}")
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
+    """Split ``text`` into (metadata, body, number of lines the front matter took).
+
+    A file without a leading ``---`` line has no metadata. Malformed YAML raises
+    :class:`SerializationError` naming the problem.
+    """
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip("\r") != _FENCE:
+        return {}, text, 0
+    for index in range(1, len(lines)):
+        if lines[index].rstrip("\r") in (_FENCE, "..."):
+            raw = "\n".join(lines[1:index])
+            return _load_yaml(raw), "\n".join(lines[index + 1 :]), index + 1
+    raise SerializationError("front matter starts with '---' but has no closing '---' line")
+
+
+def _load_yaml(raw: str) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        raise SerializationError(f"front matter is not valid YAML: {exc}") from exc
+    if not isinstance(loaded, Mapping):
+        raise SerializationError("front matter must be a YAML mapping (key: value lines)")
+    result: dict[str, Any] = _jsonable(loaded)
+    return result
+
+
+def render(content: str, metadata: Mapping[str, Any] | None = None) -> str:
+    """The file text of a document: YAML front matter (when any) and the body."""
+    if not metadata:
+        return content
+    dumped = yaml.safe_dump(
+        _jsonable(metadata), sort_keys=True, allow_unicode=True, default_flow_style=False
+    )
+    return f"{_FENCE}\n{dumped}{_FENCE}\n{content}"
+
+
+def digest(content: str, metadata: Mapping[str, Any]) -> str:
+    """A stable fingerprint of a document's meaning (body + metadata), for sync."""
+    canonical = json.dumps(
+        {"content": content, "metadata": _jsonable(metadata)}, sort_keys=True, ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def paragraphs(body: str, first_line: int = 1) -> list[Paragraph]:
+    """Cut a Markdown body into paragraphs (blank-line separated, code fences kept whole).
+
+    Heading lines set the heading of the paragraphs that follow; ``first_line`` is the
+    file line number of the body's first line (after any front matter).
+    """
+    out: list[Paragraph] = []
+    block: list[str] = []
+    heading, start, in_code = "", 0, False
+    for number, line in enumerate(body.split("\n"), start=first_line):
+        if _CODE_FENCE.match(line):
+            in_code = not in_code
+        match = None if in_code else _HEADING.match(line)
+        if match or (not line.strip() and not in_code):
+            _flush(out, heading, block, start)
+            block = []
+            heading = match.group(2) if match else heading
+            continue
+        if not block:
+            start = number
+        block.append(line)
+    _flush(out, heading, block, start)
+    return out
+
+
+def _flush(out: list[Paragraph], heading: str, block: list[str], start: int) -> None:
+    if block:
+        out.append(Paragraph(heading, "\n".join(block), start, start + len(block) - 1))
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a path glob: ``*`` and ``?`` stay in one component, ``**`` spans many."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        else:
+            char = pattern[i]
+            out.append({"*": "[^/]*", "?": "[^/]"}.get(char, re.escape(char)))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def fts_query(query: str) -> str:
+    """Turn free text into a safe FTS5 expression: every word quoted, OR-ed together."""
+    words = _WORD.findall(query)
+    return " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
+
+
+def words(query: str) -> list[str]:
+    """The distinct words of ``query`` (for engines that take a word list)."""
+    return list(dict.fromkeys(_WORD.findall(query)))
+
+
+def rrf(rankings: Iterable[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion: ``sum(1 / (k + rank))`` per key, best first."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

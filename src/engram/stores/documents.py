@@ -1,0 +1,182 @@
+"""Document tier: Markdown documents a project or agent keeps, people read, diff and edit.
+
+One interface (:class:`DocumentStore`), two backends: plain files under a root per
+tenant with a SQLite FTS5 index (:class:`engram.backends.files.FileDocumentStore`) and
+PostgreSQL with row-level security
+(:class:`engram.backends.postgres.documents.PostgresDocumentStore`).
+
+Paths are relative POSIX paths (``research/rates.md``); metadata is the document's
+YAML front matter. Every call names the :class:`~engram.Principal` it acts for; the
+documents belong to its tenant.
+"""
+
+from __future__ import annotations
+
+import builtins
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from engram._principal import Principal
+from engram.errors import ConflictError, InvalidInputError, SerializationError
+from engram.stores._markdown import digest, render, split_front_matter
+
+SearchMode = Literal["hybrid", "keyword", "semantic"]
+
+SCAFFOLD: dict[str, str] = {
+    "README.md": "# Project memory\n\nWhat this project is, and where things are kept.\n",
+    "PROGRESS.md": "# Progress\n\n## Done\n\n## Next\n",
+    "user-profiles/README.md": "# User profiles\n\nOne file per user: preferences, context.\n",
+    "research/README.md": "# Research\n\nFindings with their sources.\n",
+    "conventions/README.md": "# Conventions\n\nHow things are done here.\n",
+    "learnings/README.md": "# Learnings\n\nWhat worked, what did not, and why.\n",
+}
+"""The layout :meth:`DocumentStore.init` creates: path -> initial text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document: its path, Markdown body and front-matter metadata."""
+
+    path: str
+    content: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The file text: front matter followed by the body."""
+        return render(self.content, self.metadata)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentInfo:
+    """What a listing tells about a document without reading its body."""
+
+    path: str
+    size: int
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A matching paragraph: where it is (path, heading, 1-based lines) and its text."""
+
+    path: str
+    heading: str
+    text: str
+    line_start: int
+    line_end: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What :func:`sync` changed in the target store."""
+
+    upserted: tuple[str, ...]
+    deleted: tuple[str, ...]
+    unchanged: int
+
+
+class DocumentStore(ABC):
+    """The document tier's interface; backends implement the raw-text operations."""
+
+    @abstractmethod
+    def read_text(self, principal: Principal, path: str) -> str:
+        """The full text of the document at ``path`` (NotFoundError if absent)."""
+
+    @abstractmethod
+    def write_text(
+        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+    ) -> DocumentInfo:
+        """Store ``text`` at ``path`` atomically (ConflictError if it exists and not
+        ``overwrite``)."""
+
+    @abstractmethod
+    def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
+        """Documents whose path matches the glob ``pattern``, sorted by path."""
+
+    @abstractmethod
+    def delete(self, principal: Principal, path: str) -> int:
+        """Delete a document or a whole directory; returns how many documents went."""
+
+    @abstractmethod
+    def move(self, principal: Principal, source: str, target: str) -> None:
+        """Rename a document or directory; ConflictError if ``target`` exists."""
+
+    @abstractmethod
+    def search(
+        self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
+    ) -> builtins.list[SearchHit]:
+        """The ``k`` best paragraphs for ``query`` (keyword and semantic ranks fused)."""
+
+    @abstractmethod
+    def is_dir(self, principal: Principal, path: str) -> bool:
+        """Whether ``path`` names a directory (a prefix of some document's path)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections; the store can be opened again by using it."""
+
+    def read(self, principal: Principal, path: str) -> Document:
+        """The document at ``path`` with its front matter parsed."""
+        metadata, body, _ = split_front_matter(self.read_text(principal, path))
+        return Document(path, body, metadata)
+
+    def write(
+        self,
+        principal: Principal,
+        path: str,
+        content: str,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        overwrite: bool = True,
+    ) -> DocumentInfo:
+        """Write ``content`` with ``metadata`` as YAML front matter."""
+        return self.write_text(principal, path, render(content, metadata), overwrite=overwrite)
+
+    def exists(self, principal: Principal, path: str) -> bool:
+        """Whether a document or directory exists at ``path``."""
+        return self.is_dir(principal, path) or bool(self.list(principal, path))
+
+    def init(self, principal: Principal) -> builtins.list[str]:
+        """Create the standard layout (README, PROGRESS, folders); keeps existing files."""
+        created = []
+        for path, text in SCAFFOLD.items():
+            try:
+                self.write_text(principal, path, text, overwrite=False)
+            except ConflictError:
+                continue
+            created.append(path)
+        return created
+
+    def __enter__(self) -> DocumentStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def text_digest(text: str) -> str:
+    """The :func:`digest` of a document's file text (body + parsed metadata)."""
+    try:
+        metadata, body, _ = split_front_matter(text)
+    except (SerializationError, InvalidInputError):  # unparsable: fingerprint the raw text
+        metadata, body = {}, text
+    return digest(body, metadata)
+
+
+def sync(source: DocumentStore, target: DocumentStore, principal: Principal) -> SyncReport:
+    """Make ``target`` hold exactly ``source``'s documents: upsert changed, drop deleted."""
+    have = {info.path: info.digest for info in target.list(principal)}
+    upserted, unchanged = [], 0
+    for info in source.list(principal):
+        if have.pop(info.path, None) == info.digest:
+            unchanged += 1
+            continue
+        target.write_text(principal, info.path, source.read_text(principal, info.path))
+        upserted.append(info.path)
+    for path in sorted(have):
+        target.delete(principal, path)
+    return SyncReport(tuple(upserted), tuple(sorted(have)), unchanged)
