@@ -1,0 +1,46 @@
+"""The Market Analyst: engram's reference agent (LangGraph).
+
+router -> planner -> executor (ReAct over offline market-data tools) -> reporter
+-> reviewer -> publish, interrupted before ``publish`` for human approval, with
+an idempotent publication outbox. The default model is rule-based (no LLM).
+"""
+
+from engram.agent._analyst import (
+    DURABILITY,
+    CheckpointInfo,
+    EventSink,
+    MarketAnalyst,
+    StepEvent,
+    ThreadStatus,
+    resolve_model,
+)
+from engram.agent._data import MarketData, load_market_data
+from engram.agent._graph import AnalystNodes, build_graph, compile_graph
+from engram.agent._ledger import PublicationLedger, PublishedReport, draft_hash
+from engram.agent._offline import OfflineAnalystModel
+from engram.agent._state import AnalystState, Approval, Publication, Review
+from engram.agent._tools import make_tools
+
+__all__ = [
+    "DURABILITY",
+    "AnalystNodes",
+    "AnalystState",
+    "Approval",
+    "CheckpointInfo",
+    "EventSink",
+    "MarketAnalyst",
+    "MarketData",
+    "OfflineAnalystModel",
+    "Publication",
+    "PublicationLedger",
+    "PublishedReport",
+    "Review",
+    "StepEvent",
+    "ThreadStatus",
+    "build_graph",
+    "compile_graph",
+    "draft_hash",
+    "load_market_data",
+    "make_tools",
+    "resolve_model",
+]

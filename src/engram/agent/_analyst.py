@@ -1,0 +1,353 @@
+"""The Market Analyst's Python API: run, resume, approve, status, history, publications.
+
+Each call opens the hot tier from its URL, compiles the graph with that
+checkpointer and acts on one thread for one principal. Thread ids locate
+checkpoints but authorise nothing: a thread whose state belongs to another
+principal is reported as not found.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Durability, StateSnapshot
+
+from engram._principal import Principal, validate_id
+from engram.agent._data import MarketData, load_market_data
+from engram.agent._graph import AnalystNodes, compile_graph, tool_turns
+from engram.agent._ledger import PublicationLedger, PublishedReport
+from engram.agent._offline import OfflineAnalystModel
+from engram.agent._state import AnalystState, Approval
+from engram.agent._tools import make_tools
+from engram.config import DEFAULT_HOME, default_url
+from engram.errors import (
+    ConfigError,
+    ConflictError,
+    InvalidInputError,
+    MissingDependencyError,
+    NotFoundError,
+)
+from engram.stores.hot import open_checkpointer
+
+DURABILITY: Durability = "sync"
+"""Every step's checkpoint is written before the next step starts (see the README)."""
+
+RECURSION_LIMIT = 100
+OFFLINE = "offline"
+
+Stage = Literal["interrupted", "awaiting_approval", "approved", "published", "out_of_scope", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvent:
+    """One finished graph step, for narration (``node`` and a one-line ``summary``)."""
+
+    node: str
+    summary: str
+
+
+EventSink = Callable[[StepEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadStatus:
+    """Where a Market Analyst thread stands."""
+
+    thread_id: str
+    principal: Principal
+    stage: Stage
+    next_nodes: tuple[str, ...]
+    request: str
+    tickers: tuple[str, ...]
+    plan: tuple[str, ...]
+    tool_calls: int
+    draft: str | None
+    draft_hash: str | None
+    review: dict[str, Any] | None
+    approval: dict[str, Any] | None
+    publication: dict[str, Any] | None
+    checkpoint_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointInfo:
+    """One checkpoint of a thread's history, oldest first."""
+
+    checkpoint_id: str
+    step: int
+    source: str
+    ran: tuple[str, ...]
+    next_nodes: tuple[str, ...]
+    created_at: str | None
+
+
+def resolve_model(spec: str | BaseChatModel) -> BaseChatModel:
+    """``"offline"`` (the rule-based default, no LLM) or any ``"provider:model"``."""
+    if isinstance(spec, BaseChatModel):
+        return spec
+    if spec == OFFLINE:
+        return OfflineAnalystModel()
+    if ":" not in spec:
+        raise ConfigError(f"model must be 'offline' or 'provider:model', got {spec!r}")
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(spec)
+    except ImportError as exc:
+        raise MissingDependencyError(f"model {spec!r} needs its LangChain package: {exc}") from exc
+    except ValueError as exc:
+        raise ConfigError(f"cannot load model {spec!r}: {exc}") from exc
+
+
+def _plain(value: Any) -> dict[str, Any] | None:
+    return dict(value) if value else None
+
+
+def stage_of(snapshot: StateSnapshot) -> Stage:
+    """Derive a thread's stage from its latest checkpoint."""
+    values = cast(AnalystState, snapshot.values)
+    if values.get("publication"):
+        return "published"
+    if snapshot.next == ("publish",):
+        approval = values.get("approval")
+        approved = approval and approval["draft_hash"] == values.get("draft_hash")
+        return "approved" if approved else "awaiting_approval"
+    if snapshot.next:
+        return "interrupted"
+    return "out_of_scope" if values.get("route") == "out_of_scope" else "done"
+
+
+def to_status(thread_id: str, snapshot: StateSnapshot) -> ThreadStatus:
+    """A :class:`ThreadStatus` from a state snapshot."""
+    v = cast(AnalystState, snapshot.values)
+    return ThreadStatus(
+        thread_id=thread_id,
+        principal=Principal(v["tenant_id"], v["user_id"]),
+        stage=stage_of(snapshot),
+        next_nodes=tuple(snapshot.next),
+        request=v["request"],
+        tickers=tuple(v.get("tickers", [])),
+        plan=tuple(v.get("plan", [])),
+        tool_calls=tool_turns(v.get("messages", [])),
+        draft=v.get("draft"),
+        draft_hash=v.get("draft_hash"),
+        review=_plain(v.get("review")),
+        approval=_plain(v.get("approval")),
+        publication=_plain(v.get("publication")),
+        checkpoint_id=snapshot.config["configurable"].get("checkpoint_id"),
+    )
+
+
+def describe(node: str, update: dict[str, Any] | None) -> str:
+    """A one-line account of what a node just did."""
+    u = update or {}
+    if node == "router":
+        return f"route={u.get('route')} tickers={', '.join(u.get('tickers', [])) or '-'}"
+    if node == "planner":
+        return f"plan of {len(u.get('plan', []))} steps"
+    if node in ("executor", "tools"):
+        return "; ".join(_describe_message(m) for m in u.get("messages", []))
+    if node == "reporter":
+        lines = len(u.get("draft", "").splitlines())
+        return f"draft of {lines} lines, hash {u.get('draft_hash', '')[:12]}"
+    if node == "reviewer":
+        review = u.get("review", {})
+        return f"verdict={review.get('verdict')} score={review.get('score')}"
+    if node == "publish":
+        return (
+            f"published, idempotency key {u.get('publication', {}).get('idempotency_key', '')[:12]}"
+        )
+    return node
+
+
+def _describe_message(message: Any) -> str:
+    calls = getattr(message, "tool_calls", None)
+    if calls:
+        return ", ".join(f"call {c['name']}({_args(c['args'])})" for c in calls)
+    if getattr(message, "type", "") == "tool":
+        return f"result of {message.tool_call_id}: {len(str(message.content))} chars"
+    return f"says: {str(message.content)[:80]}"
+
+
+def _args(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in args.items())
+
+
+class MarketAnalyst:
+    """The reference agent over engram's hot tier and a publication outbox.
+
+    ``home`` holds the embedded defaults (``checkpoints.db`` and ``outbox.db``);
+    ``hot_url`` overrides the checkpoint store (``postgresql://...``, ``memory://``);
+    ``model`` is ``"offline"`` (deterministic rules, no LLM) or ``"provider:model"``.
+    Constructing it touches nothing; each call opens what it needs.
+    """
+
+    def __init__(
+        self,
+        *,
+        home: str | Path = DEFAULT_HOME,
+        hot_url: str | None = None,
+        model: str | BaseChatModel = OFFLINE,
+        ledger: PublicationLedger | None = None,
+        data: MarketData | None = None,
+    ) -> None:
+        self.hot_url = hot_url or default_url("hot", home)
+        self.ledger = ledger or PublicationLedger(Path(home) / "outbox.db")
+        self._model = model
+        self._data = data
+
+    @contextmanager
+    def _graph(self) -> Iterator[CompiledStateGraph[AnalystState]]:
+        data = self._data or load_market_data()
+        nodes = AnalystNodes(resolve_model(self._model), make_tools(data), data, self.ledger)
+        with open_checkpointer(self.hot_url) as saver:
+            yield compile_graph(nodes, saver)
+
+    @staticmethod
+    def _config(principal: Principal, thread_id: str) -> RunnableConfig:
+        validate_id("thread_id", thread_id)
+        return {
+            "configurable": {"thread_id": thread_id},
+            "metadata": {"tenant_id": principal.tenant_id, "user_id": principal.user_id},
+            "recursion_limit": RECURSION_LIMIT,
+        }
+
+    @staticmethod
+    def _owned(
+        graph: CompiledStateGraph[AnalystState], principal: Principal, config: RunnableConfig
+    ) -> StateSnapshot:
+        snapshot = graph.get_state(config)
+        values = snapshot.values
+        if not values or (values.get("tenant_id"), values.get("user_id")) != principal.namespace:
+            thread_id = config["configurable"]["thread_id"]
+            raise NotFoundError(f"no Market Analyst thread {thread_id!r} for this principal")
+        return snapshot
+
+    @staticmethod
+    def _stream(
+        graph: CompiledStateGraph[AnalystState],
+        payload: AnalystState | None,
+        config: RunnableConfig,
+        on_event: EventSink | None,
+    ) -> None:
+        for chunk in graph.stream(payload, config, stream_mode="updates", durability=DURABILITY):
+            for node, update in chunk.items():
+                if on_event is not None and not node.startswith("__"):
+                    on_event(StepEvent(node, describe(node, update)))
+
+    def run(
+        self,
+        principal: Principal,
+        request: str,
+        *,
+        thread_id: str | None = None,
+        user_facts: Sequence[str] = (),
+        conventions: Sequence[str] = (),
+        on_event: EventSink | None = None,
+    ) -> ThreadStatus:
+        """Start a new thread on ``request``; it stops before publishing, awaiting approval."""
+        if not isinstance(request, str) or not request.strip():
+            raise InvalidInputError("request must be a non-empty string")
+        thread_id = thread_id or f"analysis-{uuid.uuid4().hex[:12]}"
+        config = self._config(principal, thread_id)
+        payload: AnalystState = {
+            "request": request.strip(),
+            "tenant_id": principal.tenant_id,
+            "user_id": principal.user_id,
+            "user_facts": list(user_facts),
+            "conventions": list(conventions),
+        }
+        with self._graph() as graph:
+            if graph.get_state(config).values:
+                raise ConflictError(f"thread {thread_id!r} already exists; resume it instead")
+            self._stream(graph, payload, config, on_event)
+            return to_status(thread_id, self._owned(graph, principal, config))
+
+    def resume(
+        self, principal: Principal, thread_id: str, *, on_event: EventSink | None = None
+    ) -> ThreadStatus:
+        """Continue an interrupted thread from its last checkpoint (never past an approval)."""
+        config = self._config(principal, thread_id)
+        with self._graph() as graph:
+            snapshot = self._owned(graph, principal, config)
+            if stage_of(snapshot) in ("interrupted", "approved"):
+                self._stream(graph, None, config, on_event)
+                snapshot = graph.get_state(config)
+            return to_status(thread_id, snapshot)
+
+    def approve(
+        self,
+        principal: Principal,
+        thread_id: str,
+        *,
+        draft_hash: str | None = None,
+        approver: str | None = None,
+        on_event: EventSink | None = None,
+    ) -> ThreadStatus:
+        """Approve the paused draft (optionally pinned by its hash or a prefix) and publish it."""
+        config = self._config(principal, thread_id)
+        with self._graph() as graph:
+            snapshot = self._owned(graph, principal, config)
+            stage = stage_of(snapshot)
+            if stage == "awaiting_approval":
+                current = str(snapshot.values["draft_hash"])
+                if draft_hash is not None and (
+                    len(draft_hash) < 8 or not current.startswith(draft_hash)
+                ):
+                    raise ConflictError(
+                        f"the draft is {current[:12]}, not the {draft_hash!r} you reviewed"
+                    )
+                approval = Approval(
+                    approved_by=approver or principal.user_id,
+                    draft_hash=current,
+                    approved_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                )
+                graph.update_state(config, {"approval": approval})
+            elif stage != "approved":
+                raise ConflictError(
+                    f"thread {thread_id!r} is not awaiting approval (stage: {stage})"
+                )
+            self._stream(graph, None, config, on_event)
+            return to_status(thread_id, graph.get_state(config))
+
+    def status(self, principal: Principal, thread_id: str) -> ThreadStatus:
+        """The thread's stage, draft, review, approval and publication."""
+        config = self._config(principal, thread_id)
+        with self._graph() as graph:
+            return to_status(thread_id, self._owned(graph, principal, config))
+
+    def history(self, principal: Principal, thread_id: str) -> list[CheckpointInfo]:
+        """Every checkpoint of the thread, oldest first, with the nodes that produced it."""
+        config = self._config(principal, thread_id)
+        with self._graph() as graph:
+            self._owned(graph, principal, config)
+            snapshots = list(graph.get_state_history(config))[::-1]
+        infos: list[CheckpointInfo] = []
+        before: tuple[str, ...] = ()
+        for snap in snapshots:
+            meta = snap.metadata or {}
+            infos.append(
+                CheckpointInfo(
+                    checkpoint_id=str(snap.config["configurable"]["checkpoint_id"]),
+                    step=int(meta.get("step", -1)),
+                    source=str(meta.get("source", "")),
+                    ran=tuple(before) if meta.get("source") == "loop" else (),
+                    next_nodes=tuple(snap.next),
+                    created_at=snap.created_at,
+                )
+            )
+            before = tuple(snap.next)
+        return infos
+
+    def publications(self, principal: Principal) -> list[PublishedReport]:
+        """Every report published for ``principal`` (from the outbox)."""
+        return self.ledger.publications(principal)

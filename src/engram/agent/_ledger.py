@@ -1,0 +1,117 @@
+"""The publication outbox: a SQLite ledger keyed by an idempotency key.
+
+Publishing is the agent's one external side effect. The publish step writes its
+row with ``INSERT ... ON CONFLICT DO NOTHING`` under a key derived from the
+principal, the thread and the draft's hash, so a resumed or re-run step (after a
+crash between the write and the checkpoint) finds the row and never publishes twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from engram._principal import Principal
+from engram.errors import BackendError
+
+MIGRATIONS: tuple[str, ...] = (
+    """CREATE TABLE publications (
+        idempotency_key TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        draft_hash TEXT NOT NULL,
+        approved_by TEXT NOT NULL,
+        report TEXT NOT NULL,
+        published_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX publications_by_thread ON publications (tenant_id, user_id, thread_id)",
+)
+
+VERSION_TABLE = "CREATE TABLE IF NOT EXISTS ledger_version (version INTEGER NOT NULL)"
+INSERT = """INSERT INTO publications (idempotency_key, tenant_id, user_id, thread_id, draft_hash,
+    approved_by, report, published_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (idempotency_key) DO NOTHING"""
+COLUMNS = "idempotency_key, thread_id, draft_hash, approved_by, report, published_at"
+SELECT_KEY = f"SELECT {COLUMNS} FROM publications WHERE idempotency_key = ?"
+SELECT_USER = (
+    f"SELECT {COLUMNS} FROM publications WHERE tenant_id = ? AND user_id = ?"
+    " ORDER BY published_at, idempotency_key"
+)
+
+
+def draft_hash(draft: str) -> str:
+    """The SHA-256 of a draft: what a human approves and what the outbox is keyed on."""
+    return hashlib.sha256(draft.encode("utf-8")).hexdigest()
+
+
+def idempotency_key(principal: Principal, thread_id: str, digest: str) -> str:
+    """One key per (principal, thread, exact draft)."""
+    raw = "\x1f".join((principal.tenant_id, principal.user_id, thread_id, digest))
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedReport:
+    """One row of the outbox; ``created`` is False when the key was already there."""
+
+    idempotency_key: str
+    thread_id: str
+    draft_hash: str
+    approved_by: str
+    report: str
+    published_at: str
+    created: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PublicationLedger:
+    """The outbox in a SQLite file (``<home>/outbox.db`` by default)."""
+
+    path: Path
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with closing(sqlite3.connect(self.path, timeout=10.0)) as conn, conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                yield conn
+        except sqlite3.Error as exc:
+            raise BackendError(f"publication ledger {self.path}: {exc}") from exc
+
+    def setup(self) -> None:
+        """Create or upgrade the schema (idempotent)."""
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(VERSION_TABLE)
+            row = conn.execute("SELECT max(version) FROM ledger_version").fetchone()
+            for version in range((row[0] or 0) + 1, len(MIGRATIONS) + 1):
+                conn.execute(MIGRATIONS[version - 1])
+                conn.execute("INSERT INTO ledger_version (version) VALUES (?)", (version,))
+
+    def publish(
+        self, principal: Principal, thread_id: str, report: str, approved_by: str
+    ) -> PublishedReport:
+        """Publish ``report`` once: a second call with the same draft returns the first row."""
+        self.setup()
+        digest = draft_hash(report)
+        key = idempotency_key(principal, thread_id, digest)
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        row = (key, principal.tenant_id, principal.user_id, thread_id, digest, approved_by)
+        with self._connect() as conn:
+            created = conn.execute(INSERT, (*row, report, now)).rowcount == 1
+            stored = conn.execute(SELECT_KEY, (key,)).fetchone()
+        return replace(PublishedReport(*stored), created=created)
+
+    def publications(self, principal: Principal) -> list[PublishedReport]:
+        """Every report published for ``principal``, oldest first."""
+        self.setup()
+        with self._connect() as conn:
+            rows = conn.execute(SELECT_USER, principal.namespace).fetchall()
+        return [PublishedReport(*row) for row in rows]

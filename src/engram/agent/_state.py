@@ -1,0 +1,59 @@
+"""The Market Analyst's graph state: plain typed dicts and LangChain messages only.
+
+Everything in the state goes through the checkpointer's serialiser, so it holds
+builtin types and messages (no custom classes). ``user_facts`` and ``conventions``
+are the planner's recalled context: today the caller passes them in; a memory
+layer can fill them from the cold and documents tiers without changing the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+Route = Literal["analyze", "out_of_scope"]
+
+
+class Review(TypedDict):
+    """The reviewer's assessment of the draft (it sees the draft only, no run history)."""
+
+    verdict: Literal["approve", "revise", "unknown"]
+    score: float
+    issues: list[str]
+
+
+class Approval(TypedDict):
+    """A human's approval of one exact draft, identified by its hash."""
+
+    approved_by: str
+    draft_hash: str
+    approved_at: str
+
+
+class Publication(TypedDict):
+    """The outbox receipt of a published report."""
+
+    idempotency_key: str
+    published_at: str
+    draft_hash: str
+
+
+class AnalystState(TypedDict, total=False):
+    """What a Market Analyst thread carries from node to node (and across processes)."""
+
+    request: str
+    tenant_id: str
+    user_id: str
+    user_facts: list[str]
+    conventions: list[str]
+    route: Route
+    tickers: list[str]
+    plan: list[str]
+    messages: Annotated[list[AnyMessage], add_messages]
+    draft: str
+    draft_hash: str
+    review: Review
+    approval: Approval
+    publication: Publication
