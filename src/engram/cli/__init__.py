@@ -13,7 +13,7 @@ import click
 
 from engram.errors import EngramError
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("engram.cli._eval",)
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 
 

@@ -1,0 +1,110 @@
+"""``engram eval``: retrieval benchmarks and the memory-lifecycle suite."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+DEFAULT_OUT = Path("eval-results")
+
+_data = click.option(
+    "--data",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Benchmark file or folder (default: $ENGRAM_EVAL_DATA or ../shared/data).",
+)
+_limit = click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions."
+)
+_out = click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Folder for the JSON result, Markdown table and PNG plot.",
+)
+_embedder = click.option(
+    "--embedder",
+    type=click.Choice(["hash", "minilm"]),
+    default="minilm",
+    show_default=True,
+    help="Embedder shared by every method.",
+)
+_quiet = click.option("--quiet", is_flag=True, help="No progress bar.")
+
+
+@contextmanager
+def _progress(quiet: bool, label: str) -> Iterator[Callable[[int], Callable[[int], Any]]]:
+    from tqdm import tqdm
+
+    bars: list[Any] = []
+
+    def start(total: int) -> Callable[[int], Any]:
+        bar = tqdm(total=total, desc=label, unit="q", disable=quiet)
+        bars.append(bar)
+        update: Callable[[int], Any] = bar.update
+        return update
+
+    try:
+        yield start
+    finally:
+        for bar in bars:
+            bar.close()
+
+
+def _benchmark(
+    name: str, data: Path | None, limit: int | None, out: Path, embedder: str, quiet: bool
+) -> None:
+    from engram.eval import run_benchmark, write
+
+    started = time.perf_counter()
+    with _progress(quiet, name) as progress:
+        result = run_benchmark(name, data=data, limit=limit, embedder=embedder, progress=progress)
+    result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
+    for path in write(result, out, name):
+        click.echo(f"wrote {path}")
+    click.echo(f"{name}: {result['timings']['total_s']} s")
+
+
+@click.group(name="eval")
+def eval_group() -> None:
+    """Measure retrieval quality (LoCoMo, LongMemEval) and memory lifecycle correctness."""
+
+
+@eval_group.command(name="locomo")
+@_data
+@_limit
+@_out
+@_embedder
+@_quiet
+def locomo(data: Path | None, limit: int | None, out: Path, embedder: str, quiet: bool) -> None:
+    """Evidence recall on LoCoMo for engram and the baselines, side by side.
+
+    Example: engram eval locomo --limit 50 --embedder hash --out /tmp/eval
+    """
+    _benchmark("locomo", data, limit, out, embedder, quiet)
+
+
+@eval_group.command(name="longmemeval")
+@_data
+@_limit
+@_out
+@_embedder
+@_quiet
+def longmemeval(
+    data: Path | None, limit: int | None, out: Path, embedder: str, quiet: bool
+) -> None:
+    """Session recall on the LongMemEval oracle sample (one pooled haystack).
+
+    Example: engram eval longmemeval --embedder minilm --out docs/eval
+    """
+    _benchmark("longmemeval", data, limit, out, embedder, quiet)
+
+
+def register(main: click.Group) -> None:
+    main.add_command(eval_group)

@@ -1,0 +1,60 @@
+"""One call per benchmark run: load, build the methods, evaluate, annotate."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from engram.eval._benchmarks import load
+from engram.eval._embedders import make_embedder
+from engram.eval._methods import BM25Method, CachedEmbedder, LangGraphDenseMethod, Method
+from engram.eval._runner import run
+from engram.eval._tokens import default_counter
+from engram.recall import Embedder
+
+BENCHMARKS = ("locomo", "longmemeval")
+
+
+def build_methods(embedder: Embedder) -> list[Method]:
+    """The line-up: BM25, LangGraph dense, and engram's cold tier when available."""
+    shared = CachedEmbedder(embedder)
+    methods: list[Method] = [BM25Method(), LangGraphDenseMethod(shared)]
+    methods.extend(_engram_methods(shared))
+    return methods
+
+
+def _engram_methods(embedder: Embedder) -> Sequence[Method]:
+    return ()
+
+
+def run_benchmark(
+    benchmark: str,
+    *,
+    data: Path | None = None,
+    limit: int | None = None,
+    embedder: str = "hash",
+    progress: Callable[[int], Callable[[int], Any]] | None = None,
+) -> dict[str, Any]:
+    """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback."""
+    spec, haystacks = load(benchmark, data, limit)
+    model = make_embedder(embedder)
+    methods = build_methods(model)
+    counter = default_counter()
+    total = len(methods) * sum(1 for c in haystacks for q in c.questions if q.evidence)
+    update = progress(total) if progress is not None else None
+    try:
+        result = run(spec, haystacks, methods, counter, update)
+    finally:
+        for method in methods:
+            method.close()
+    result["config"] = {
+        "embedder": embedder,
+        "embedding_model": model.model_id,
+        "token_counter": counter.name,
+        "limit": limit,
+        "questions": sum(1 for c in haystacks for q in c.questions if q.evidence),
+        "haystacks": len(haystacks),
+        "turns": sum(len(c.turns) for c in haystacks),
+    }
+    return result

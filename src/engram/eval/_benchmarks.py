@@ -1,0 +1,77 @@
+"""The two public benchmarks as :class:`Spec` s, and the method line-up."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from engram.eval._data import Conversation, Question, load_locomo, load_longmemeval
+from engram.eval._runner import Spec
+
+LOCOMO_CATEGORIES = {
+    "1": "multi-hop",
+    "2": "temporal",
+    "3": "open-domain",
+    "4": "single-hop",
+    "5": "adversarial",
+}
+"""LoCoMo category numbers as used by the dataset (names follow mem0's evaluation)."""
+
+SCORED = "1-4"
+ADVERSARIAL = "5"
+
+
+def locomo_groups(question: Question) -> Sequence[str]:
+    """Categories 1–4 pool into ``1-4``; adversarial (5) is reported on its own."""
+    if question.category == ADVERSARIAL:
+        return (ADVERSARIAL,)
+    return (SCORED, question.category)
+
+
+def longmemeval_groups(question: Question) -> Sequence[str]:
+    return ("all", question.category)
+
+
+def session_of(turn_id: str) -> str:
+    """LongMemEval turn ids are ``<session>#<index>``."""
+    return turn_id.rsplit("#", 1)[0]
+
+
+LOCOMO = Spec(
+    name="locomo",
+    ks=(5, 10, 20, 50),
+    ndcg_k=(10,),
+    budgets=(500, 1000, 2000, 4000),
+    groups=locomo_groups,
+)
+
+LONGMEMEVAL = Spec(
+    name="longmemeval",
+    ks=(1, 3, 5, 10),
+    ndcg_k=(5, 10),
+    budgets=(500, 1000, 2000, 4000),
+    groups=longmemeval_groups,
+    unit=session_of,
+)
+
+
+def limit_questions(haystacks: Sequence[Conversation], limit: int | None) -> list[Conversation]:
+    """Keep the first ``limit`` questions overall (and only the haystacks they need)."""
+    if limit is None:
+        return list(haystacks)
+    out = []
+    left = limit
+    for conversation in haystacks:
+        if left <= 0:
+            break
+        questions = conversation.questions[:left]
+        left -= len(questions)
+        out.append(Conversation(conversation.id, conversation.turns, questions))
+    return out
+
+
+def load(benchmark: str, data: Path | None, limit: int | None) -> tuple[Spec, list[Conversation]]:
+    """The spec and (limited) haystacks of ``benchmark`` (``locomo`` or ``longmemeval``)."""
+    if benchmark == "locomo":
+        return LOCOMO, limit_questions(load_locomo(data), limit)
+    return LONGMEMEVAL, limit_questions([load_longmemeval(data)], limit)
