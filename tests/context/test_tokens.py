@@ -1,0 +1,96 @@
+"""Token counting: offline counters, message accounting, no network for tiktoken."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from engram.errors import ConfigError, InvalidInputError
+from engram.tokens import (
+    ApproxCounter,
+    WordPieceCounter,
+    count_message_tokens,
+    count_tokens,
+    get_counter,
+    message_tokens,
+    tiktoken_available,
+)
+
+# Reference counts from the real cl100k_base encoding (tiktoken), recorded once.
+CL100K = [
+    ("Caroline went to the LGBTQ support group on 7 May 2023 and felt really welcomed there.", 21),
+    ('{"ticker": "NVDA", "price": 812.34, "volume": 48211934, "date": "2026-03-14"}', 34),
+    ("Never trade TSLA on my behalf. Only large-cap US equities, and do not include crypto.", 22),
+    (
+        "The quarterly revenue grew 12% year-over-year, driven by data-centre demand; "
+        "gross margin widened to 74.6%.",
+        27,
+    ),
+    ("def count(text):\n    return len(text.split())\n", 10),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CL100K)
+def test_approx_is_within_15_percent_of_cl100k(text: str, expected: int) -> None:
+    assert abs(ApproxCounter().count(text) - expected) <= 0.15 * expected
+
+
+def test_long_and_random_pieces_cost_more() -> None:
+    approx = ApproxCounter()
+    assert approx.count("cat") == 1
+    assert approx.count("antidisestablishmentarianism") > 3
+    assert approx.count("czNmcy1wcml2YXRlL3Jhd3BpeGVsX2ltYWdl") >= 10
+
+
+def test_count_tokens_basics() -> None:
+    assert count_tokens("") == 0
+    assert count_tokens("hello world") == 2
+    with pytest.raises(InvalidInputError):
+        count_tokens(b"bytes")  # type: ignore[arg-type]
+
+
+def test_wordpiece_counts_past_the_model_window() -> None:
+    text = "alpha beta " * 300
+    assert WordPieceCounter().count(text) == 600  # truncation at 128 is switched off
+
+
+def test_tiktoken_is_never_downloaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    (tmp_path / hashlib.sha1(url.encode()).hexdigest()).write_bytes(b"not the real file")
+    assert not tiktoken_available("cl100k_base")
+    with pytest.raises(ConfigError):
+        get_counter.__wrapped__("cl100k_base")
+    assert isinstance(get_counter.__wrapped__("auto"), ApproxCounter)
+    with pytest.raises(ConfigError):
+        get_counter.__wrapped__("sentencepiece")
+
+
+def test_message_tokens_count_tool_calls_and_overhead() -> None:
+    call = {"name": "get_quote", "args": {"ticker": "NVDA", "fields": ["price", "pe"]}, "id": "c1"}
+    bare = AIMessage(content="")
+    with_call = AIMessage(content="", tool_calls=[call])
+    assert message_tokens(bare) > 0
+    assert message_tokens(with_call) >= message_tokens(bare) + 8
+    history = [
+        SystemMessage("sys"),
+        HumanMessage("hi"),
+        with_call,
+        ToolMessage("1", tool_call_id="c1"),
+    ]
+    assert count_message_tokens(history) == sum(message_tokens(m) for m in history)
+
+
+def test_content_blocks_are_counted() -> None:
+    text_only = HumanMessage(content=[{"type": "text", "text": "look at this chart please"}])
+    with_image = HumanMessage(
+        content=[
+            {"type": "text", "text": "look at this chart please"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        ]
+    )
+    assert message_tokens(text_only) == message_tokens(HumanMessage("look at this chart please"))
+    assert message_tokens(with_image) > message_tokens(text_only) + 50
