@@ -73,7 +73,9 @@ _RANDOM_CHARS_PER_TOKEN = 2.5  # base64 / ids / hashes: mixed case splits badly
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Counts the tokens of one string."""
+    """Counts the tokens of one string (hashable: counts are memoised per counter)."""
+
+    def __hash__(self) -> int: ...
 
     @property
     def name(self) -> str: ...
