@@ -1,0 +1,367 @@
+"""``engram agent ...`` and ``engram demo``: the Market Analyst from the command line.
+
+A thin skin over :class:`engram.agent.MarketAnalyst`: each ``agent`` command is
+the kebab-case name of one of its methods. The principal comes from ``--tenant``
+/ ``--user`` (or ``ENGRAM_TENANT`` / ``ENGRAM_USER``); thread ids authorise nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shlex
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from engram._principal import Principal
+from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
+from engram.config import DEFAULT_HOME
+from engram.errors import ConflictError
+
+DEMO_TENANT = "demo"
+DEMO_USER = "analyst"
+
+_home = click.option(
+    "--home",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=DEFAULT_HOME,
+    show_default=True,
+    envvar="ENGRAM_HOME",
+    help="Folder of the embedded default (checkpoints.db, outbox.db).",
+)
+_hot_url = click.option(
+    "--hot-url",
+    default=None,
+    envvar="ENGRAM_HOT_URL",
+    help="Checkpoint store URL (default: sqlite:///<home>/checkpoints.db).",
+)
+_model = click.option(
+    "--model",
+    default="offline",
+    show_default=True,
+    envvar="ENGRAM_AGENT_MODEL",
+    help="'offline' (rule-based, no LLM) or any LangChain 'provider:model'.",
+)
+_tenant = click.option("--tenant", default=DEMO_TENANT, show_default=True, envvar="ENGRAM_TENANT")
+_user = click.option("--user", default=DEMO_USER, show_default=True, envvar="ENGRAM_USER")
+_json = click.option("--json", "as_json", is_flag=True, help="Print the thread status as JSON.")
+
+
+def _options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in (_json, _user, _tenant, _model, _hot_url, _home):
+        func = option(func)
+    return func
+
+
+def _analyst(home: Path, hot_url: str | None, model: str) -> MarketAnalyst:
+    return MarketAnalyst(home=home, hot_url=hot_url, model=model)
+
+
+def _echo_event(event: StepEvent) -> None:
+    click.echo(f"  [{event.node}] {event.summary}")
+
+
+def _status_dict(status: ThreadStatus) -> dict[str, Any]:
+    data = dataclasses.asdict(status)
+    data["principal"] = {
+        "tenant_id": status.principal.tenant_id,
+        "user_id": status.principal.user_id,
+    }
+    return data
+
+
+def print_status(status: ThreadStatus, as_json: bool = False, show_draft: bool = False) -> None:
+    """Print a thread's status (one line per field, or JSON)."""
+    if as_json:
+        click.echo(json.dumps(_status_dict(status), indent=1, sort_keys=True))
+        return
+    click.echo(f"thread {status.thread_id}: {status.stage}")
+    click.echo(f"  tickers: {', '.join(status.tickers) or '-'}; tool calls: {status.tool_calls}")
+    if status.review:
+        click.echo(f"  review: {status.review['verdict']} (score {status.review['score']})")
+    if status.draft_hash:
+        click.echo(f"  draft hash: {status.draft_hash[:12]}")
+    if status.publication:
+        click.echo(f"  published at {status.publication['published_at']}")
+    if show_draft and status.draft:
+        click.echo("")
+        click.echo(status.draft)
+
+
+@click.group("agent")
+def agent() -> None:
+    """Run, resume, approve and inspect Market Analyst threads."""
+
+
+@agent.command("run")
+@click.argument("request")
+@click.option("--thread", "thread_id", default=None, help="Thread id (default: a new one).")
+@click.option("--fact", "facts", multiple=True, help="A recalled user fact for the planner.")
+@click.option("--convention", "conventions", multiple=True, help="A project convention.")
+@_options
+def run_cmd(
+    request: str,
+    thread_id: str | None,
+    facts: tuple[str, ...],
+    conventions: tuple[str, ...],
+    home: Path,
+    hot_url: str | None,
+    model: str,
+    tenant: str,
+    user: str,
+    as_json: bool,
+) -> None:
+    """Start a thread on REQUEST; it stops before publishing, awaiting approval.
+
+    Example: engram agent run "Compare NVDA and AMD" --thread t1
+    """
+    status = _analyst(home, hot_url, model).run(
+        Principal(tenant, user),
+        request,
+        thread_id=thread_id,
+        user_facts=facts,
+        conventions=conventions,
+        on_event=None if as_json else _echo_event,
+    )
+    print_status(status, as_json, show_draft=True)
+
+
+@agent.command("resume")
+@click.argument("thread_id")
+@_options
+def resume_cmd(
+    thread_id: str,
+    home: Path,
+    hot_url: str | None,
+    model: str,
+    tenant: str,
+    user: str,
+    as_json: bool,
+) -> None:
+    """Continue an interrupted thread from its last checkpoint (never past an approval).
+
+    Example: engram agent resume t1
+    """
+    status = _analyst(home, hot_url, model).resume(
+        Principal(tenant, user), thread_id, on_event=None if as_json else _echo_event
+    )
+    print_status(status, as_json)
+
+
+@agent.command("approve")
+@click.argument("thread_id")
+@click.option("--draft-hash", default=None, help="Hash (or 8+ char prefix) of the draft you read.")
+@click.option("--approver", default=None, help="Who approves (default: the user).")
+@_options
+def approve_cmd(
+    thread_id: str,
+    draft_hash: str | None,
+    approver: str | None,
+    home: Path,
+    hot_url: str | None,
+    model: str,
+    tenant: str,
+    user: str,
+    as_json: bool,
+) -> None:
+    """Approve the paused draft of a thread and publish it (exactly once).
+
+    Example: engram agent approve t1 --draft-hash 38bfd73a6dfe
+    """
+    status = _analyst(home, hot_url, model).approve(
+        Principal(tenant, user),
+        thread_id,
+        draft_hash=draft_hash,
+        approver=approver,
+        on_event=None if as_json else _echo_event,
+    )
+    print_status(status, as_json)
+
+
+@agent.command("status")
+@click.argument("thread_id")
+@click.option("--draft", "show_draft", is_flag=True, help="Also print the draft.")
+@_options
+def status_cmd(
+    thread_id: str,
+    show_draft: bool,
+    home: Path,
+    hot_url: str | None,
+    model: str,
+    tenant: str,
+    user: str,
+    as_json: bool,
+) -> None:
+    """Show a thread's stage, review, draft hash and publication.
+
+    Example: engram agent status t1 --draft
+    """
+    status = _analyst(home, hot_url, model).status(Principal(tenant, user), thread_id)
+    print_status(status, as_json, show_draft)
+
+
+@agent.command("history")
+@click.argument("thread_id")
+@_options
+def history_cmd(
+    thread_id: str,
+    home: Path,
+    hot_url: str | None,
+    model: str,
+    tenant: str,
+    user: str,
+    as_json: bool,
+) -> None:
+    """List a thread's checkpoints, oldest first: step, source, node run, next node.
+
+    Example: engram agent history t1
+    """
+    infos = _analyst(home, hot_url, model).history(Principal(tenant, user), thread_id)
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(i) for i in infos], indent=1))
+        return
+    print_history(infos)
+
+
+def print_history(infos: list[Any]) -> None:
+    """A table of checkpoints: step, source, what ran, what is next."""
+    click.echo(f"  {'step':>4}  {'source':<7} {'ran':<10} {'next':<10} checkpoint")
+    for i in infos:
+        ran, nxt = ",".join(i.ran) or "-", ",".join(i.next_nodes) or "(end)"
+        click.echo(f"  {i.step:>4}  {i.source:<7} {ran:<10} {nxt:<10} {i.checkpoint_id}")
+
+
+@agent.command("publications")
+@_options
+def publications_cmd(
+    home: Path, hot_url: str | None, model: str, tenant: str, user: str, as_json: bool
+) -> None:
+    """List the reports published for the user (from the outbox).
+
+    Example: engram agent publications --tenant demo --user analyst
+    """
+    rows = _analyst(home, hot_url, model).publications(Principal(tenant, user))
+    if as_json:
+        click.echo(json.dumps([dataclasses.asdict(r) for r in rows], indent=1))
+        return
+    for row in rows:
+        click.echo(f"{row.published_at}  {row.thread_id}  key {row.idempotency_key[:12]}")
+
+
+DEMO_REQUEST = "Compare NVDA and AMD: which looks stronger this half-year?"
+DEMO_FACTS = ("Holds a small position in AMD",)
+DEMO_CONVENTIONS = ("Every brief ends with the data-set disclaimer",)
+
+
+def _say(title: str, text: str = "") -> None:
+    click.secho(f"\n== {title}", bold=True)
+    if text:
+        click.echo(text)
+
+
+def _indent(text: str, prefix: str = "  | ") -> str:
+    return "\n".join(prefix + line for line in text.rstrip().splitlines())
+
+
+def _approve_in_new_process(
+    home: Path, hot_url: str | None, principal: Principal, status: ThreadStatus
+) -> str:
+    """Run ``python -m engram agent approve`` in a child process and return its output."""
+    assert status.draft_hash is not None
+    cmd = [sys.executable, "-m", "engram", "agent", "approve", status.thread_id]
+    cmd += ["--home", str(home.resolve()), "--tenant", principal.tenant_id]
+    cmd += ["--user", principal.user_id, "--draft-hash", status.draft_hash[:12]]
+    if hot_url:
+        cmd += ["--hot-url", hot_url]
+    click.echo("$ python -m engram " + " ".join(shlex.quote(c) for c in cmd[3:]))
+    child = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if child.returncode != 0:
+        raise ConflictError(f"the approving process failed: {child.stderr.strip()}")
+    return child.stdout
+
+
+@click.command("demo")
+@click.option("--thread", "thread_id", default=None, help="Thread id (default: a new one).")
+@_home
+@_hot_url
+@_tenant
+@_user
+def demo(thread_id: str | None, home: Path, hot_url: str | None, tenant: str, user: str) -> None:
+    """Run the Market Analyst story on the embedded default, narrating each tier.
+
+    Run, pause for approval, approve from a new process, publish exactly once,
+    then show the checkpoint history. Uses the offline rule-based model (no LLM).
+
+    Example: engram demo --home /tmp/engram-demo
+    """
+    principal = Principal(tenant, user)
+    analyst = MarketAnalyst(home=home, hot_url=hot_url)
+    thread_id = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
+    _say(
+        "engram demo: the Market Analyst (offline rule-based model, no LLM)",
+        f"principal {tenant}/{user}, thread {thread_id}\n"
+        f"hot tier: {analyst.hot_url} (LangGraph checkpoints, durability={DURABILITY!r})\n"
+        f"outbox:   {analyst.ledger.path} (publications keyed by idempotency key)",
+    )
+    _say(
+        "1. Recalled context for the planner",
+        f"user facts (cold tier): {list(DEMO_FACTS)}\n"
+        f"conventions (documents tier): {list(DEMO_CONVENTIONS)}\n"
+        "(passed in by hand here; the memory layer fills these fields)",
+    )
+    _say(f"2. Run: {DEMO_REQUEST!r} (working memory: the executor's messages)")
+    status = analyst.run(
+        principal,
+        DEMO_REQUEST,
+        thread_id=thread_id,
+        user_facts=DEMO_FACTS,
+        conventions=DEMO_CONVENTIONS,
+        on_event=_echo_event,
+    )
+    _narrate_pause(status)
+    _say(f"3. A new process (pid != {os.getpid()}) approves the exact draft and publishes")
+    click.echo(_indent(_approve_in_new_process(home, hot_url, principal, status)))
+    _narrate_publication(analyst, principal, thread_id)
+    _say("5. Checkpoint history of the thread (hot tier)")
+    print_history(analyst.history(principal, thread_id))
+    click.echo(f"\nInspect it again with: engram agent status {thread_id} --home {home}")
+
+
+def _narrate_pause(status: ThreadStatus) -> None:
+    review = status.review or {}
+    _say(
+        "   Paused before `publish` (interrupt_before): a human must approve this exact draft",
+        f"stage: {status.stage}; reviewer (no run history): {review.get('verdict')} "
+        f"score {review.get('score')}; draft hash {str(status.draft_hash)[:12]}",
+    )
+    click.echo(_indent(status.draft or ""))
+
+
+def _narrate_publication(analyst: MarketAnalyst, principal: Principal, thread_id: str) -> None:
+    status = analyst.status(principal, thread_id)
+    rows = [r for r in analyst.publications(principal) if r.thread_id == thread_id]
+    _say(
+        "4. Published exactly once",
+        f"this process now reads stage {status.stage!r}; outbox rows for the thread: {len(rows)}",
+    )
+    again = analyst.resume(principal, thread_id)
+    assert status.draft is not None
+    rerun = analyst.ledger.publish(principal, thread_id, status.draft, "demo-rerun")
+    rows = [r for r in analyst.publications(principal) if r.thread_id == thread_id]
+    click.echo(
+        f"resume again -> stage {again.stage!r}; re-running the publish write -> "
+        f"created={rerun.created} (same key {rerun.idempotency_key[:12]}); outbox rows: {len(rows)}"
+    )
+
+
+def register(main: click.Group) -> None:
+    """Add ``engram agent ...`` and ``engram demo`` to the CLI."""
+    main.add_command(agent)
+    main.add_command(demo)
