@@ -12,6 +12,7 @@ from engram.stores.cold._backend import (
     Scan,
     Vector,
 )
+from engram.stores.cold._open import aopen_store, backend_for, open_store
 from engram.stores.cold._records import (
     NAMESPACE_SEPARATOR,
     EraseCounts,
@@ -33,6 +34,7 @@ from engram.stores.cold._records import (
     utc,
     validate_namespace,
 )
+from engram.stores.cold._store import LongTermStore, Options
 
 __all__ = [
     "NAMESPACE_SEPARATOR",
@@ -41,9 +43,11 @@ __all__ = [
     "ColdBackend",
     "EraseCounts",
     "ForgetReport",
+    "LongTermStore",
     "MemoryRecord",
     "Namespace",
     "NewVersion",
+    "Options",
     "Provenance",
     "Recalled",
     "Scan",
@@ -53,9 +57,12 @@ __all__ = [
     "View",
     "WriteAction",
     "WriteResult",
+    "aopen_store",
+    "backend_for",
     "from_epoch",
     "in_prefix",
     "join_namespace",
+    "open_store",
     "split_namespace",
     "to_epoch",
     "utc",

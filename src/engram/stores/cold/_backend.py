@@ -134,7 +134,8 @@ class ColdBackend(ABC):
 
     @abstractmethod
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
-        """Hard-delete every version of ``keys`` (all keys when None) under ``prefix``.
+        """Hard-delete every version of ``keys`` in exactly the namespace ``prefix``,
+        or, when ``keys`` is None, of every key in ``prefix`` and below it.
 
         Deletes rows, history, keyword-index entries and vectors, and drops caches.
         """

@@ -220,7 +220,7 @@ class ForgetReport:
     """The receipt of an erasure: what was removed and how storage was compacted."""
 
     namespace_prefix: Namespace
-    keys: tuple[str, ...]
+    keys: int
     versions: int
     vectors: int
     keyword_entries: int

@@ -1,0 +1,218 @@
+"""SQL of the SQLite cold backend: schema migrations, statements and pure builders."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from engram.errors import InvalidInputError
+from engram.recall._filters import Fragment, Kind, Scalar, compile_filter
+from engram.stores.cold._backend import Scan
+from engram.stores.cold._records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
+
+TABLE = "cold_memories"
+FTS = "cold_fts"
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        f"""CREATE TABLE {TABLE} (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            ns TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            text TEXT NOT NULL,
+            tags TEXT NOT NULL,
+            source TEXT NOT NULL,
+            sensitivity TEXT NOT NULL,
+            importance REAL NOT NULL,
+            created_at REAL NOT NULL,
+            recorded_at REAL NOT NULL,
+            valid_from REAL NOT NULL,
+            valid_to REAL,
+            expires_at REAL,
+            ttl_s REAL,
+            provenance TEXT NOT NULL,
+            superseded_by TEXT,
+            model TEXT,
+            vector BLOB
+        )""",
+        f"CREATE INDEX {TABLE}_ns_key ON {TABLE} (ns, key)",
+        f"CREATE UNIQUE INDEX {TABLE}_head ON {TABLE} (ns, key) WHERE superseded_by IS NULL",
+        f"CREATE INDEX {TABLE}_expires ON {TABLE} (expires_at) WHERE expires_at IS NOT NULL",
+        f"CREATE VIRTUAL TABLE {FTS} USING fts5(text, content='{TABLE}', content_rowid='rowid')",
+    ),
+)
+"""Append-only: each entry is one schema version (a list of statements)."""
+
+VERSION_TABLE = "CREATE TABLE IF NOT EXISTS cold_schema_version (version INTEGER PRIMARY KEY)"
+GET_VERSION = "SELECT COALESCE(MAX(version), 0) FROM cold_schema_version"
+SET_VERSION = "INSERT INTO cold_schema_version (version) VALUES (?)"
+
+COLUMNS = (
+    "id, ns, key, value, text, tags, source, sensitivity, importance, created_at, "
+    "recorded_at, valid_from, valid_to, expires_at, ttl_s, provenance, superseded_by, model"
+)
+INSERT = f"INSERT INTO {TABLE} ({COLUMNS}, vector) VALUES ({', '.join('?' * 19)}) RETURNING rowid"
+FTS_INSERT = f"INSERT INTO {FTS} (rowid, text) VALUES (?, ?)"
+FTS_DELETE = f"INSERT INTO {FTS} ({FTS}, rowid, text) VALUES ('delete', ?, ?)"
+FTS_OPTIMIZE = f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')"
+CLOSE = f"UPDATE {TABLE} SET valid_to = ?, superseded_by = ? WHERE id = ?"
+SET_EXPIRY = f"UPDATE {TABLE} SET expires_at = ? WHERE id = ?"
+SET_VECTOR = f"UPDATE {TABLE} SET vector = ?, model = ? WHERE id = ?"
+SELECT = f"SELECT {COLUMNS} FROM {TABLE} m"
+HISTORY = f"{SELECT} WHERE ns = ? AND key = ? ORDER BY recorded_at, id"
+STALE = f"{SELECT} WHERE text != '' AND (model IS NULL OR model != ?) ORDER BY id LIMIT ?"
+EXPIRED = f"SELECT rowid, ns, text, vector IS NOT NULL FROM {TABLE} WHERE expires_at <= ?"
+DELETE_ROWIDS = f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
+
+
+def _json_path(path: tuple[str, ...]) -> str:
+    for part in path:
+        if '"' in part or "\\" in part:
+            raise InvalidInputError(f"filter field names may not contain quotes: {part!r}")
+    return "$" + "".join(f'."{part}"' for part in path)
+
+
+_SQLITE_KINDS: dict[Kind, str] = {
+    "number": "('integer', 'real')",
+    "string": "('text')",
+    "true": "('true')",
+    "false": "('false')",
+    "null": "('null')",
+}
+
+
+class SQLiteFilterDialect:
+    """Reads ``m.value`` JSON with SQLite's json1 functions (BINARY string order)."""
+
+    def is_kind(self, path: tuple[str, ...], kind: Kind) -> Fragment:
+        return f"json_type(m.value, ?) IN {_SQLITE_KINDS[kind]}", (_json_path(path),)
+
+    def present(self, path: tuple[str, ...]) -> Fragment:
+        return "json_type(m.value, ?) IS NOT NULL", (_json_path(path),)
+
+    def compare(self, path: tuple[str, ...], kind: Kind, sql_op: str, operand: Scalar) -> Fragment:
+        return f"json_extract(m.value, ?) {sql_op} ?", (_json_path(path), operand)
+
+
+DIALECT = SQLiteFilterDialect()
+
+
+def prefix_sql(prefix: Namespace) -> Fragment:
+    """Label-wise prefix match: the exact namespace or anything below it."""
+    if not prefix:
+        return "1=1", ()
+    joined = join_namespace(prefix)
+    upper = chr(ord(NAMESPACE_SEPARATOR) + 1)
+    return "(m.ns = ? OR (m.ns >= ? AND m.ns < ?))", (
+        joined,
+        joined + NAMESPACE_SEPARATOR,
+        joined + upper,
+    )
+
+
+def view_sql(view: View) -> Fragment:
+    """SQL form of :meth:`View.admits`."""
+    now = view.now.timestamp()
+    parts: list[str] = []
+    params: list[object] = []
+    if not view.include_expired:
+        parts.append("(m.expires_at IS NULL OR m.expires_at > ?)")
+        params.append(now)
+    moment = view.as_of.timestamp() if view.as_of is not None else now
+    if view.as_of is None and view.include_superseded:
+        return " AND ".join(parts) or "1=1", tuple(params)
+    if view.as_of is None:
+        parts.append("m.superseded_by IS NULL")
+    parts.append(
+        "m.recorded_at <= ? AND m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?)"
+    )
+    params.extend((moment, moment, moment))
+    return " AND ".join(parts), tuple(params)
+
+
+def tags_sql(tags: Sequence[str]) -> Fragment:
+    if not tags:
+        return "1=1", ()
+    marks = ", ".join("?" * len(tags))
+    return f"EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN ({marks}))", tuple(tags)
+
+
+def where_sql(scan: Scan) -> Fragment:
+    """The WHERE clause (without the keyword) selecting ``scan``'s versions."""
+    parts = (
+        prefix_sql(scan.prefix),
+        view_sql(scan.view),
+        compile_filter(scan.conditions, DIALECT),
+        tags_sql(scan.tags),
+    )
+    return " AND ".join(p[0] for p in parts), sum((p[1] for p in parts), ())
+
+
+def scan_sql(scan: Scan) -> Fragment:
+    where, params = where_sql(scan)
+    sql = f"{SELECT} WHERE {where} ORDER BY m.recorded_at DESC, m.id LIMIT ? OFFSET ?"
+    return sql, (*params, scan.limit, scan.offset)
+
+
+def keyword_sql(scan: Scan, match: str, k: int) -> Fragment:
+    where, params = where_sql(scan)
+    sql = (
+        f"SELECT m.id FROM {FTS} JOIN {TABLE} m ON m.rowid = {FTS}.rowid "
+        f"WHERE {FTS} MATCH ? AND {where} ORDER BY {FTS}.rank, m.id LIMIT ?"
+    )
+    return sql, (match, *params, k)
+
+
+def fts_query(words: Sequence[str], max_terms: int = 32) -> str:
+    """An FTS5 query matching any of ``words`` (each quoted as a string)."""
+    unique = list(dict.fromkeys(w.replace('"', '""') for w in words))[:max_terms]
+    return " OR ".join(f'"{w}"' for w in unique)
+
+
+def vectors_sql(scan: Scan, model_id: str, *, heads_with_bounds: bool = False) -> Fragment:
+    """Rowid, id and vector of ``scan``'s embedded versions; with ``heads_with_bounds``
+    only current versions, plus their validity bounds (for a cached matrix)."""
+    where, params = where_sql(scan)
+    extra = ", m.recorded_at, m.valid_from, m.valid_to, m.expires_at" if heads_with_bounds else ""
+    heads = " AND m.superseded_by IS NULL" if heads_with_bounds else ""
+    sql = (
+        f"SELECT m.rowid, m.id, m.vector{extra} FROM {TABLE} m "
+        f"WHERE m.model = ? AND m.vector IS NOT NULL AND {where}{heads}"
+    )
+    return sql, (model_id, *params)
+
+
+def rowids_sql(scan: Scan) -> Fragment:
+    where, params = where_sql(scan)
+    return f"SELECT m.rowid FROM {TABLE} m WHERE {where}", params
+
+
+def erase_sql(prefix: Namespace, keys: Sequence[str] | None) -> Fragment:
+    where, params = prefix_sql(prefix)
+    if keys is not None:
+        where = "m.ns = ? AND m.key IN (SELECT value FROM json_each(?))"
+        params = (join_namespace(prefix), json.dumps(list(keys)))
+    return (
+        f"SELECT m.rowid, m.ns, m.key, m.text, m.vector IS NOT NULL FROM {TABLE} m WHERE {where}",
+        params,
+    )
+
+
+def heads_sql(ns: str, keys: Sequence[str]) -> Fragment:
+    sql = (
+        f"{SELECT} WHERE m.ns = ? AND m.superseded_by IS NULL "
+        "AND m.key IN (SELECT value FROM json_each(?))"
+    )
+    return sql, (ns, json.dumps(list(keys)))
+
+
+def fetch_sql(ids: Sequence[str]) -> Fragment:
+    return f"{SELECT} WHERE m.id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
+
+
+def namespaces_sql(prefix: Namespace) -> Fragment:
+    where, params = prefix_sql(prefix)
+    sql = f"SELECT DISTINCT m.ns FROM {TABLE} m WHERE m.superseded_by IS NULL AND {where}"
+    return sql + " ORDER BY m.ns", params

@@ -1,0 +1,366 @@
+"""Cold tier on one SQLite file: rows + FTS5 keyword index + float32 vector BLOBs.
+
+Vectors are searched without extensions: the current versions of a namespace
+prefix are loaded once into a numpy matrix (cached per prefix and model,
+dropped when a write touches that prefix or another process commits), and each
+query is one matrix-vector product.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.backends.memory.cold import words
+from engram.backends.sqlite import _cold_sql as q
+from engram.errors import BackendError
+from engram.stores.cold._backend import ChangeSet, ColdBackend, NewVersion, Scan, Vector
+from engram.stores.cold._records import (
+    EraseCounts,
+    MemoryRecord,
+    Namespace,
+    Provenance,
+    View,
+    from_epoch,
+    in_prefix,
+    join_namespace,
+    split_namespace,
+    to_epoch,
+)
+
+PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA busy_timeout=5000",
+    "PRAGMA secure_delete=ON",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Matrix:
+    """Current versions of one prefix: ids, rowids, unit vectors and validity bounds."""
+
+    ids: list[str]
+    rowids: npt.NDArray[np.int64]
+    vectors: npt.NDArray[np.float32]
+    opens: npt.NDArray[np.float64]
+    closes: npt.NDArray[np.float64]
+    expires: npt.NDArray[np.float64]
+
+
+class SQLiteColdBackend(ColdBackend):
+    """Cold store in a SQLite file (WAL mode); one connection guarded by a lock."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._cache: dict[tuple[Namespace, str], _Matrix] = {}
+        self._data_version = -1
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    # -- connection -----------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise BackendError("SQLite cold backend is not set up; call setup() first")
+        return self._conn
+
+    def setup(self) -> None:
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect()
+            with self._tx() as cur:
+                cur.execute(q.VERSION_TABLE)
+                done = cur.execute(q.GET_VERSION).fetchone()[0]
+                for version, statements in enumerate(q.MIGRATIONS, start=1):
+                    if version > done:
+                        for statement in statements:
+                            cur.execute(statement)
+                        cur.execute(q.SET_VERSION, (version,))
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
+            for pragma in PRAGMAS:
+                conn.execute(pragma)
+        except (sqlite3.Error, OSError) as exc:
+            raise BackendError(f"cannot open SQLite cold store {self._path}: {exc}") from exc
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Cursor]:
+        with self._lock:
+            cur = self.conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+                yield cur
+                cur.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback(cur)
+                raise BackendError(f"SQLite cold store write failed: {exc}") from exc
+            except BaseException:
+                self._rollback(cur)
+                raise
+            finally:
+                cur.close()
+
+    @staticmethod
+    def _rollback(cur: sqlite3.Cursor) -> None:
+        if cur.connection.in_transaction:
+            cur.execute("ROLLBACK")
+
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self.conn.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                raise BackendError(f"SQLite cold store read failed: {exc}") from exc
+
+    # -- writes -----------------------------------------------------------------------
+
+    def apply(self, changes: ChangeSet) -> None:
+        touched = {n.record.namespace for n in changes.inserts}
+        with self._tx() as cur:
+            for closure in changes.closures:
+                cur.execute(
+                    q.CLOSE, (to_epoch(closure.valid_to), closure.superseded_by, closure.id)
+                )
+            for new in changes.inserts:
+                rowid = cur.execute(q.INSERT, _row(new)).fetchone()[0]
+                if new.record.text:
+                    cur.execute(q.FTS_INSERT, (rowid, new.record.text))
+            for row_id, expires_at in changes.expiry:
+                cur.execute(q.SET_EXPIRY, (to_epoch(expires_at), row_id))
+        self._invalidate(touched if not (changes.closures or changes.expiry) else None)
+
+    def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
+        with self._tx() as cur:
+            rows = cur.execute(*q.erase_sql(prefix, keys)).fetchall()
+            self._delete_rows(cur, [(r[0], r[3]) for r in rows])
+        self._invalidate(None)
+        return EraseCounts(
+            keys=len({(r[1], r[2]) for r in rows}),
+            versions=len(rows),
+            vectors=sum(1 for r in rows if r[4]),
+            keyword_entries=sum(1 for r in rows if r[3]),
+        )
+
+    @staticmethod
+    def _delete_rows(cur: sqlite3.Cursor, rows: Sequence[tuple[int, str]]) -> None:
+        cur.executemany(q.FTS_DELETE, [(rowid, text) for rowid, text in rows if text])
+        cur.execute(q.DELETE_ROWIDS, (json.dumps([rowid for rowid, _ in rows]),))
+
+    def compact(self) -> bool:
+        with self._lock:
+            try:
+                self.conn.execute(q.FTS_OPTIMIZE)
+                self.conn.execute("VACUUM")
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise BackendError(f"SQLite compaction failed: {exc}") from exc
+        return True
+
+    def sweep(self, now: datetime) -> int:
+        with self._tx() as cur:
+            rows = cur.execute(q.EXPIRED, (now.timestamp(),)).fetchall()
+            self._delete_rows(cur, [(r[0], r[2]) for r in rows])
+        if rows:
+            self._invalidate(None)
+        return len(rows)
+
+    def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:
+        blobs = [_blob(v) for v in vectors]
+        with self._tx() as cur:
+            cur.executemany(
+                q.SET_VECTOR, [(b, model_id, i) for b, i in zip(blobs, ids, strict=True)]
+            )
+        self._invalidate(None)
+
+    # -- reads ------------------------------------------------------------------------
+
+    def heads(self, namespace: Namespace, keys: Sequence[str]) -> dict[str, MemoryRecord]:
+        rows = self._read(*q.heads_sql(join_namespace(namespace), keys))
+        return {r.key: r for r in map(_record, rows)}
+
+    def fetch(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        return [_record(r) for r in self._read(*q.fetch_sql(ids))]
+
+    def scan(self, scan: Scan) -> list[MemoryRecord]:
+        return [_record(r) for r in self._read(*q.scan_sql(scan))]
+
+    def history(self, namespace: Namespace, key: str) -> list[MemoryRecord]:
+        return [_record(r) for r in self._read(q.HISTORY, (join_namespace(namespace), key))]
+
+    def namespaces(self, prefix: Namespace) -> list[Namespace]:
+        return sorted(split_namespace(r[0]) for r in self._read(*q.namespaces_sql(prefix)))
+
+    def stale(self, model_id: str, limit: int) -> list[MemoryRecord]:
+        return [_record(r) for r in self._read(q.STALE, (model_id, limit))]
+
+    def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
+        terms = words(query)
+        if not terms:
+            return []
+        return [r[0] for r in self._read(*q.keyword_sql(scan, q.fts_query(terms), k))]
+
+    def vector_candidates(
+        self, scan: Scan, vector: Vector, model_id: str, k: int
+    ) -> list[tuple[str, float]]:
+        matrix = self._matrix(scan, model_id)
+        if not matrix.ids:
+            return []
+        mask = self._mask(scan, matrix)
+        sims = matrix.vectors @ np.asarray(vector, dtype=np.float32)
+        sims = np.where(mask, sims, -np.inf)
+        count = min(k, int(mask.sum()))
+        if count == 0:
+            return []
+        top = np.argpartition(-sims, count - 1)[:count]
+        order = top[np.lexsort((np.array([matrix.ids[i] for i in top]), -sims[top]))]
+        return [(matrix.ids[i], float(sims[i])) for i in order]
+
+    def _mask(self, scan: Scan, matrix: _Matrix) -> npt.NDArray[np.bool_]:
+        view = scan.view
+        if view.as_of is not None or view.include_superseded:
+            mask = np.ones(len(matrix.ids), dtype=bool)  # loaded with the view already applied
+        else:
+            now = view.now.timestamp()
+            mask = (matrix.opens <= now) & (matrix.closes > now)
+            if not view.include_expired:
+                mask &= matrix.expires > now
+        if scan.conditions or scan.tags:
+            allowed = np.array([r[0] for r in self._read(*q.rowids_sql(scan))], dtype=np.int64)
+            mask &= np.isin(matrix.rowids, allowed)
+        return mask
+
+    def _matrix(self, scan: Scan, model_id: str) -> _Matrix:
+        view = scan.view
+        if view.as_of is not None or view.include_superseded:
+            return self._load(Scan(scan.prefix, view), model_id, with_bounds=False)
+        self._check_other_writers()
+        key = (scan.prefix, model_id)
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is None:
+            heads = View(now=view.now, include_expired=True, include_superseded=True)
+            cached = self._load(Scan(scan.prefix, heads), model_id, with_bounds=True)
+            with self._lock:
+                self._cache[key] = cached
+        return cached
+
+    def _load(self, scan: Scan, model_id: str, *, with_bounds: bool) -> _Matrix:
+        rows = self._read(*q.vectors_sql(scan, model_id, heads_with_bounds=with_bounds))
+        ids = [r[1] for r in rows]
+        dim = len(rows[0][2]) // 4 if rows else 1
+        vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
+        inf = float("inf")
+        opens = np.array([max(r[3], r[4]) for r in rows] if with_bounds else [], dtype=np.float64)
+        closes = np.array([inf if r[5] is None else r[5] for r in rows] if with_bounds else [])
+        expires = np.array([inf if r[6] is None else r[6] for r in rows] if with_bounds else [])
+        rowids = np.array([r[0] for r in rows], dtype=np.int64)
+        return _Matrix(ids, rowids, vectors, opens, closes, expires)
+
+    # -- caches -----------------------------------------------------------------------
+
+    def _check_other_writers(self) -> None:
+        version = self._read("PRAGMA data_version")[0][0]
+        with self._lock:
+            if version != self._data_version:
+                self._cache.clear()
+                self._data_version = version
+
+    def _invalidate(self, namespaces: set[Namespace] | None) -> None:
+        with self._lock:
+            if namespaces is None:
+                self._cache.clear()
+                return
+            for key in list(self._cache):
+                if any(in_prefix(ns, key[0]) for ns in namespaces):
+                    del self._cache[key]
+
+    def clear_caches(self) -> int:
+        with self._lock:
+            count = len(self._cache)
+            self._cache.clear()
+        return count
+
+
+def _blob(vector: npt.NDArray[np.floating]) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def _row(new: NewVersion) -> tuple[object, ...]:
+    r = new.record
+    return (
+        r.id,
+        join_namespace(r.namespace),
+        r.key,
+        json.dumps(dict(r.value), ensure_ascii=False, sort_keys=True),
+        r.text,
+        json.dumps(list(r.tags), ensure_ascii=False),
+        r.source,
+        r.sensitivity,
+        r.importance,
+        to_epoch(r.created_at),
+        to_epoch(r.recorded_at),
+        to_epoch(r.valid_from),
+        to_epoch(r.valid_to),
+        to_epoch(r.expires_at),
+        r.ttl_seconds,
+        json.dumps(r.provenance.to_json()),
+        r.superseded_by,
+        r.embedding_model if new.vector is not None else None,
+        None if new.vector is None else _blob(new.vector),
+    )
+
+
+def _record(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord(
+        id=row[0],
+        namespace=split_namespace(row[1]),
+        key=row[2],
+        value=json.loads(row[3]),
+        text=row[4],
+        tags=tuple(json.loads(row[5])),
+        source=row[6],
+        sensitivity=row[7],
+        importance=row[8],
+        created_at=_dt(row[9]),
+        recorded_at=_dt(row[10]),
+        valid_from=_dt(row[11]),
+        valid_to=from_epoch(row[12]),
+        expires_at=from_epoch(row[13]),
+        ttl_seconds=row[14],
+        provenance=Provenance.from_json(json.loads(row[15])),
+        superseded_by=row[16],
+        embedding_model=row[17],
+    )
+
+
+def _dt(seconds: float) -> datetime:
+    moment = from_epoch(seconds)
+    assert moment is not None
+    return moment

@@ -1,0 +1,129 @@
+"""Pure steps of the cold store: namespaces of targets, texts of values, scoring of
+candidates, listing namespaces. No I/O here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from langgraph.store.base import MatchCondition, get_text_at_path, tokenize_path
+
+from engram._principal import Principal
+from engram.recall._fusion import rrf
+from engram.recall._scoring import Weights, combine, recency
+from engram.stores.cold._records import MemoryRecord, Namespace, Recalled, validate_namespace
+
+
+def namespace_of(target: Principal | Namespace) -> Namespace:
+    """The namespace a principal (``(tenant, user)``) or an explicit namespace names."""
+    if isinstance(target, Principal):
+        return target.namespace
+    return validate_namespace(tuple(target))
+
+
+def text_of(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
+    """The text indexed for ``value``: its ``fields`` (JSON paths), else ``value["text"]``
+    when it is a string, else the whole value as JSON."""
+    if fields is not None and list(fields) != ["$"]:
+        found: list[str] = []
+        for path in fields:
+            found.extend(str(t) for t in get_text_at_path(dict(value), tokenize_path(path)))
+        return "\n".join(found)
+    text = value.get("text")
+    if fields is None and isinstance(text, str):
+        return text
+    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)
+
+
+def rank(
+    records: Iterable[MemoryRecord],
+    relevance: Mapping[str, float],
+    weights: Weights,
+    now: datetime,
+) -> list[Recalled]:
+    """Score ``records`` and sort best first (ties by key, then id)."""
+    out = []
+    for record in records:
+        rec = recency(record.recorded_at, now, weights.half_life_days)
+        rel = relevance.get(record.id, 0.0)
+        score = combine(weights, recency=rec, importance=record.importance, relevance=rel)
+        out.append(Recalled(record, score, rel, rec, record.importance))
+    out.sort(key=lambda r: (-r.score, r.record.key, r.record.id))
+    return out
+
+
+def fuse(keyword: Sequence[str], vector: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """Relevance in [0, 1] of every candidate, by reciprocal-rank fusion of both lists."""
+    return rrf([list(keyword), [i for i, _ in vector]])
+
+
+def _matches(condition: MatchCondition, namespace: Namespace) -> bool:
+    path = condition.path
+    if len(namespace) < len(path):
+        return False
+    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
+    return all(p in ("*", n) for p, n in zip(path, part, strict=True))
+
+
+def list_namespaces(
+    namespaces: Iterable[Namespace],
+    conditions: Sequence[MatchCondition],
+    max_depth: int | None,
+    limit: int,
+    offset: int,
+) -> list[Namespace]:
+    """LangGraph's ``ListNamespacesOp`` semantics over a list of namespaces."""
+    found = {
+        ns[:max_depth] if max_depth is not None else ns
+        for ns in namespaces
+        if all(_matches(c, ns) for c in conditions)
+    }
+    return sorted(found)[offset : offset + limit]
+
+
+def literal_prefix(conditions: Sequence[MatchCondition]) -> Namespace:
+    """The longest wildcard-free leading part of the first prefix condition."""
+    for condition in conditions:
+        if condition.match_type == "prefix":
+            out: list[str] = []
+            for label in condition.path:
+                if label == "*":
+                    break
+                out.append(label)
+            return tuple(out)
+    return ()
+
+
+class Decision(Protocol):
+    """What a write policy returns (see ``engram.policy.PolicyDecision``)."""
+
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def held_for_review(self) -> bool: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def redactions(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """What a write policy evaluates (fields of ``engram.policy.WriteCandidate``)."""
+
+    text: str
+    tags: tuple[str, ...]
+    source: str
+    sensitivity: str
+    ttl_days: float | None
+
+
+class Policy(Protocol):
+    """Any write policy with ``evaluate(candidate) -> decision``."""
+
+    def evaluate(self, candidate: Any, /) -> Decision: ...

@@ -1,0 +1,541 @@
+"""``LongTermStore``: a LangGraph ``BaseStore`` over a :class:`ColdBackend`, with the
+memory API (remember / recall / update / forget / history) on top.
+
+Every method is written once, synchronously, against the backend; each async
+twin runs the same method in a worker thread (:func:`_in_thread`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, ParamSpec, TypeVar
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    validate_op_namespace,
+)
+
+from engram._principal import Principal
+from engram.consolidation import Action, Existing, Fact, Resolution, Resolver, RuleResolver
+from engram.errors import InvalidInputError, NotFoundError
+from engram.recall._embedder import Embedder
+from engram.recall._filters import parse_filter
+from engram.recall._scoring import Weights
+from engram.stores.cold import _pipeline as pipe
+from engram.stores.cold._backend import ChangeSet, Closure, ColdBackend, NewVersion, Scan
+from engram.stores.cold._records import (
+    ForgetReport,
+    MemoryRecord,
+    Namespace,
+    Provenance,
+    Recalled,
+    Sensitivity,
+    Source,
+    View,
+    WriteAction,
+    WriteResult,
+    utc,
+)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Target = Principal | Namespace
+
+
+def _in_thread(method: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """The async twin of a sync method: the same code, run in a worker thread."""
+
+    async def twin(*args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(method, *args, **kwargs)
+
+    twin.__name__ = "a" + method.__name__
+    twin.__qualname__ = twin.__name__
+    twin.__doc__ = f"Async form of :meth:`{method.__name__}` (runs it in a worker thread)."
+    return twin
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Store behaviour; every field has a sensible default."""
+
+    weights: Weights = field(default_factory=Weights)
+    refresh_on_read: bool = False
+    max_items_per_namespace: int | None = None
+    index_fields: tuple[str, ...] | None = None
+    candidates: int = 50
+    consolidation_neighbours: int = 5
+
+
+class LongTermStore(BaseStore):
+    """Long-term memory that drops into ``builder.compile(store=...)``.
+
+    Build it on a backend (``memory://``, ``sqlite://``, ``postgresql://`` through
+    :func:`engram.stores.cold.open_store`), then call ``setup()`` once.
+    """
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        backend: ColdBackend,
+        *,
+        embedder: Embedder | None = None,
+        options: Options | None = None,
+        resolver: Resolver | None = None,
+        policy: pipe.Policy | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self.backend = backend
+        self.embedder = embedder
+        self.options = options or Options()
+        self.resolver: Resolver = resolver or RuleResolver()
+        self.policy = policy
+        self._clock = clock
+
+    def setup(self) -> None:
+        """Create or migrate the backend's schema (idempotent)."""
+        self.backend.setup()
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def now(self) -> datetime:
+        return utc(self._clock())
+
+    # -- LangGraph BaseStore -----------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return [self._op(op) for op in ops]
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    def _op(self, op: Op) -> Result:
+        validate_op_namespace(op)
+        if isinstance(op, GetOp):
+            return self._get(op)
+        if isinstance(op, SearchOp):
+            return self._search(op)
+        if isinstance(op, PutOp):
+            self._put(op)
+            return None
+        if isinstance(op, ListNamespacesOp):
+            return self._list(op)
+        raise InvalidInputError(f"unknown store operation {type(op).__name__}")
+
+    def _get(self, op: GetOp) -> Item | None:
+        head = self.backend.heads(tuple(op.namespace), [op.key]).get(op.key)
+        if head is None or not head.is_live(self.now()):
+            return None
+        self._refresh([head], op.refresh_ttl)
+        return _item(head)
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        if op.query:
+            found = self._recall(
+                prefix, op.query, op.limit + op.offset, op.filter, (), View(self.now())
+            )
+            page = found[op.offset :]
+            self._refresh([r.record for r in page], op.refresh_ttl)
+            return [_item(r.record, r.score) for r in page]
+        scan = Scan(prefix, View(self.now()), parse_filter(op.filter), (), op.limit, op.offset)
+        rows = self.backend.scan(scan)
+        self._refresh(rows, op.refresh_ttl)
+        return [_item(r) for r in rows]
+
+    def _put(self, op: PutOp) -> None:
+        namespace = tuple(op.namespace)
+        if op.value is None:
+            self.backend.erase(namespace, [op.key])
+            return
+        text = (
+            ""
+            if op.index is False
+            else pipe.text_of(op.value, op.index or self.options.index_fields)
+        )
+        ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
+        self._store(namespace, op.key, dict(op.value), text, ttl=ttl)
+
+    def _list(self, op: ListNamespacesOp) -> list[Namespace]:
+        conditions = op.match_conditions or ()
+        found = self.backend.namespaces(pipe.literal_prefix(conditions))
+        return pipe.list_namespaces(found, conditions, op.max_depth, op.limit, op.offset)
+
+    def _refresh(self, records: Sequence[MemoryRecord], requested: bool = True) -> None:
+        if not (self.options.refresh_on_read and requested):
+            return
+        now = self.now()
+        expiry = tuple(
+            (r.id, now + timedelta(seconds=r.ttl_seconds)) for r in records if r.ttl_seconds
+        )
+        if expiry:
+            self.backend.apply(ChangeSet(expiry=expiry))
+
+    # -- storing versions --------------------------------------------------------------
+
+    def _store(
+        self,
+        namespace: Namespace,
+        key: str,
+        value: dict[str, Any],
+        text: str,
+        *,
+        ttl: timedelta | None = None,
+        expires_at: datetime | None = None,
+        fields: Mapping[str, Any] | None = None,
+    ) -> tuple[MemoryRecord, MemoryRecord | None]:
+        """Write a new version of ``key``, superseding the current one; return both."""
+        now = self.now()
+        previous = self.backend.heads(namespace, [key]).get(key)
+        extra = dict(fields or {})
+        valid_from = utc(extra.pop("valid_from", None) or now)
+        if ttl is not None:
+            expires_at = now + ttl
+        record = MemoryRecord(
+            id=uuid.uuid4().hex,
+            namespace=namespace,
+            key=key,
+            value=value,
+            text=text,
+            recorded_at=now,
+            created_at=previous.created_at if previous else now,
+            valid_from=valid_from,
+            expires_at=None if expires_at is None else utc(expires_at),
+            ttl_seconds=None if ttl is None else ttl.total_seconds(),
+            embedding_model=self.embedder.model_id if self.embedder and text else None,
+            **extra,
+        )
+        vector = self.embedder.embed([text])[0] if self.embedder and text else None
+        closures = (Closure(previous.id, valid_from, record.id),) if previous else ()
+        self.backend.apply(ChangeSet(inserts=(NewVersion(record, vector),), closures=closures))
+        return record, previous
+
+    def put_many(self, namespace: Namespace, items: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
+        """Bulk insert of new keys (one embedding call, one transaction); returns the count.
+
+        For loading data: unlike ``put`` it does not look for versions to supersede,
+        so every key must be new in ``namespace``.
+        """
+        namespace = pipe.namespace_of(namespace)
+        now = self.now()
+        texts = [pipe.text_of(v, self.options.index_fields) for _, v in items]
+        vectors = self.embedder.embed(texts) if self.embedder and texts else None
+        model = self.embedder.model_id if self.embedder else None
+        inserts = tuple(
+            NewVersion(
+                MemoryRecord(
+                    uuid.uuid4().hex,
+                    namespace,
+                    key,
+                    dict(value),
+                    text,
+                    now,
+                    now,
+                    now,
+                    embedding_model=model,
+                ),
+                None if vectors is None else vectors[i],
+            )
+            for i, ((key, value), text) in enumerate(zip(items, texts, strict=True))
+        )
+        self.backend.apply(ChangeSet(inserts=inserts))
+        return len(inserts)
+
+    # -- the memory API ------------------------------------------------------------------
+
+    def remember(
+        self,
+        target: Target,
+        text: str,
+        *,
+        key: str | None = None,
+        slot: str | None = None,
+        value: Mapping[str, Any] | None = None,
+        tags: Sequence[str] = (),
+        source: Source = "user",
+        sensitivity: Sensitivity = "low",
+        importance: float = 0.5,
+        ttl: timedelta | None = None,
+        expires_at: datetime | None = None,
+        valid_from: datetime | None = None,
+        provenance: Provenance | None = None,
+    ) -> WriteResult:
+        """Write policy → redaction → consolidation → storage; says what happened.
+
+        ``slot`` names what the fact is about (``"home_city"``): a new fact in a
+        slot supersedes the old one. An explicit ``key`` always updates that key.
+        """
+        note = _Note(
+            pipe.namespace_of(target),
+            text,
+            slot,
+            dict(value or {}),
+            tuple(tags),
+            source,
+            sensitivity,
+            importance,
+            ttl,
+            expires_at,
+            valid_from,
+            provenance or Provenance(),
+        )
+        note, refusal = self._screen(note)
+        if refusal is not None:
+            return refusal
+        if key is not None:
+            exists = key in self.backend.heads(note.namespace, [key])
+            resolution = Resolution(Action.UPDATE if exists else Action.ADD, key, "explicit key")
+        else:
+            fact = Fact(note.text, note.slot, note.tags)
+            resolution = self.resolver.resolve(fact, self._neighbours(note))
+        return self._enact(note, resolution)
+
+    def update(self, target: Target, key: str, text: str, **fields: Any) -> WriteResult:
+        """Write a new version of an existing ``key`` (the old one stays in history)."""
+        namespace = pipe.namespace_of(target)
+        if key not in self.backend.heads(namespace, [key]):
+            raise NotFoundError(f"no memory {key!r} in {namespace}")
+        return self.remember(target, text, key=key, **fields)
+
+    def recall(
+        self,
+        target: Target,
+        query: str,
+        *,
+        k: int = 10,
+        tags: Sequence[str] = (),
+        filter: Mapping[str, Any] | None = None,
+        min_score: float = 0.0,
+        as_of: datetime | None = None,
+        include_expired: bool = False,
+        include_superseded: bool = False,
+        weights: Weights | None = None,
+    ) -> list[Recalled]:
+        """Hybrid recall under ``target``'s namespace, best first.
+
+        Keyword and vector candidates are fused by rank, then scored
+        ``alpha*recency + beta*importance + gamma*relevance``. Expired and superseded
+        facts are left out unless asked; ``as_of`` returns what was valid then.
+        """
+        if k <= 0:
+            raise InvalidInputError("k must be positive")
+        now = self.now()
+        view = View(now, None if as_of is None else utc(as_of), include_expired, include_superseded)
+        found = self._recall(
+            pipe.namespace_of(target), query, k, filter, tuple(tags), view, weights
+        )
+        kept = [r for r in found if r.score >= min_score]
+        self._refresh([r.record for r in kept])
+        return kept
+
+    def history(self, target: Target, key: str) -> list[MemoryRecord]:
+        """Every version of ``key``, oldest first (superseded ones included)."""
+        return self.backend.history(pipe.namespace_of(target), key)
+
+    def forget(
+        self, target: Target, keys: Sequence[str] | None = None, *, compact: bool = True
+    ) -> ForgetReport:
+        """Erase ``keys`` (or everything under ``target``): rows, history, keyword
+        entries, vectors and caches; ``compact`` makes the bytes unrecoverable."""
+        namespace = pipe.namespace_of(target)
+        counts = self.backend.erase(namespace, None if keys is None else list(keys))
+        caches = self.backend.clear_caches()
+        compacted = self.backend.compact() if compact else False
+        return ForgetReport(
+            namespace,
+            counts.keys,
+            counts.versions,
+            counts.vectors,
+            counts.keyword_entries,
+            caches,
+            compacted,
+        )
+
+    def sweep(self) -> int:
+        """Delete expired versions now; returns how many were removed."""
+        return self.backend.sweep(self.now())
+
+    def re_embed(self, embedder: Embedder, *, batch_size: int = 256) -> int:
+        """Re-embed every version not embedded with ``embedder``; then use it. Returns the count."""
+        done = 0
+        while batch := self.backend.stale(embedder.model_id, batch_size):
+            vectors = embedder.embed([r.text for r in batch])
+            self.backend.set_vectors([r.id for r in batch], vectors, embedder.model_id)
+            done += len(batch)
+        self.embedder = embedder
+        return done
+
+    aremember = _in_thread(remember)
+    aupdate = _in_thread(update)
+    arecall = _in_thread(recall)
+    ahistory = _in_thread(history)
+    aforget = _in_thread(forget)
+    asweep = _in_thread(sweep)
+    are_embed = _in_thread(re_embed)
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _recall(
+        self,
+        prefix: Namespace,
+        query: str,
+        k: int,
+        filter_: Mapping[str, Any] | None,
+        tags: tuple[str, ...],
+        view: View,
+        weights: Weights | None = None,
+    ) -> list[Recalled]:
+        scan = Scan(prefix, view, parse_filter(filter_), tags)
+        n = max(self.options.candidates, 4 * k)
+        keyword = self.backend.keyword_candidates(scan, query, n)
+        vector: list[tuple[str, float]] = []
+        if self.embedder is not None:
+            qvec = self.embedder.embed([query])[0]
+            vector = self.backend.vector_candidates(scan, qvec, self.embedder.model_id, n)
+        relevance = pipe.fuse(keyword, vector)
+        records = self.backend.fetch(list(relevance))
+        return pipe.rank(records, relevance, weights or self.options.weights, view.now)[:k]
+
+    def _screen(self, note: _Note) -> tuple[_Note, WriteResult | None]:
+        if not note.text or not note.text.strip():
+            raise InvalidInputError("a memory needs non-empty text")
+        if self.policy is None:
+            return note, None
+        ttl_days = None if note.ttl is None else note.ttl.total_seconds() / 86400
+        candidate = pipe.Candidate(note.text, note.tags, note.source, note.sensitivity, ttl_days)
+        decision = self.policy.evaluate(candidate)
+        if not decision.allowed:
+            return note, WriteResult("rejected", reason=decision.reason or "rejected by policy")
+        redacted = replace(note, text=decision.text, redactions=tuple(decision.redactions))
+        if decision.held_for_review:
+            reason = decision.reason or "held for review"
+            return redacted, WriteResult("held", reason=reason, redactions=redacted.redactions)
+        return redacted, None
+
+    def _neighbours(self, note: _Note) -> list[Existing]:
+        view = View(self.now())
+        scan = Scan(note.namespace, view)
+        n = self.options.consolidation_neighbours
+        slot = parse_filter({"slot": note.slot}) if note.slot else ()
+        same_slot = self.backend.scan(Scan(note.namespace, view, slot, limit=n)) if slot else []
+        sims: dict[str, float] = {}
+        if self.embedder is not None:
+            qvec = self.embedder.embed([note.text])[0]
+            sims = dict(self.backend.vector_candidates(scan, qvec, self.embedder.model_id, n))
+        ids = [i for i in self.backend.keyword_candidates(scan, note.text, n) if i not in sims]
+        near = self.backend.fetch([*sims, *ids])
+        near.sort(key=lambda r: -sims.get(r.id, 0.0))
+        seen: set[str] = set()
+        out = []
+        for record in [*same_slot, *near]:
+            if record.namespace == note.namespace and record.id not in seen:
+                seen.add(record.id)
+                out.append(Existing(record, sims.get(record.id, 0.0)))
+        return out
+
+    def _enact(self, note: _Note, resolution: Resolution) -> WriteResult:
+        target = resolution.target
+        if resolution.action in (Action.ADD, Action.UPDATE):
+            key = target or uuid.uuid4().hex
+            record, previous = self._store(
+                note.namespace,
+                key,
+                note.value(),
+                note.text,
+                ttl=note.ttl,
+                expires_at=note.expires_at,
+                fields=note.fields(),
+            )
+            action: WriteAction = "updated" if previous is not None else "added"
+            evicted = self._enforce_cap(note.namespace, key)
+            return WriteResult(
+                action, record, resolution.reason, previous, note.redactions, evicted
+            )
+        head = self.backend.heads(note.namespace, [target or ""]).get(target or "")
+        if head is None:
+            raise NotFoundError(f"consolidation targeted unknown key {target!r}")
+        if resolution.action is Action.NOOP:
+            return WriteResult("noop", head, resolution.reason, None, note.redactions)
+        self.backend.apply(ChangeSet(closures=(Closure(head.id, self.now(), None),)))
+        return WriteResult("deleted", None, resolution.reason, head, note.redactions)
+
+    def _enforce_cap(self, namespace: Namespace, keep: str) -> tuple[str, ...]:
+        cap = self.options.max_items_per_namespace
+        if cap is None:
+            return ()
+        now = self.now()
+        rows = [
+            r
+            for r in self.backend.scan(Scan(namespace, View(now), limit=2 * cap + 16))
+            if r.namespace == namespace
+        ]
+        if len(rows) <= cap:
+            return ()
+        ranked = pipe.rank(rows, {}, self.options.weights, now)
+        doomed = tuple(r.record.key for r in reversed(ranked) if r.record.key != keep)
+        doomed = doomed[: len(rows) - cap]
+        self.backend.erase(namespace, list(doomed))
+        return doomed
+
+
+@dataclass(frozen=True, slots=True)
+class _Note:
+    """A fact on its way into the store (after the caller, before the backend)."""
+
+    namespace: Namespace
+    text: str
+    slot: str | None
+    extra: dict[str, Any]
+    tags: tuple[str, ...]
+    source: Source
+    sensitivity: Sensitivity
+    importance: float
+    ttl: timedelta | None
+    expires_at: datetime | None
+    valid_from: datetime | None
+    provenance: Provenance
+    redactions: tuple[str, ...] = ()
+
+    def value(self) -> dict[str, Any]:
+        value = {**self.extra, "text": self.text}
+        if self.slot:
+            value["slot"] = self.slot
+        return value
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "tags": self.tags,
+            "source": self.source,
+            "sensitivity": self.sensitivity,
+            "importance": self.importance,
+            "valid_from": self.valid_from,
+            "provenance": self.provenance,
+        }
+
+
+def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:
+    return SearchItem(
+        record.namespace,
+        record.key,
+        dict(record.value),
+        record.created_at,
+        record.recorded_at,
+        score,
+    )
