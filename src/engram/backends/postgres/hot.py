@@ -1,40 +1,353 @@
-"""Hot tier on PostgreSQL: LangGraph's own ``PostgresSaver`` / ``AsyncPostgresSaver``."""
+"""Hot tier on PostgreSQL: LangGraph's own ``PostgresSaver`` / ``AsyncPostgresSaver``.
+
+Two additions around LangGraph's savers:
+
+- with encryption on, the ``Sealed*`` savers route every channel value
+  through the serializer: stock ``PostgresSaver`` stores primitive channel
+  values (str, int, float, bool) inline in the ``checkpoints.checkpoint``
+  JSONB column, where an ``EncryptedSerializer`` never sees them;
+- statements for listing threads by owner, storage sizes and retention,
+  run by :class:`PostgresAdmin` on the saver's own connection. Retention reuses
+  LangGraph's prune building blocks (snapshot isolation, the DeltaChannel
+  check, the blob reference query) with "keep the last N" instead of
+  "keep the latest".
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from engram.errors import MissingDependencyError
+from engram._principal import Principal
+from engram.errors import BackendError, ConfigError, ConflictError, MissingDependencyError
+from engram.stores._hot_model import (
+    PruneReport,
+    R,
+    Statements,
+    ThreadInfo,
+    ThreadSize,
+    adrive,
+    drive,
+)
+from engram.stores._hot_serde import Sealed
 
 try:
+    import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from langgraph.checkpoint.postgres.base import (
+        PRUNE_DELTA_THREADS_SQL,
+        PRUNE_REFERENCED_BLOBS_SQL,
+        PRUNE_SNAPSHOT_SQL,
+    )
     from psycopg import AsyncConnection, Connection
     from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingDependencyError("PostgreSQL needs: pip install 'engram[postgres]'") from exc
 
+OWNER_SQL = (
+    "(%(tenant)s::text IS NULL OR metadata ->> 'tenant_id' = %(tenant)s)"
+    " AND (%(user)s::text IS NULL OR metadata ->> 'user_id' = %(user)s)"
+)
+
+LIST_THREADS_SQL = f"""
+SELECT thread_id, count(*) AS checkpoints, max(checkpoint_id) AS last_checkpoint_id,
+       (array_agg(metadata ->> 'tenant_id' ORDER BY checkpoint_id DESC))[1] AS tenant_id,
+       (array_agg(metadata ->> 'user_id' ORDER BY checkpoint_id DESC))[1] AS user_id
+FROM checkpoints
+WHERE checkpoint_ns = '' AND {OWNER_SQL}
+GROUP BY thread_id
+ORDER BY last_checkpoint_id DESC
+"""
+
+# Stored sizes (pg_column_size: after TOAST compression), so growth is what the disk sees.
+SIZE_CHECKPOINTS_SQL = f"""
+SELECT thread_id, count(*) AS n,
+       coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0) AS bytes
+FROM checkpoints
+WHERE (%(threads)s::text[] IS NULL OR thread_id = ANY(%(threads)s)) AND {OWNER_SQL}
+GROUP BY thread_id ORDER BY thread_id
+"""
+
+SIZE_WRITES_SQL = """
+SELECT thread_id, count(*) AS n, coalesce(sum(pg_column_size(blob)), 0) AS bytes
+FROM checkpoint_writes WHERE thread_id = ANY(%(threads)s) GROUP BY thread_id
+"""
+
+SIZE_BLOBS_SQL = """
+SELECT thread_id, count(*) AS n, coalesce(sum(pg_column_size(blob)), 0) AS bytes
+FROM checkpoint_blobs WHERE thread_id = ANY(%(threads)s) GROUP BY thread_id
+"""
+
+PRUNE_NAMESPACES_SQL = "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = %s"
+
+PRUNE_CUTOFF_SQL = """
+SELECT checkpoint_id FROM checkpoints
+WHERE thread_id = %s AND checkpoint_ns = %s
+ORDER BY checkpoint_id DESC LIMIT 1 OFFSET %s
+"""
+
+PRUNE_WRITES_SQL = """
+DELETE FROM checkpoint_writes
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id < %s
+RETURNING 1
+"""
+
+# The channel versions the deleted checkpoints referenced: candidates for blob removal.
+PRUNE_CHECKPOINTS_SQL = """
+WITH deleted AS (
+    DELETE FROM checkpoints
+    WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id < %s
+    RETURNING checkpoint_id, checkpoint -> 'channel_versions' AS versions
+)
+SELECT deleted.checkpoint_id, v.key AS channel, v.value AS version
+FROM deleted LEFT JOIN LATERAL jsonb_each_text(deleted.versions) AS v ON true
+"""
+
+PRUNE_PARENTS_SQL = """
+UPDATE checkpoints SET parent_checkpoint_id = NULL
+WHERE thread_id = %s AND checkpoint_ns = %s AND parent_checkpoint_id < %s
+"""
+
+PRUNE_BLOBS_SQL = """
+DELETE FROM checkpoint_blobs
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = ANY(%s)
+RETURNING 1
+"""
+
+COUNT_KEPT_SQL = "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s"
+
+_PRIMITIVES = (str, int, float, bool)
+
+
+# --- savers -------------------------------------------------------------------------
+
+
+def seal(
+    checkpoint: Checkpoint, new_versions: ChannelVersions
+) -> tuple[Checkpoint, ChannelVersions]:
+    """Wrap primitive channel values so the saver stores them as (encrypted) blobs.
+
+    A sealed channel's blob is (re)written under its current version; the
+    blob upsert ignores versions already stored.
+    """
+    values = dict(checkpoint["channel_values"])
+    versions = dict(new_versions)
+    for key, value in checkpoint["channel_values"].items():
+        version = checkpoint["channel_versions"].get(key)
+        if (value is None or isinstance(value, _PRIMITIVES)) and version is not None:
+            values[key] = Sealed(value)
+            versions.setdefault(key, version)
+    return {**checkpoint, "channel_values": values}, versions
+
+
+class SealedPostgresSaver(PostgresSaver):
+    """``PostgresSaver`` that keeps no channel value inline (for encryption at rest)."""
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return super().put(config, *_sealed_args(checkpoint, metadata, new_versions))
+
+
+class AsyncSealedPostgresSaver(AsyncPostgresSaver):
+    """``AsyncPostgresSaver`` that keeps no channel value inline (for encryption at rest)."""
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await super().aput(config, *_sealed_args(checkpoint, metadata, new_versions))
+
+
+def _sealed_args(
+    checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+) -> tuple[Checkpoint, CheckpointMetadata, ChannelVersions]:
+    sealed, versions = seal(checkpoint, new_versions)
+    return sealed, metadata, versions
+
+
+def _connect_kwargs() -> dict[str, Any]:
+    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
 
 @contextmanager
-def open_sync(dsn: str, serde: SerializerProtocol | None) -> Iterator[PostgresSaver]:
-    with Connection.connect(
-        dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row
-    ) as conn:
-        saver = PostgresSaver(conn, serde=serde)
+def open_sync(
+    dsn: str, serde: SerializerProtocol | None, *, sealed: bool = False
+) -> Iterator[PostgresSaver]:
+    cls = SealedPostgresSaver if sealed else PostgresSaver
+    with Connection.connect(dsn, **_connect_kwargs()) as conn:
+        saver = cls(conn, serde=serde)
         saver.setup()
         yield saver
 
 
 @asynccontextmanager
 async def open_async(
-    dsn: str, serde: SerializerProtocol | None
+    dsn: str, serde: SerializerProtocol | None, *, sealed: bool = False
 ) -> AsyncIterator[AsyncPostgresSaver]:
-    async with await AsyncConnection.connect(
-        dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row
-    ) as conn:
-        saver = AsyncPostgresSaver(conn, serde=serde)
+    cls = AsyncSealedPostgresSaver if sealed else AsyncPostgresSaver
+    async with await AsyncConnection.connect(dsn, **_connect_kwargs()) as conn:
+        saver = cls(conn, serde=serde)
         await saver.setup()
         yield saver
+
+
+# --- statements ---------------------------------------------------------------------
+
+
+def _owner(owner: Principal | None) -> dict[str, str | None]:
+    return {"tenant": owner.tenant_id if owner else None, "user": owner.user_id if owner else None}
+
+
+def list_threads(owner: Principal | None) -> Statements[list[ThreadInfo]]:
+    rows = yield LIST_THREADS_SQL, _owner(owner), True
+    return [
+        ThreadInfo(
+            r["thread_id"], r["tenant_id"], r["user_id"], r["checkpoints"], r["last_checkpoint_id"]
+        )
+        for r in rows
+    ]
+
+
+def sizes(
+    thread_ids: Sequence[str] | None, owner: Principal | None
+) -> Statements[list[ThreadSize]]:
+    threads = None if thread_ids is None else list(thread_ids)
+    found = yield SIZE_CHECKPOINTS_SQL, {"threads": threads, **_owner(owner)}, True
+    ids = {"threads": [r["thread_id"] for r in found]}
+    writes = _by_thread((yield SIZE_WRITES_SQL, ids, True))
+    blobs = _by_thread((yield SIZE_BLOBS_SQL, ids, True))
+    return [
+        ThreadSize(
+            r["thread_id"], r["n"], writes.get(r["thread_id"], (0, 0))[0],
+            blobs.get(r["thread_id"], (0, 0))[0], r["bytes"],
+            writes.get(r["thread_id"], (0, 0))[1], blobs.get(r["thread_id"], (0, 0))[1],
+        )
+        for r in found
+    ]  # fmt: skip
+
+
+def _by_thread(rows: list[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
+    return {r["thread_id"]: (int(r["n"]), int(r["bytes"])) for r in rows}
+
+
+def prune(thread_id: str, keep_last: int) -> Statements[PruneReport]:
+    """Keep the newest ``keep_last`` checkpoints of each namespace, their writes and blobs.
+
+    One REPEATABLE READ transaction, like LangGraph's own prune: a run that
+    appends meanwhile is neither seen nor deleted.
+    """
+    yield PRUNE_SNAPSHOT_SQL, (), False
+    if (yield PRUNE_DELTA_THREADS_SQL, ([thread_id], [thread_id]), True):
+        raise ConflictError(f"thread {thread_id!r} uses a DeltaChannel; pruning would lose state")
+    deleted = writes = blobs = 0
+    for row in (yield PRUNE_NAMESPACES_SQL, (thread_id,), True):
+        ns = row["checkpoint_ns"]
+        cutoff = yield PRUNE_CUTOFF_SQL, (thread_id, ns, keep_last - 1), True
+        if not cutoff:
+            continue
+        bound = (thread_id, ns, cutoff[0]["checkpoint_id"])
+        writes += len((yield PRUNE_WRITES_SQL, bound, True))
+        freed = yield PRUNE_CHECKPOINTS_SQL, bound, True
+        deleted += len({r["checkpoint_id"] for r in freed})
+        yield PRUNE_PARENTS_SQL, bound, False
+        referenced = yield PRUNE_REFERENCED_BLOBS_SQL, (thread_id, ns), True
+        for channel, versions in _garbage(freed, referenced).items():
+            blobs += len((yield PRUNE_BLOBS_SQL, (thread_id, ns, channel, versions), True))
+    kept = yield COUNT_KEPT_SQL, (thread_id,), True
+    return PruneReport(thread_id, kept[0]["n"], deleted, writes, blobs)
+
+
+def _garbage(
+    freed: Sequence[Mapping[str, Any]], referenced: Sequence[Mapping[str, Any]]
+) -> dict[str, list[str]]:
+    """Blob versions only deleted checkpoints used, by channel."""
+    kept = {(r["channel"], r["version"]) for r in referenced}
+    garbage: dict[str, set[str]] = {}
+    for r in freed:
+        if r["channel"] is not None and (r["channel"], r["version"]) not in kept:
+            garbage.setdefault(r["channel"], set()).add(r["version"])
+    return {channel: sorted(versions) for channel, versions in garbage.items()}
+
+
+# --- running them -------------------------------------------------------------------
+
+
+class PostgresAdmin:
+    """Runs hot-tier statements in one transaction on a LangGraph Postgres saver's connection."""
+
+    list_threads = staticmethod(list_threads)
+    sizes = staticmethod(sizes)
+    prune = staticmethod(prune)
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        self._saver = saver
+
+    def run(self, statements: Statements[R], *, write: bool = False) -> R:
+        saver = self._saver
+        if not isinstance(saver, PostgresSaver):
+            raise ConfigError("this PostgreSQL saver is async: use AsyncThreads")
+        with saver.lock, _connection(saver.conn) as conn:
+            try:
+                with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+
+                    def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                        cur.execute(sql, params, prepare=False)
+                        return cur.fetchall() if fetch else []
+
+                    return drive(statements, execute)
+            except psycopg.Error as exc:
+                raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
+
+    async def arun(self, statements: Statements[R], *, write: bool = False) -> R:
+        saver = self._saver
+        if not isinstance(saver, AsyncPostgresSaver):
+            raise ConfigError("this PostgreSQL saver is sync: use Threads")
+        async with saver.lock, _aconnection(saver.conn) as conn:
+            try:
+                async with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+
+                    async def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                        await cur.execute(sql, params, prepare=False)
+                        return await cur.fetchall() if fetch else []
+
+                    return await adrive(statements, execute)
+            except psycopg.Error as exc:
+                raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
+
+
+@contextmanager
+def _connection(conn: Any) -> Iterator[Connection[Any]]:
+    if isinstance(conn, ConnectionPool):
+        with conn.connection() as pooled:
+            yield pooled
+    else:
+        yield conn
+
+
+@asynccontextmanager
+async def _aconnection(conn: Any) -> AsyncIterator[AsyncConnection[Any]]:
+    if isinstance(conn, AsyncConnectionPool):
+        async with conn.connection() as pooled:
+            yield pooled
+    else:
+        yield conn

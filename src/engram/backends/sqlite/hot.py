@@ -1,18 +1,103 @@
-"""Hot tier on SQLite: LangGraph's own ``SqliteSaver`` / ``AsyncSqliteSaver`` on a file."""
+"""Hot tier on SQLite: LangGraph's own ``SqliteSaver`` / ``AsyncSqliteSaver`` on a file.
+
+Besides opening the savers, this module holds the SQL for what LangGraph's
+SQLite saver does not offer: listing threads by owner, storage sizes and
+retention (keep the last N checkpoints). The operations are statement
+generators run by :class:`SqliteAdmin` on the saver's own connection.
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from engram._principal import Principal
+from engram.errors import BackendError, ConfigError, ConflictError
+from engram.stores._hot_model import (
+    PruneReport,
+    R,
+    Statements,
+    ThreadInfo,
+    ThreadSize,
+    adrive,
+    drive,
+)
+
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000")
+
+_META = "json_extract(CAST(metadata AS TEXT), '$.{}')"
+OWNER_SQL = (
+    f"(:tenant IS NULL OR {_META.format('tenant_id')} = :tenant)"
+    f" AND (:user IS NULL OR {_META.format('user_id')} = :user)"
+)
+THREADS_SQL = "(:threads IS NULL OR thread_id IN (SELECT value FROM json_each(:threads)))"
+
+# SQLite takes the other columns from the row holding max(): the newest checkpoint.
+LIST_THREADS_SQL = f"""
+SELECT thread_id, COUNT(*), MAX(checkpoint_id),
+       {_META.format("tenant_id")}, {_META.format("user_id")}
+FROM checkpoints
+WHERE checkpoint_ns = '' AND {OWNER_SQL}
+GROUP BY thread_id
+ORDER BY MAX(checkpoint_id) DESC
+"""
+
+SIZE_CHECKPOINTS_SQL = f"""
+SELECT thread_id, COUNT(*), COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0)
+FROM checkpoints WHERE {THREADS_SQL} AND {OWNER_SQL}
+GROUP BY thread_id ORDER BY thread_id
+"""
+
+SIZE_WRITES_SQL = """
+SELECT thread_id, COUNT(*), COALESCE(SUM(LENGTH(value)), 0)
+FROM writes WHERE thread_id IN (SELECT value FROM json_each(:threads))
+GROUP BY thread_id
+"""
+
+PRUNE_DELTA_SQL = f"""
+SELECT 1 FROM checkpoints
+WHERE thread_id = :thread AND {_META.format("counters_since_delta_snapshot")} IS NOT NULL
+LIMIT 1
+"""
+
+PRUNE_NAMESPACES_SQL = "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = :thread"
+
+# The oldest checkpoint kept in a namespace: ids are time-ordered (UUID v6).
+PRUNE_CUTOFF_SQL = """
+SELECT checkpoint_id FROM checkpoints
+WHERE thread_id = :thread AND checkpoint_ns = :ns
+ORDER BY checkpoint_id DESC LIMIT 1 OFFSET :offset
+"""
+
+PRUNE_WRITES_SQL = """
+DELETE FROM writes
+WHERE thread_id = :thread AND checkpoint_ns = :ns AND checkpoint_id < :cutoff
+RETURNING 1
+"""
+
+PRUNE_CHECKPOINTS_SQL = """
+DELETE FROM checkpoints
+WHERE thread_id = :thread AND checkpoint_ns = :ns AND checkpoint_id < :cutoff
+RETURNING 1
+"""
+
+# A kept checkpoint whose parent is gone becomes a root, as LangGraph's own prune does.
+PRUNE_PARENTS_SQL = """
+UPDATE checkpoints SET parent_checkpoint_id = NULL
+WHERE thread_id = :thread AND checkpoint_ns = :ns AND parent_checkpoint_id < :cutoff
+"""
+
+COUNT_KEPT_SQL = "SELECT COUNT(*) FROM checkpoints WHERE thread_id = :thread"
 
 
 def _prepare(path: Path) -> str:
@@ -40,3 +125,108 @@ async def open_async(
         saver = AsyncSqliteSaver(conn, serde=serde)
         await saver.setup()
         yield saver
+
+
+# --- statements -----------------------------------------------------------------
+
+
+def _owner(owner: Principal | None) -> dict[str, str | None]:
+    return {"tenant": owner.tenant_id if owner else None, "user": owner.user_id if owner else None}
+
+
+def list_threads(owner: Principal | None) -> Statements[list[ThreadInfo]]:
+    rows = yield LIST_THREADS_SQL, _owner(owner), True
+    return [ThreadInfo(r[0], r[3], r[4], r[1], r[2]) for r in rows]
+
+
+def sizes(
+    thread_ids: Sequence[str] | None, owner: Principal | None
+) -> Statements[list[ThreadSize]]:
+    threads = None if thread_ids is None else json.dumps(list(thread_ids))
+    found = yield SIZE_CHECKPOINTS_SQL, {"threads": threads, **_owner(owner)}, True
+    ids = json.dumps([r[0] for r in found])
+    writes = {r[0]: (r[1], r[2]) for r in (yield SIZE_WRITES_SQL, {"threads": ids}, True)}
+    return [
+        ThreadSize(t, n, writes.get(t, (0, 0))[0], 0, size, writes.get(t, (0, 0))[1], 0)
+        for t, n, size in found
+    ]
+
+
+def prune(thread_id: str, keep_last: int) -> Statements[PruneReport]:
+    """Keep the newest ``keep_last`` checkpoints of each namespace, with their writes."""
+    thread = {"thread": thread_id}
+    if (yield PRUNE_DELTA_SQL, thread, True):
+        raise ConflictError(f"thread {thread_id!r} uses a DeltaChannel; pruning would lose state")
+    deleted = writes = 0
+    for (ns,) in (yield PRUNE_NAMESPACES_SQL, thread, True):
+        scope = {**thread, "ns": ns}
+        cutoff = yield PRUNE_CUTOFF_SQL, {**scope, "offset": keep_last - 1}, True
+        if not cutoff:
+            continue
+        bound = {**scope, "cutoff": cutoff[0][0]}
+        writes += len((yield PRUNE_WRITES_SQL, bound, True))
+        deleted += len((yield PRUNE_CHECKPOINTS_SQL, bound, True))
+        yield PRUNE_PARENTS_SQL, bound, False
+    kept = yield COUNT_KEPT_SQL, thread, True
+    return PruneReport(thread_id, kept[0][0], deleted, writes)
+
+
+# --- running them -----------------------------------------------------------------
+
+
+class SqliteAdmin:
+    """Runs hot-tier statements on a LangGraph SQLite saver's connection, in one transaction."""
+
+    list_threads = staticmethod(list_threads)
+    sizes = staticmethod(sizes)
+    prune = staticmethod(prune)
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        self._saver = saver
+
+    def run(self, statements: Statements[R], *, write: bool = False) -> R:
+        saver = self._saver
+        if not isinstance(saver, SqliteSaver):
+            raise ConfigError("this SQLite saver is async: use AsyncThreads")
+        saver.setup()
+        with saver.lock:
+            conn = saver.conn
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    result = drive(statements, lambda s, p, f: _rows(conn.execute(s, p), f))
+                except BaseException:
+                    conn.rollback()
+                    raise
+                conn.commit()
+            except sqlite3.Error as exc:
+                raise BackendError(f"SQLite hot tier: {exc}") from exc
+            return result
+
+    async def arun(self, statements: Statements[R], *, write: bool = False) -> R:
+        saver = self._saver
+        if not isinstance(saver, AsyncSqliteSaver):
+            raise ConfigError("this SQLite saver is sync: use Threads")
+        await saver.setup()
+        async with saver.lock:
+            conn = saver.conn
+
+            async def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                cursor = await conn.execute(sql, params)
+                return list(await cursor.fetchall()) if fetch else []
+
+            try:
+                await conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    result = await adrive(statements, execute)
+                except BaseException:
+                    await conn.rollback()
+                    raise
+                await conn.commit()
+            except sqlite3.Error as exc:
+                raise BackendError(f"SQLite hot tier: {exc}") from exc
+            return result
+
+
+def _rows(cursor: sqlite3.Cursor, fetch: bool) -> list[Any]:
+    return cursor.fetchall() if fetch else []

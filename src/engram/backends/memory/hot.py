@@ -1,0 +1,136 @@
+"""Hot tier in memory: LangGraph's ``InMemorySaver``, with listing, sizes and retention.
+
+The operations work on the saver's own dictionaries (``storage``, ``writes``,
+``blobs``). They are statement generators that yield nothing, so the same
+:class:`~engram.stores._hot_model.Statements` runner serves every backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from engram._principal import Principal
+from engram.errors import ConfigError, ConflictError
+from engram.stores._hot_model import PruneReport, R, Statements, ThreadInfo, ThreadSize, owner_of
+
+_DELTA_KEY = "counters_since_delta_snapshot"
+
+Saved = tuple[tuple[str, bytes], tuple[str, bytes], str | None]
+
+
+def _metadata(saver: InMemorySaver, saved: Saved) -> dict[str, Any]:
+    return dict(saver.serde.loads_typed(saved[1]))
+
+
+def _owned(saver: InMemorySaver, saved: Saved, owner: Principal | None) -> bool:
+    return owner is None or owner_of(_metadata(saver, saved)) == owner.namespace
+
+
+def list_threads(saver: InMemorySaver, owner: Principal | None) -> Statements[list[ThreadInfo]]:
+    yield from ()
+    found = []
+    for thread_id, namespaces in list(saver.storage.items()):
+        root = {cid: s for cid, s in namespaces.get("", {}).items() if _owned(saver, s, owner)}
+        if root:
+            last = max(root)
+            tenant, user = owner_of(_metadata(saver, root[last]))
+            found.append(ThreadInfo(thread_id, tenant, user, len(root), last))
+    return sorted(found, key=lambda t: t.last_checkpoint_id, reverse=True)
+
+
+def sizes(
+    saver: InMemorySaver, thread_ids: Sequence[str] | None, owner: Principal | None
+) -> Statements[list[ThreadSize]]:
+    yield from ()
+    wanted = set(saver.storage) if thread_ids is None else set(thread_ids) & set(saver.storage)
+    return [_size(saver, t) for t in sorted(wanted) if _thread_owned(saver, t, owner)]
+
+
+def _thread_owned(saver: InMemorySaver, thread_id: str, owner: Principal | None) -> bool:
+    saved = [s for ns in saver.storage[thread_id].values() for s in ns.values()]
+    return bool(saved) and any(_owned(saver, s, owner) for s in saved)
+
+
+def _size(saver: InMemorySaver, thread_id: str) -> ThreadSize:
+    saved = [s for ns in saver.storage[thread_id].values() for s in ns.values()]
+    writes = [w for k, ws in saver.writes.items() if k[0] == thread_id for w in ws.values()]
+    blobs = [b for k, b in saver.blobs.items() if k[0] == thread_id]
+    return ThreadSize(
+        thread_id,
+        checkpoints=len(saved),
+        writes=len(writes),
+        blobs=len(blobs),
+        checkpoint_bytes=sum(len(c[1]) + len(m[1]) for c, m, _ in saved),
+        write_bytes=sum(len(w[2][1]) for w in writes),
+        blob_bytes=sum(len(b[1] or b"") for b in blobs),
+    )
+
+
+def prune(saver: InMemorySaver, thread_id: str, keep_last: int) -> Statements[PruneReport]:
+    """Keep the newest ``keep_last`` checkpoints per namespace, their writes and blobs."""
+    yield from ()
+    namespaces = saver.storage.get(thread_id, {})
+    saved = [s for ns in namespaces.values() for s in ns.values()]
+    if any(_DELTA_KEY in _metadata(saver, s) for s in saved):
+        raise ConflictError(f"thread {thread_id!r} uses a DeltaChannel; pruning would lose state")
+    deleted = writes = blobs = 0
+    for ns, checkpoints in namespaces.items():
+        doomed = sorted(checkpoints, reverse=True)[keep_last:]
+        if not doomed:
+            continue
+        freed = _versions(saver, [checkpoints[c] for c in doomed])
+        for cid in doomed:
+            del checkpoints[cid]
+            writes += len(saver.writes.pop((thread_id, ns, cid), {}))
+        for cid, (ckpt, meta, parent) in list(checkpoints.items()):
+            if parent is not None and parent not in checkpoints:
+                checkpoints[cid] = (ckpt, meta, None)
+        for channel, version in freed - _versions(saver, list(checkpoints.values())):
+            blobs += saver.blobs.pop((thread_id, ns, channel, version), None) is not None
+        deleted += len(doomed)
+    return PruneReport(thread_id, sum(len(c) for c in namespaces.values()), deleted, writes, blobs)
+
+
+def _versions(saver: InMemorySaver, saved: list[Saved]) -> set[tuple[str, Any]]:
+    found: set[tuple[str, Any]] = set()
+    for ckpt, _, _ in saved:
+        found.update(saver.serde.loads_typed(ckpt)["channel_versions"].items())
+    return found
+
+
+def _drive(statements: Statements[R]) -> R:
+    try:
+        next(statements)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    raise ConfigError("in-memory hot tier operations run no statements")
+
+
+class MemoryAdmin:
+    """Listing, sizes and retention over an ``InMemorySaver`` (no I/O: sync and async alike)."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        if not isinstance(saver, InMemorySaver):
+            raise ConfigError(f"not an InMemorySaver: {type(saver).__name__}")
+        self._saver = saver
+
+    def list_threads(self, owner: Principal | None) -> Statements[list[ThreadInfo]]:
+        return list_threads(self._saver, owner)
+
+    def sizes(
+        self, thread_ids: Sequence[str] | None, owner: Principal | None
+    ) -> Statements[list[ThreadSize]]:
+        return sizes(self._saver, thread_ids, owner)
+
+    def prune(self, thread_id: str, keep_last: int) -> Statements[PruneReport]:
+        return prune(self._saver, thread_id, keep_last)
+
+    def run(self, statements: Statements[R], *, write: bool = False) -> R:
+        return _drive(statements)
+
+    async def arun(self, statements: Statements[R], *, write: bool = False) -> R:
+        return _drive(statements)

@@ -1,0 +1,325 @@
+"""Hot tier records and the pure logic shared by the sync and async thread APIs.
+
+Nothing here does I/O. Backend operations are written as generators of SQL
+statements (``Statements``): they yield ``(sql, params, fetch)`` and receive
+the rows, so one generator serves a sync and an async connection alike
+(:func:`drive` / :func:`adrive` only differ in how they execute).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TypeVar, cast
+from uuid import UUID
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, CheckpointTuple
+
+from engram._principal import Principal
+from engram.errors import AccessDeniedError, NotFoundError
+
+TENANT_KEY = "tenant_id"
+USER_KEY = "user_id"
+FORKED_FROM_KEY = "forked_from"
+"""Metadata of a forked thread's first checkpoint: ``"<thread_id>#<checkpoint_id>"``."""
+
+_UUID_EPOCH_OFFSET = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1970-01-01
+_INTERNAL_PREFIXES = ("__", "branch:")
+
+R = TypeVar("R")
+Params = Sequence[Any] | Mapping[str, Any]
+Statement = tuple[str, Params, bool]
+Statements = Generator[Statement, list[Any], R]
+
+
+def drive(statements: Statements[R], execute: Callable[[str, Params, bool], list[Any]]) -> R:
+    """Run a statement generator on a sync connection (``execute`` returns rows)."""
+    try:
+        sql, params, fetch = next(statements)
+        while True:
+            sql, params, fetch = statements.send(execute(sql, params, fetch))
+    except StopIteration as stop:
+        return cast(R, stop.value)
+
+
+async def adrive(
+    statements: Statements[R], execute: Callable[[str, Params, bool], Awaitable[list[Any]]]
+) -> R:
+    """Run a statement generator on an async connection."""
+    try:
+        sql, params, fetch = next(statements)
+        while True:
+            sql, params, fetch = statements.send(await execute(sql, params, fetch))
+    except StopIteration as stop:
+        return cast(R, stop.value)
+
+
+# --- records ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadInfo:
+    """One thread in a listing: its owner and its root-namespace checkpoints."""
+
+    thread_id: str
+    tenant_id: str | None
+    user_id: str | None
+    checkpoints: int
+    last_checkpoint_id: str
+
+    @property
+    def updated_at(self) -> datetime | None:
+        """When the last checkpoint was written (from its time-ordered id)."""
+        return checkpoint_time(self.last_checkpoint_id)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointInfo:
+    """One checkpoint in a thread's history, newest first."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    step: int | None
+    source: str | None
+    created_at: str
+    channels: tuple[str, ...]
+    pending_writes: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelChange:
+    channel: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True, slots=True)
+class StateDiff:
+    """Channel-level difference between two checkpoints' state."""
+
+    from_checkpoint: str
+    to_checkpoint: str
+    added: Mapping[str, Any] = field(default_factory=dict)
+    removed: Mapping[str, Any] = field(default_factory=dict)
+    changed: tuple[ChannelChange, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+    def render(self, width: int = 100) -> str:
+        """A readable, line-per-channel rendering (``+`` added, ``-`` removed, ``~`` changed)."""
+        lines = [f"diff {self.from_checkpoint} -> {self.to_checkpoint}"]
+        lines += [f"+ {k}: {_short(v, width)}" for k, v in sorted(self.added.items())]
+        lines += [f"- {k}: {_short(v, width)}" for k, v in sorted(self.removed.items())]
+        lines += [_render_change(c, width) for c in self.changed]
+        if self.is_empty:
+            lines.append("(no channel changed)")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSize:
+    """Storage a thread takes: rows and bytes, per table (growth shows here)."""
+
+    thread_id: str
+    checkpoints: int
+    writes: int
+    blobs: int
+    checkpoint_bytes: int
+    write_bytes: int
+    blob_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.checkpoint_bytes + self.write_bytes + self.blob_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PruneReport:
+    """What pruning a thread removed (kept counts the checkpoints left, all namespaces)."""
+
+    thread_id: str
+    kept: int
+    deleted_checkpoints: int
+    deleted_writes: int
+    deleted_blobs: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ForkResult:
+    """A new thread whose first checkpoint copies ``source_checkpoint_id``'s state."""
+
+    source_thread_id: str
+    source_checkpoint_id: str
+    thread_id: str
+    checkpoint_id: str
+
+    @property
+    def config(self) -> RunnableConfig:
+        """Config to continue the fork: ``graph.invoke(None, fork.config)``."""
+        return {"configurable": {"thread_id": self.thread_id}}
+
+
+@dataclass(frozen=True, slots=True)
+class ForkPlan:
+    """The saver calls that write a fork: one ``put`` then ``put_writes`` per task."""
+
+    config: RunnableConfig
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    new_versions: dict[str, str | int | float]
+    writes: dict[str, list[tuple[str, Any]]]
+
+
+# --- pure helpers ---------------------------------------------------------------
+
+
+def thread_config(
+    thread_id: str,
+    principal: Principal | None = None,
+    *,
+    checkpoint_id: str | None = None,
+    **configurable: Any,
+) -> RunnableConfig:
+    """The ``RunnableConfig`` to run a thread as ``principal``.
+
+    LangGraph copies string ``configurable`` values into every checkpoint's
+    metadata, so ``tenant_id`` / ``user_id`` travel with the thread and
+    :meth:`Threads.list_threads` can list a user's threads.
+    """
+    values: dict[str, Any] = {**configurable, "thread_id": thread_id}
+    if principal is not None:
+        values[TENANT_KEY] = principal.tenant_id
+        values[USER_KEY] = principal.user_id
+    if checkpoint_id is not None:
+        values["checkpoint_id"] = checkpoint_id
+    return {"configurable": values}
+
+
+def checkpoint_config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
+    configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
+    if checkpoint_id is not None:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def checkpoint_time(checkpoint_id: str) -> datetime | None:
+    """The creation time encoded in a LangGraph (UUID v6) checkpoint id."""
+    try:
+        uid = UUID(checkpoint_id)
+    except ValueError:
+        return None
+    if uid.version != 6:
+        return None
+    ticks = ((uid.int >> 80) << 12) | ((uid.int >> 64) & 0x0FFF)
+    return datetime.fromtimestamp((ticks - _UUID_EPOCH_OFFSET) / 1e7, tz=UTC)
+
+
+def owner_of(metadata: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    return metadata.get(TENANT_KEY), metadata.get(USER_KEY)
+
+
+def ensure_owner(principal: Principal | None, thread_id: str, tup: CheckpointTuple | None) -> None:
+    """Raise unless ``principal`` (when given) owns the thread whose latest tuple is ``tup``."""
+    if principal is None or tup is None:
+        return
+    if owner_of(tup.metadata) != principal.namespace:
+        raise AccessDeniedError(
+            f"thread {thread_id!r} does not belong to {principal.tenant_id}/{principal.user_id}"
+        )
+
+
+def require(
+    tup: CheckpointTuple | None, thread_id: str, checkpoint_id: str | None
+) -> CheckpointTuple:
+    if tup is None:
+        where = f"checkpoint {checkpoint_id!r} of " if checkpoint_id else ""
+        raise NotFoundError(f"no {where}thread {thread_id!r}")
+    return tup
+
+
+def checkpoint_info(tup: CheckpointTuple) -> CheckpointInfo:
+    parent = tup.parent_config["configurable"]["checkpoint_id"] if tup.parent_config else None
+    return CheckpointInfo(
+        checkpoint_id=tup.config["configurable"]["checkpoint_id"],
+        parent_id=parent,
+        step=tup.metadata.get("step"),
+        source=tup.metadata.get("source"),
+        created_at=tup.checkpoint["ts"],
+        channels=tuple(sorted(user_channels(tup.checkpoint["channel_values"]))),
+        pending_writes=len(tup.pending_writes or ()),
+    )
+
+
+def user_channels(values: Mapping[str, Any], include_internal: bool = False) -> dict[str, Any]:
+    """Channel values without LangGraph's bookkeeping channels (``__start__``, ``branch:…``)."""
+    if include_internal:
+        return dict(values)
+    return {k: v for k, v in values.items() if not k.startswith(_INTERNAL_PREFIXES)}
+
+
+def diff_states(
+    before: CheckpointTuple, after: CheckpointTuple, *, include_internal: bool = False
+) -> StateDiff:
+    """Channel-level diff of two checkpoints (added / removed / changed keys)."""
+    old = user_channels(before.checkpoint["channel_values"], include_internal)
+    new = user_channels(after.checkpoint["channel_values"], include_internal)
+    changed = tuple(
+        ChannelChange(k, old[k], new[k])
+        for k in sorted(old.keys() & new.keys())
+        if old[k] != new[k]
+    )
+    return StateDiff(
+        from_checkpoint=before.config["configurable"]["checkpoint_id"],
+        to_checkpoint=after.config["configurable"]["checkpoint_id"],
+        added={k: new[k] for k in new.keys() - old.keys()},
+        removed={k: old[k] for k in old.keys() - new.keys()},
+        changed=changed,
+    )
+
+
+def fork_plan(source: CheckpointTuple, thread_id: str, principal: Principal | None) -> ForkPlan:
+    """What to write so ``thread_id`` starts from ``source``'s state and pending writes.
+
+    The checkpoint keeps its id: LangGraph derives task ids from it, so the
+    copied pending writes (an interrupt, a finished task of the step) still
+    match their tasks when the fork resumes.
+    """
+    src = source.config["configurable"]
+    tenant, user = principal.namespace if principal else owner_of(source.metadata)
+    metadata: dict[str, Any] = {
+        **source.metadata,
+        "source": "fork",
+        "parents": {},
+        FORKED_FROM_KEY: f"{src['thread_id']}#{src['checkpoint_id']}",
+    }
+    owner = {TENANT_KEY: tenant, USER_KEY: user} if tenant and user else {}
+    metadata.update(owner)
+    writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for task_id, channel, value in source.pending_writes or ():
+        writes[task_id].append((channel, value))
+    checkpoint = source.checkpoint
+    return ForkPlan(
+        config={"configurable": {"thread_id": thread_id, "checkpoint_ns": "", **owner}},
+        checkpoint=checkpoint,
+        metadata=cast(CheckpointMetadata, metadata),
+        new_versions=dict(checkpoint["channel_versions"]),
+        writes=dict(writes),
+    )
+
+
+def _short(value: Any, width: int) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _render_change(change: ChannelChange, width: int) -> str:
+    old, new = change.before, change.after
+    if isinstance(old, list) and isinstance(new, list) and new[: len(old)] == old:
+        extra = new[len(old) :]
+        return f"~ {change.channel}: appended {len(extra)} item(s): {_short(extra, width)}"
+    return f"~ {change.channel}: {_short(old, width)} -> {_short(new, width)}"
