@@ -35,14 +35,17 @@ MAX_TOOL_STEPS = 16
 ALIASES = {"google": "GOOGL", "nvidia": "NVDA", "intel": "INTC", "apple": "AAPL"}
 
 
+def _alias(word: str) -> str:
+    return word.lower().rstrip(".,").removesuffix(".com")
+
+
 def find_tickers(request: str, data: MarketData) -> list[str]:
     """Tickers named in ``request`` (symbols or first words of company names), in order."""
-    names = {rec["name"].split()[0].lower().rstrip(".,"): t for t, rec in data.fundamentals.items()}
+    names = {_alias(rec["name"].split()[0]): t for t, rec in data.fundamentals.items()}
     lookup = {**names, **ALIASES, **{t.lower(): t for t in data.tickers}}
     lookup.pop("advanced", None)
-    words = re.findall(r"[A-Za-z][A-Za-z.]*[A-Za-z]|[A-Za-z]", request)
-    found = [lookup[w.lower().removesuffix(".com")] for w in words if w.lower() in lookup]
-    return list(dict.fromkeys(found))
+    words = [_alias(w) for w in re.findall(r"[A-Za-z][A-Za-z.]*[A-Za-z]|[A-Za-z]", request)]
+    return list(dict.fromkeys(lookup[w] for w in words if w in lookup))
 
 
 def _text(message: BaseMessage) -> str:
