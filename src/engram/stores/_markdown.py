@@ -9,13 +9,14 @@ import datetime as dt
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from engram.errors import InvalidInputError, SerializationError
+from engram.errors import InvalidInputError, PathEscapeError, SerializationError
+from engram.recall._fusion import rrf
 
 _FENCE = "---"
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -82,6 +83,29 @@ def render(content: str, metadata: Mapping[str, Any] | None = None) -> str:
     return f"{_FENCE}\n{dumped}{_FENCE}\n{content}"
 
 
+@dataclass(frozen=True, slots=True)
+class ParsedText:
+    """A document's file text taken apart: metadata, body, where the body starts."""
+
+    metadata: dict[str, Any]
+    body: str
+    first_line: int
+    digest: str
+
+    def paragraphs(self) -> list[Paragraph]:
+        """The body's paragraphs with file line numbers."""
+        return paragraphs(self.body, self.first_line)
+
+
+def parse_text(text: str) -> ParsedText:
+    """Parse a document's text leniently: malformed front matter counts as body text."""
+    try:
+        metadata, body, offset = split_front_matter(text)
+    except (SerializationError, InvalidInputError):
+        metadata, body, offset = {}, text, 0
+    return ParsedText(metadata, body, offset + 1, digest(body, metadata))
+
+
 def digest(content: str, metadata: Mapping[str, Any]) -> str:
     """A stable fingerprint of a document's meaning (body + metadata), for sync."""
     canonical = json.dumps(
@@ -137,6 +161,18 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z", re.DOTALL)
 
 
+def check_glob(pattern: str) -> str:
+    """Return ``pattern`` unless it could reach outside the root (``..``, absolute, NUL)."""
+    if "\x00" in pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+        raise PathEscapeError(f"glob must stay inside the document root: {pattern!r}")
+    return pattern
+
+
+def literal_prefix(pattern: str) -> str:
+    """The part of a glob before its first wildcard (for an indexed prefix scan)."""
+    return re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+
+
 def fts_query(query: str) -> str:
     """Turn free text into a safe FTS5 expression: every word quoted, OR-ed together."""
     words = _WORD.findall(query)
@@ -148,10 +184,6 @@ def words(query: str) -> list[str]:
     return list(dict.fromkeys(_WORD.findall(query)))
 
 
-def rrf(rankings: Iterable[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion: ``sum(1 / (k + rank))`` per key, best first."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+def fuse(rankings: Sequence[Sequence[str]]) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion of separately retrieved rankings, best first."""
+    return sorted(rrf(rankings).items(), key=lambda item: (-item[1], item[0]))

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from engram._principal import Principal
-from engram.errors import ConflictError, InvalidInputError, SerializationError
-from engram.stores._markdown import digest, render, split_front_matter
+from engram.errors import ConflictError
+from engram.stores._markdown import render, split_front_matter
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
 
@@ -156,15 +156,6 @@ class DocumentStore(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-def text_digest(text: str) -> str:
-    """The :func:`digest` of a document's file text (body + parsed metadata)."""
-    try:
-        metadata, body, _ = split_front_matter(text)
-    except (SerializationError, InvalidInputError):  # unparsable: fingerprint the raw text
-        metadata, body = {}, text
-    return digest(body, metadata)
 
 
 def sync(source: DocumentStore, target: DocumentStore, principal: Principal) -> SyncReport:

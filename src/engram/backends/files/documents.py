@@ -39,7 +39,7 @@ from engram.errors import (
     SerializationError,
 )
 from engram.recall import Embedder
-from engram.stores._markdown import Paragraph, digest, glob_regex, paragraphs, split_front_matter
+from engram.stores._markdown import Paragraph, check_glob, glob_regex, parse_text
 from engram.stores.documents import DocumentInfo, DocumentStore, SearchHit, SearchMode
 
 
@@ -56,14 +56,10 @@ class RefreshReport:
 def _parse(data: bytes) -> tuple[str, list[Paragraph]]:
     """(digest, paragraphs) of a file's bytes; unparsable files index as plain text."""
     try:
-        text = data.decode("utf-8")
+        parsed = parse_text(data.decode("utf-8"))
     except UnicodeDecodeError:
         return hashlib.sha256(data).hexdigest(), []
-    try:
-        metadata, body, offset = split_front_matter(text)
-    except (SerializationError, InvalidInputError):
-        metadata, body, offset = {}, text, 0
-    return digest(body, metadata), paragraphs(body, first_line=offset + 1)
+    return parsed.digest, parsed.paragraphs()
 
 
 @contextmanager
@@ -145,7 +141,7 @@ class FileDocumentStore(DocumentStore):
         return record
 
     def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
-        regex = glob_regex(_check_pattern(pattern))
+        regex = glob_regex(check_glob(pattern))
         self.refresh(principal)
         files = self._index.files(principal.tenant_id)
         return [
@@ -226,9 +222,3 @@ class FileDocumentStore(DocumentStore):
             return 0
         self._index_bytes(tenant, path, info, data)
         return 1
-
-
-def _check_pattern(pattern: str) -> str:
-    if "\x00" in pattern or pattern.startswith("/") or ".." in pattern.split("/"):
-        raise PathEscapeError(f"glob must stay inside the document root: {pattern!r}")
-    return pattern

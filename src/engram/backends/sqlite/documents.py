@@ -20,7 +20,7 @@ import numpy as np
 
 from engram.errors import BackendError
 from engram.recall import Embedder
-from engram.stores._markdown import Paragraph, fts_query, rrf
+from engram.stores._markdown import Paragraph, fts_query, fuse
 from engram.stores.documents import SearchHit, SearchMode
 
 MIGRATIONS: tuple[str, ...] = (
@@ -215,7 +215,7 @@ class DocumentIndex:
             rankings.append(self._keyword(tenant, query, depth))
         if mode in ("hybrid", "semantic") and self._embedder is not None:
             rankings.append(self._semantic(tenant, query, depth))
-        fused = rrf(rankings)[:k]
+        fused = fuse(rankings)[:k]
         return self._hits(fused)
 
     def _keyword(self, tenant: str, query: str, depth: int) -> list[str]:

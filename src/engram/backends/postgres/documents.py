@@ -1,0 +1,381 @@
+"""The document tier on PostgreSQL: JSONB + tsvector + pgvector, isolated by row-level security.
+
+``engram_documents`` keeps each document's full text (``content``) and its parsed
+front matter (``metadata`` JSONB); ``engram_document_chunks`` keeps its paragraphs with
+a generated ``tsvector`` (GIN index) and an optional pgvector embedding. Both tables
+have ``ENABLE`` + ``FORCE ROW LEVEL SECURITY`` with a policy on
+``current_setting('app.tenant_id')``, which every transaction sets from the
+:class:`~engram.Principal` with ``set_config(..., true)`` (transaction-local, so a
+pooled connection never carries a tenant over). The store refuses to run as a role
+that bypasses RLS; :func:`setup` creates such an application role with the admin
+connection.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from engram._principal import Principal, validate_id
+from engram.backends.files._safepath import join, split_path
+from engram.errors import (
+    BackendError,
+    ConfigError,
+    ConflictError,
+    InvalidInputError,
+    MissingDependencyError,
+    NotFoundError,
+)
+from engram.recall import Embedder
+from engram.stores._markdown import (
+    check_glob,
+    fuse,
+    glob_regex,
+    literal_prefix,
+    parse_text,
+    words,
+)
+from engram.stores.documents import DocumentInfo, DocumentStore, SearchHit, SearchMode
+
+try:
+    import psycopg
+    from pgvector.psycopg import register_vector
+    from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg.types.json import Jsonb
+    from psycopg_pool import ConnectionPool
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise MissingDependencyError("PostgreSQL needs: pip install 'engram[postgres]'") from exc
+
+TABLES = ("engram_documents", "engram_document_chunks")
+_TENANT = "current_setting('app.tenant_id', true)"
+_POLICY = (
+    "ALTER TABLE {t} ENABLE ROW LEVEL SECURITY; ALTER TABLE {t} FORCE ROW LEVEL SECURITY; "
+    f"CREATE POLICY {{t}}_tenant ON {{t}} USING (tenant_id = {_TENANT}) "
+    f"WITH CHECK (tenant_id = {_TENANT});"
+)
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE engram_documents (
+        tenant_id text NOT NULL,
+        path text NOT NULL,
+        content text NOT NULL,
+        metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+        digest text NOT NULL,
+        size integer NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, path)
+    );
+    CREATE INDEX engram_documents_metadata ON engram_documents USING gin (metadata);
+    CREATE TABLE engram_document_chunks (
+        tenant_id text NOT NULL,
+        path text NOT NULL,
+        chunk_no integer NOT NULL,
+        heading text NOT NULL,
+        body text NOT NULL,
+        line_start integer NOT NULL,
+        line_end integer NOT NULL,
+        tsv tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('english', heading), 'A')
+            || setweight(to_tsvector('english', body), 'B')
+        ) STORED,
+        model_id text,
+        embedding vector,
+        PRIMARY KEY (tenant_id, path, chunk_no),
+        FOREIGN KEY (tenant_id, path) REFERENCES engram_documents (tenant_id, path)
+            ON DELETE CASCADE ON UPDATE CASCADE
+    );
+    CREATE INDEX engram_document_chunks_tsv ON engram_document_chunks USING gin (tsv);
+    """
+    + "".join(_POLICY.format(t=table) for table in TABLES),
+)
+
+_VERSION_TABLE = (
+    "CREATE TABLE IF NOT EXISTS engram_documents_migrations (version integer PRIMARY KEY)"
+)
+_SET_TENANT = "SELECT set_config('app.tenant_id', %s, true)"
+_ROLE_FLAGS = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+_UPSERT = (
+    "INSERT INTO engram_documents (tenant_id, path, content, metadata, digest, size) "
+    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, path) DO UPDATE SET "
+    "content = excluded.content, metadata = excluded.metadata, digest = excluded.digest, "
+    "size = excluded.size, updated_at = now()"
+)
+_INSERT = (
+    "INSERT INTO engram_documents (tenant_id, path, content, metadata, digest, size) "
+    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, path) DO NOTHING"
+)
+_DELETE_CHUNKS = "DELETE FROM engram_document_chunks WHERE tenant_id = %s AND path = %s"
+_INSERT_CHUNK = (
+    "INSERT INTO engram_document_chunks (tenant_id, path, chunk_no, heading, body, "
+    "line_start, line_end, model_id, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_READ = "SELECT content FROM engram_documents WHERE tenant_id = %s AND path = %s"
+_LIST = (
+    "SELECT path, size, digest FROM engram_documents "
+    "WHERE tenant_id = %s AND starts_with(path, %s) ORDER BY path"
+)
+_UNDER = "SELECT EXISTS (SELECT 1 FROM engram_documents WHERE tenant_id = %s AND {})"
+_IN_TREE = "(path = %s OR starts_with(path, %s))"
+_DELETE = f"DELETE FROM engram_documents WHERE tenant_id = %s AND {_IN_TREE} RETURNING path"
+_MOVE = (
+    "UPDATE engram_documents SET path = %s || substr(path, %s), updated_at = now() "
+    f"WHERE tenant_id = %s AND {_IN_TREE}"
+)
+_KEYWORD = (
+    "SELECT path, chunk_no FROM engram_document_chunks, to_tsquery('english', %s) AS q "
+    "WHERE tenant_id = %s AND tsv @@ q ORDER BY ts_rank_cd(tsv, q) DESC, path LIMIT %s"
+)
+_VECTOR = (
+    "SELECT path, chunk_no FROM engram_document_chunks "
+    "WHERE tenant_id = %s AND model_id = %s AND embedding <=> %s < 1 "
+    "ORDER BY embedding <=> %s, path LIMIT %s"
+)
+_CHUNKS = (
+    "SELECT path, chunk_no, heading, body, line_start, line_end FROM engram_document_chunks "
+    "WHERE tenant_id = %s AND (path, chunk_no) IN (SELECT * FROM unnest(%s::text[], %s::int[]))"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AppRole:
+    """The login role the application uses: no superuser, no ``BYPASSRLS``."""
+
+    name: str = "engram_app"
+    password: str | None = None
+
+
+def _grant_sql(role: str) -> list[sql.Composed]:
+    ident = sql.Identifier(role)
+    tables = sql.SQL(", ").join(sql.Identifier(t) for t in TABLES)
+    return [
+        sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(ident),
+        sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(tables, ident),
+    ]
+
+
+def _role_sql(role: AppRole, exists: bool) -> sql.Composed:
+    verb = sql.SQL("ALTER ROLE" if exists else "CREATE ROLE")
+    flags = sql.SQL("LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE")
+    if role.password is None:
+        return sql.SQL("{} {} {}").format(verb, sql.Identifier(role.name), flags)
+    password = sql.SQL("PASSWORD {}").format(sql.Literal(role.password))
+    return sql.SQL("{} {} {} {}").format(verb, sql.Identifier(role.name), flags, password)
+
+
+def setup(admin_url: str, role: AppRole | None = None) -> str:
+    """Create or migrate the schema and the application role; return the role's URL.
+
+    Idempotent. Runs with an admin connection (schema owner); the returned conninfo
+    connects as ``role`` (default ``engram_app``), which RLS always applies to.
+    """
+    role = role or AppRole()
+    validate_id("role name", role.name)
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext('engram_documents_setup'))")
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            _migrate(conn)
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role.name,))
+            conn.execute(_role_sql(role, exists.fetchone() is not None))
+            for statement in _grant_sql(role.name):
+                conn.execute(statement)
+    except psycopg.Error as exc:
+        raise BackendError(f"document schema setup failed: {exc}") from exc
+    params = {k: str(v) for k, v in conninfo_to_dict(admin_url).items()}
+    params["user"] = role.name
+    params.pop("password", None)
+    if role.password is not None:
+        params["password"] = role.password
+    return make_conninfo("", **params)
+
+
+def _migrate(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    conn.execute(_VERSION_TABLE)
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM engram_documents_migrations")
+    first = row.fetchone()
+    done = _int(first[0] if first else 0)
+    for version, script in enumerate(MIGRATIONS[done:], start=done + 1):
+        conn.execute(script.encode())
+        conn.execute("INSERT INTO engram_documents_migrations VALUES (%s)", (version,))
+
+
+class PostgresDocumentStore(DocumentStore):
+    """Documents in PostgreSQL, one tenant per transaction, enforced by row-level security.
+
+    ``url`` must connect as the application role from :func:`setup` (a role with
+    ``BYPASSRLS`` or superuser is refused, since RLS would not apply to it).
+    """
+
+    def __init__(self, url: str, *, embedder: Embedder | None = None, max_size: int = 4) -> None:
+        self._url = url
+        self._embedder = embedder
+        self._max_size = max_size
+        self._pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] | None = None
+
+    def _connections(self) -> ConnectionPool[psycopg.Connection[tuple[object, ...]]]:
+        if self._pool is None:
+            self._check_role()
+            pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] = ConnectionPool(
+                self._url,
+                min_size=1,
+                max_size=self._max_size,
+                configure=register_vector,
+                open=True,
+            )
+            self._pool = pool
+        return self._pool
+
+    def _check_role(self) -> None:
+        try:
+            with psycopg.connect(self._url) as conn:
+                row = conn.execute(_ROLE_FLAGS).fetchone()
+        except psycopg.Error as exc:
+            raise BackendError(f"cannot connect to the document database: {exc}") from exc
+        if row is None or row[0]:
+            raise ConfigError(
+                "the document store must connect as a role without SUPERUSER or BYPASSRLS "
+                "(row-level security would not apply); use the role setup() creates"
+            )
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    @contextmanager
+    def transaction(self, principal: Principal) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+        """A connection inside a transaction scoped to ``principal``'s tenant."""
+        try:
+            with self._connections().connection() as conn, conn.transaction():
+                conn.execute(_SET_TENANT, (principal.tenant_id,))
+                yield conn
+        except psycopg.Error as exc:
+            raise BackendError(f"document query failed: {exc}") from exc
+
+    def read_text(self, principal: Principal, path: str) -> str:
+        key = join(split_path(path))
+        with self.transaction(principal) as conn:
+            row = conn.execute(_READ, (principal.tenant_id, key)).fetchone()
+        if row is None:
+            raise NotFoundError(f"{key}: does not exist")
+        return str(row[0])
+
+    def write_text(
+        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+    ) -> DocumentInfo:
+        key = join(split_path(path))
+        parsed = parse_text(text)
+        chunks = parsed.paragraphs()
+        vectors, model_id = self._embed([f"{c.heading}\n{c.text}" for c in chunks])
+        size = len(text.encode("utf-8"))
+        tenant = principal.tenant_id
+        row = (tenant, key, text, Jsonb(parsed.metadata), parsed.digest, size)
+        with self.transaction(principal) as conn:
+            if self._under(conn, tenant, key):
+                raise InvalidInputError(f"{key}: is a directory")
+            written = conn.execute(_UPSERT if overwrite else _INSERT, row).rowcount
+            if not written:
+                raise ConflictError(f"{key}: already exists")
+            conn.execute(_DELETE_CHUNKS, (tenant, key))
+            conn.cursor().executemany(
+                _INSERT_CHUNK,
+                [
+                    (tenant, key, n, c.heading, c.text, c.line_start, c.line_end, model_id, v)
+                    for n, (c, v) in enumerate(zip(chunks, vectors, strict=True))
+                ],
+            )
+        return DocumentInfo(key, size, parsed.digest)
+
+    def _embed(self, texts: builtins.list[str]) -> tuple[builtins.list[object], str | None]:
+        if self._embedder is None or not texts:
+            return [None] * len(texts), None
+        matrix = np.asarray(self._embedder.embed(texts), dtype=np.float32)
+        return list(matrix), self._embedder.model_id
+
+    @staticmethod
+    def _under(conn: psycopg.Connection[tuple[object, ...]], tenant: str, key: str) -> bool:
+        query = _UNDER.format("starts_with(path, %s)")
+        row = conn.execute(query, (tenant, key + "/")).fetchone()
+        return bool(row and row[0])
+
+    def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
+        regex = glob_regex(check_glob(pattern))
+        prefix = literal_prefix(pattern)
+        with self.transaction(principal) as conn:
+            rows = conn.execute(_LIST, (principal.tenant_id, prefix)).fetchall()
+        return [DocumentInfo(str(p), _int(s), str(d)) for p, s, d in rows if regex.match(str(p))]
+
+    def is_dir(self, principal: Principal, path: str) -> bool:
+        parts = split_path(path, allow_root=True)
+        if not parts:
+            return True
+        with self.transaction(principal) as conn:
+            return self._under(conn, principal.tenant_id, join(parts))
+
+    def delete(self, principal: Principal, path: str) -> int:
+        key = join(split_path(path))
+        with self.transaction(principal) as conn:
+            rows = conn.execute(_DELETE, (principal.tenant_id, key, key + "/")).fetchall()
+        if not rows:
+            raise NotFoundError(f"{key}: does not exist")
+        return len(rows)
+
+    def move(self, principal: Principal, source: str, target: str) -> None:
+        src, dst = join(split_path(source)), join(split_path(target))
+        if dst.startswith(src + "/"):
+            raise InvalidInputError("cannot move a directory into itself")
+        tenant = principal.tenant_id
+        with self.transaction(principal) as conn:
+            exists = conn.execute(_UNDER.format(_IN_TREE), (tenant, dst, dst + "/")).fetchone()
+            if exists and exists[0]:
+                raise ConflictError(f"{dst}: already exists")
+            moved = conn.execute(_MOVE, (dst, len(src) + 1, tenant, src, src + "/")).rowcount
+        if not moved:
+            raise NotFoundError(f"{src}: does not exist")
+
+    def search(
+        self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
+    ) -> builtins.list[SearchHit]:
+        if k < 1:
+            raise InvalidInputError(f"k must be at least 1, got {k}")
+        depth, tenant = max(k * 4, 20), principal.tenant_id
+        with self.transaction(principal) as conn:
+            rankings = []
+            if mode in ("hybrid", "keyword") and (terms := words(query)):
+                rows = conn.execute(_KEYWORD, (" | ".join(terms), tenant, depth)).fetchall()
+                rankings.append([f"{p}\x00{n}" for p, n in rows])
+            if mode in ("hybrid", "semantic") and self._embedder is not None:
+                vector = np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
+                params = (tenant, self._embedder.model_id, vector, vector, depth)
+                rankings.append([f"{p}\x00{n}" for p, n in conn.execute(_VECTOR, params)])
+            fused = fuse(rankings)[:k]
+            return self._hits(conn, tenant, fused)
+
+    @staticmethod
+    def _hits(
+        conn: psycopg.Connection[tuple[object, ...]],
+        tenant: str,
+        fused: builtins.list[tuple[str, float]],
+    ) -> builtins.list[SearchHit]:
+        keys = [key.split("\x00") for key, _ in fused]
+        rows = conn.execute(
+            _CHUNKS, (tenant, [p for p, _ in keys], [int(n) for _, n in keys])
+        ).fetchall()
+        found = {f"{r[0]}\x00{r[1]}": r for r in rows}
+        return [
+            SearchHit(str(r[0]), str(r[2]), str(r[3]), _int(r[4]), _int(r[5]), score)
+            for key, score in fused
+            if (r := found.get(key)) is not None
+        ]
+
+
+def _int(value: object) -> int:
+    if not isinstance(value, int):
+        raise BackendError(f"expected an integer column, got {type(value).__name__}")
+    return value

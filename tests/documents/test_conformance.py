@@ -1,0 +1,171 @@
+"""One behaviour for every document store: the file store and PostgreSQL (real server)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from engram import ConflictError, InvalidInputError, NotFoundError, PathEscapeError, Principal
+from engram.stores.documents import SCAFFOLD, Document, DocumentStore
+
+ALICE = Principal("acme", "alice")
+BOB = Principal("globex", "bob")
+
+RATES = """# Rates
+
+The ECB raised its deposit rate in July.
+
+## Outlook
+
+Inflation should fall back to target next year,
+says the staff projection.
+"""
+
+
+def test_write_then_read_keeps_body_and_front_matter(store: DocumentStore) -> None:
+    info = store.write(ALICE, "research/rates.md", RATES, {"title": "Rates", "tags": ["macro"]})
+    assert info.path == "research/rates.md" and info.size > len(RATES)
+    doc = store.read(ALICE, "research/rates.md")
+    assert doc == Document("research/rates.md", RATES, {"title": "Rates", "tags": ["macro"]})
+    assert store.read_text(ALICE, "research/rates.md").startswith("---\ntags:\n- macro\n")
+
+
+def test_text_round_trips_byte_for_byte(store: DocumentStore) -> None:
+    text = "---\ntitle:   Hand written\n---\nbody\n"
+    store.write_text(ALICE, "notes.md", text)
+    assert store.read_text(ALICE, "notes.md") == text
+    assert store.read(ALICE, "notes.md").metadata == {"title": "Hand written"}
+
+
+def test_overwrite_and_create_only(store: DocumentStore) -> None:
+    store.write_text(ALICE, "a.md", "one")
+    store.write_text(ALICE, "a.md", "two")
+    assert store.read_text(ALICE, "a.md") == "two"
+    with pytest.raises(ConflictError):
+        store.write_text(ALICE, "a.md", "three", overwrite=False)
+    assert store.read_text(ALICE, "a.md") == "two"
+
+
+def test_missing_document_is_not_found(store: DocumentStore) -> None:
+    with pytest.raises(NotFoundError):
+        store.read_text(ALICE, "nope.md")
+    with pytest.raises(NotFoundError):
+        store.delete(ALICE, "nope.md")
+    with pytest.raises(NotFoundError):
+        store.move(ALICE, "nope.md", "other.md")
+
+
+def test_list_matches_globs(store: DocumentStore) -> None:
+    for path in ["README.md", "research/a.md", "research/deep/b.md", "learnings/c.txt"]:
+        store.write_text(ALICE, path, f"# {path}\n")
+    assert [i.path for i in store.list(ALICE, "*")] == ["README.md"]
+    assert [i.path for i in store.list(ALICE, "research/*.md")] == ["research/a.md"]
+    assert [i.path for i in store.list(ALICE, "**/*.md")] == [
+        "README.md",
+        "research/a.md",
+        "research/deep/b.md",
+    ]
+    assert len(store.list(ALICE)) == 4
+    with pytest.raises(PathEscapeError):
+        store.list(ALICE, "../*")
+
+
+def test_delete_file_and_directory(store: DocumentStore) -> None:
+    for path in ["keep.md", "old/a.md", "old/sub/b.md"]:
+        store.write_text(ALICE, path, "x\n")
+    assert store.delete(ALICE, "keep.md") == 1
+    assert store.is_dir(ALICE, "old")
+    assert store.delete(ALICE, "old") == 2
+    assert store.list(ALICE) == []
+    assert not store.is_dir(ALICE, "old")
+
+
+def test_move_file_and_directory(store: DocumentStore) -> None:
+    store.write_text(ALICE, "draft.md", "# Draft\n\nunique zebra paragraph\n")
+    store.write_text(ALICE, "research/x.md", "x\n")
+    store.move(ALICE, "draft.md", "learnings/final.md")
+    assert store.read_text(ALICE, "learnings/final.md").startswith("# Draft")
+    with pytest.raises(NotFoundError):
+        store.read_text(ALICE, "draft.md")
+    store.move(ALICE, "research", "archive/research")
+    assert [i.path for i in store.list(ALICE)] == ["archive/research/x.md", "learnings/final.md"]
+    with pytest.raises(ConflictError):
+        store.move(ALICE, "learnings/final.md", "archive/research/x.md")
+    with pytest.raises(InvalidInputError):
+        store.move(ALICE, "archive", "archive/inner")
+    hits = store.search(ALICE, "zebra")
+    assert [h.path for h in hits] == ["learnings/final.md"]
+
+
+def test_search_gives_path_heading_paragraph_and_lines(store: DocumentStore) -> None:
+    store.write(ALICE, "research/rates.md", RATES, {"title": "Rates"})
+    store.write_text(ALICE, "learnings/cooking.md", "# Cooking\n\nSalt the pasta water.\n")
+    hits = store.search(ALICE, "inflation projection", k=3)
+    assert hits, "expected a hit"
+    top = hits[0]
+    assert (top.path, top.heading) == ("research/rates.md", "Outlook")
+    assert top.text == "Inflation should fall back to target next year,\nsays the staff projection."
+    lines = store.read_text(ALICE, "research/rates.md").split("\n")
+    assert lines[top.line_start - 1].startswith("Inflation")
+    assert lines[top.line_end - 1] == "says the staff projection."
+    assert all(h.path != "learnings/cooking.md" for h in store.search(ALICE, "inflation"))
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_every_search_mode_finds_the_paragraph(store: DocumentStore, mode: str) -> None:
+    store.write_text(ALICE, "a.md", "# Alpha\n\nquarterly earnings beat estimates\n")
+    store.write_text(ALICE, "b.md", "# Beta\n\nthe office plants need water\n")
+    hits = store.search(ALICE, "earnings estimates", mode=mode)  # type: ignore[arg-type]
+    assert hits and hits[0].path == "a.md"
+
+
+def test_rewrite_replaces_indexed_paragraphs(store: DocumentStore) -> None:
+    store.write_text(ALICE, "a.md", "walrus facts\n")
+    store.write_text(ALICE, "a.md", "penguin facts\n")
+    assert store.search(ALICE, "walrus", mode="keyword") == []
+    assert [h.path for h in store.search(ALICE, "penguin", mode="keyword")] == ["a.md"]
+    store.delete(ALICE, "a.md")
+    assert store.search(ALICE, "penguin", mode="keyword") == []
+
+
+def test_tenants_do_not_see_each_other(store: DocumentStore) -> None:
+    store.write_text(ALICE, "secret.md", "acme merger plans\n")
+    with pytest.raises(NotFoundError):
+        store.read_text(BOB, "secret.md")
+    assert store.list(BOB) == []
+    assert store.search(BOB, "merger plans") == []
+    with pytest.raises(NotFoundError):
+        store.delete(BOB, "secret.md")
+    assert store.read_text(ALICE, "secret.md") == "acme merger plans\n"
+
+
+def test_init_scaffolds_the_layout_once(store: DocumentStore) -> None:
+    store.write_text(ALICE, "README.md", "mine\n")
+    created = store.init(ALICE)
+    assert set(created) == set(SCAFFOLD) - {"README.md"}
+    assert store.read_text(ALICE, "README.md") == "mine\n"
+    assert "## Next" in store.read_text(ALICE, "PROGRESS.md")
+    assert store.init(ALICE) == []
+    assert all(store.is_dir(ALICE, d) for d in ["research", "learnings", "user-profiles"])
+
+
+@pytest.mark.parametrize("bad", ["../x.md", "/etc/passwd", "a/../../x", "a\x00b", "C:/x"])
+def test_escaping_paths_are_refused(store: DocumentStore, bad: str) -> None:
+    with pytest.raises(PathEscapeError):
+        store.write_text(ALICE, bad, "x")
+    with pytest.raises(PathEscapeError):
+        store.read_text(ALICE, bad)
+
+
+@pytest.mark.parametrize("bad", ["", "a//b", "./a", ".hidden", "a\u202eb", "a\nb", " a"])
+def test_odd_paths_are_invalid(store: DocumentStore, bad: str) -> None:
+    with pytest.raises(InvalidInputError):
+        store.write_text(ALICE, bad, "x")
+
+
+def test_paths_are_nfc_normalised(store: DocumentStore) -> None:
+    decomposed = unicodedata.normalize("NFD", "café.md")
+    store.write_text(ALICE, decomposed, "du café\n")
+    assert store.read_text(ALICE, "café.md") == "du café\n"
+    assert [i.path for i in store.list(ALICE)] == ["café.md"]
