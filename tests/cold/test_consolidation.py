@@ -1,0 +1,80 @@
+"""Consolidation: ADD / UPDATE / DELETE / NOOP, by rules and by a chat model."""
+
+from __future__ import annotations
+
+from cold_support import StoreFactory
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+from engram import Principal
+from engram.consolidation import Action, Existing, Fact, LLMResolver, RuleResolver
+from engram.stores.cold import LongTermStore
+
+ME = Principal("t", "me")
+
+
+def test_rules_add_noop_update_delete(store: LongTermStore) -> None:
+    added = store.remember(ME, "My favourite drink is green tea", slot="drink")
+    assert added.action == "added" and added.record is not None
+    key = added.record.key
+    dup = store.remember(ME, "my favourite drink is green tea!", slot="drink")
+    assert dup.action == "noop" and dup.record is not None and dup.record.key == key
+    updated = store.remember(ME, "My favourite drink is espresso", slot="drink")
+    assert updated.action == "updated" and updated.record is not None
+    assert updated.record.key == key and updated.previous is not None
+    assert updated.previous.text == "My favourite drink is green tea"
+    deleted = store.remember(ME, "I no longer drink espresso", slot="drink")
+    assert deleted.action == "deleted" and deleted.previous is not None
+    assert store.recall(ME, "favourite drink") == []
+    assert [v.text for v in store.history(ME, key)] == [
+        "My favourite drink is green tea",
+        "My favourite drink is espresso",
+    ]
+
+
+def test_near_duplicate_without_slot_is_noop(store: LongTermStore) -> None:
+    store.remember(ME, "Allergic to peanuts", tags=["constraint"])
+    again = store.remember(ME, "allergic to PEANUTS", tags=["constraint"])
+    assert again.action == "noop"
+    other = store.remember(ME, "Allergic to shellfish", tags=["constraint"])
+    assert other.action == "added"
+    assert len(store.recall(ME, "allergic", k=10)) == 2
+
+
+def test_consolidation_stays_in_the_namespace(store: LongTermStore) -> None:
+    store.remember(Principal("t", "other"), "My favourite drink is tea", slot="drink")
+    mine = store.remember(ME, "My favourite drink is tea", slot="drink")
+    assert mine.action == "added"
+
+
+def test_rule_resolver_is_pure() -> None:
+    assert RuleResolver().resolve(Fact("hello"), []).action is Action.ADD
+
+
+def _fake(*replies: str) -> GenericFakeChatModel:
+    return GenericFakeChatModel(messages=iter([AIMessage(r) for r in replies]))
+
+
+def test_llm_resolver_decides_update(make_store: StoreFactory) -> None:
+    store = make_store(
+        resolver=LLMResolver(_fake('{"action": "update", "target": 0, "reason": "moved"}'))
+    )
+    first = store.remember(ME, "I work at Acme", key="job")
+    assert first.action == "added"  # explicit key: no model call
+    second = store.remember(ME, "Now I work at Globex")
+    assert second.action == "updated" and second.record is not None
+    assert second.record.key == "job" and second.reason == "model: moved"
+
+
+def test_llm_resolver_falls_back_on_garbage() -> None:
+    from datetime import UTC, datetime
+
+    from engram.stores.cold import MemoryRecord
+
+    now = datetime.now(UTC)
+    old = MemoryRecord("id1", ("t", "me"), "k", {"text": "likes jazz"}, "likes jazz", now, now, now)
+    resolver = LLMResolver(
+        _fake("I think you should add it, maybe?", '{"action": "update", "target": 7}')
+    )
+    assert resolver.resolve(Fact("likes jazz"), [Existing(old)]).action is Action.NOOP
+    assert resolver.resolve(Fact("likes rock"), [Existing(old)]).action is Action.ADD

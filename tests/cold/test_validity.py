@@ -1,0 +1,82 @@
+"""TTL, expiry, sweeping, refresh-on-read, validity and as_of."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from cold_support import Clock, StoreFactory
+
+from engram import Principal
+from engram.stores.cold import LongTermStore, Options
+
+ME = Principal("t", "me")
+
+
+def test_ttl_hides_then_sweep_deletes(store: LongTermStore, clock: Clock) -> None:
+    store.put(("t", "me"), "short", {"text": "ephemeral note"}, ttl=60)  # minutes
+    store.put(("t", "me"), "long", {"text": "durable note"})
+    clock.advance(minutes=30)
+    assert store.get(("t", "me"), "short") is not None
+    clock.advance(minutes=31)
+    assert store.get(("t", "me"), "short") is None
+    assert [r.record.key for r in store.recall(ME, "note")] == ["long"]
+    expired = store.recall(ME, "ephemeral note", include_expired=True)
+    assert [r.record.key for r in expired][:1] == ["short"]
+    assert store.sweep() == 1
+    assert store.recall(ME, "ephemeral note", include_expired=True)[0].record.key == "long"
+    assert store.history(ME, "short") == []
+
+
+def test_remember_with_ttl_and_expires_at(store: LongTermStore, clock: Clock) -> None:
+    a = store.remember(ME, "trip to Rome next week", ttl=timedelta(days=7), tags=["goal"])
+    b = store.remember(ME, "meeting on friday", expires_at=clock.now + timedelta(days=2))
+    assert a.record is not None and b.record is not None
+    clock.advance(days=3)
+    assert [r.record.text for r in store.recall(ME, "trip meeting")] == [a.record.text]
+
+
+def test_refresh_on_read_extends_ttl(make_store: StoreFactory, clock: Clock) -> None:
+    store = make_store(options=Options(refresh_on_read=True))
+    store.put(("t", "me"), "k", {"text": "kept alive by reads"}, ttl=60)
+    for _ in range(3):
+        clock.advance(minutes=45)
+        assert store.get(("t", "me"), "k") is not None
+    clock.advance(minutes=61)
+    assert store.get(("t", "me"), "k") is None
+
+
+def test_without_refresh_reads_do_not_extend(store: LongTermStore, clock: Clock) -> None:
+    store.put(("t", "me"), "k", {"text": "not refreshed"}, ttl=60)
+    clock.advance(minutes=45)
+    assert store.get(("t", "me"), "k") is not None
+    clock.advance(minutes=45)
+    assert store.get(("t", "me"), "k") is None
+
+
+def test_update_supersedes_and_as_of_asks_the_past(store: LongTermStore, clock: Clock) -> None:
+    first = store.remember(ME, "I live in Paris", slot="home_city", tags=["profile"])
+    assert first.record is not None
+    clock.advance(days=10)
+    before = clock.now
+    clock.advance(days=10)
+    second = store.update(ME, first.record.key, "I live in Berlin", slot="home_city")
+    assert second.action == "updated" and second.previous is not None
+    now_found = store.recall(ME, "where do I live")
+    assert [r.record.text for r in now_found] == ["I live in Berlin"]
+    past = store.recall(ME, "where do I live", as_of=before)
+    assert [r.record.text for r in past] == ["I live in Paris"]
+    both = store.recall(ME, "where do I live", include_superseded=True)
+    assert {r.record.text for r in both} == {"I live in Paris", "I live in Berlin"}
+    versions = store.history(ME, first.record.key)
+    assert [v.text for v in versions] == ["I live in Paris", "I live in Berlin"]
+    assert versions[0].superseded_by == versions[1].id
+    assert versions[0].valid_to == versions[1].valid_from
+
+
+def test_future_validity_is_hidden_until_it_starts(store: LongTermStore, clock: Clock) -> None:
+    start = clock.now + timedelta(days=5)
+    store.remember(ME, "new job starts at Initech", valid_from=start, tags=["profile"])
+    assert store.recall(ME, "job Initech") == []
+    assert len(store.recall(ME, "job Initech", as_of=start + timedelta(hours=1))) == 1
+    clock.advance(days=6)
+    assert len(store.recall(ME, "job Initech")) == 1
