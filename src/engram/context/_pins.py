@@ -1,0 +1,239 @@
+"""Authoritative state kept outside the conversation: constraints, approvals, effects, sources.
+
+Pins are plain TypedDicts (checkpointer-safe) merged by :func:`merge_pins`, a LangGraph reducer
+keyed on ``key``: a later pin with the same key replaces the earlier one (e.g. a revoked
+constraint). They are extracted from messages by rules (:class:`PinRules`) or explicit flags in
+``additional_kwargs["engram"]`` and re-rendered into every model call by :func:`render_pins`, so a
+summary or a trim can never drop them.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated, Any, Literal, cast
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+PinKind = Literal["constraint", "approval", "effect", "source"]
+FLAG = "engram"  # additional_kwargs namespace for explicit pins
+
+
+class Pin(TypedDict):
+    """One pinned fact; ``key`` dedupes, ``message_id`` is its provenance."""
+
+    kind: PinKind
+    key: str
+    text: str
+    message_id: str | None
+    active: bool
+
+
+def merge_pins(left: list[Pin] | None, right: list[Pin] | None) -> list[Pin]:
+    """Reducer: union by ``key``, first-seen order, later value wins."""
+    merged: dict[str, Pin] = {pin["key"]: pin for pin in left or []}
+    for pin in right or []:
+        merged[pin["key"]] = pin
+    return list(merged.values())
+
+
+class PinnedState(TypedDict, total=False):
+    """State fields that survive compaction, one list per kind, each with the pin reducer."""
+
+    constraints: Annotated[list[Pin], merge_pins]
+    approvals: Annotated[list[Pin], merge_pins]
+    effects: Annotated[list[Pin], merge_pins]
+    sources: Annotated[list[Pin], merge_pins]
+
+
+class WorkingMemoryState(PinnedState, total=False):
+    """A LangGraph state schema: the message history plus the pinned fields."""
+
+    messages: Annotated[list[BaseMessage], add_messages]
+    summary: str
+
+
+FIELD_OF: dict[PinKind, str] = {
+    "constraint": "constraints",
+    "approval": "approvals",
+    "effect": "effects",
+    "source": "sources",
+}
+
+_CONSTRAINT = (
+    r"(?:please\s+|also\s+|and\s+|but\s+|you\s+|i\s+|we\s+|want\s+you\s+to\s+)*"
+    r"(?:don'?t|do\s+not|never|only|must|avoid|no\s+more\s+than|at\s+most|always|exclude)\b"
+)
+_CONSTRAINT_ANYWHERE = r"\b(?:must(?:\s+not|n'?t)?|should\s+never|do\s+not|don'?t|never)\b"
+_APPROVAL = r"(?:yes[,.]?\s+)?(?:i\s+)?(?:approve[ds]?|go\s+ahead|lgtm)\b"
+_URL = r"https?://[^\s\"'<>)\]]+"
+
+
+@dataclass(frozen=True)
+class PinRules:
+    """Rules that turn messages into pins (defaults are conservative English rules)."""
+
+    constraint_start: str = _CONSTRAINT
+    constraint_anywhere: str = _CONSTRAINT_ANYWHERE
+    approval: str = _APPROVAL
+    effect_tools: frozenset[str] = frozenset()
+    source_tools: frozenset[str] | None = None  # None: every tool's URLs count as sources
+    url: str = _URL
+    max_text: int = 240
+
+    def pattern(self, name: str) -> re.Pattern[str]:
+        return _compile(str(getattr(self, name)))
+
+
+@lru_cache(maxsize=64)
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+DEFAULT_RULES = PinRules()
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def normalise_key(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s$%-]", " ", text.lower()).split())
+
+
+def split_sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
+
+
+def make_pin(kind: PinKind, text: str, message_id: str | None, *, key: str | None = None) -> Pin:
+    text = " ".join(text.split())
+    return Pin(
+        kind=kind,
+        key=f"{kind}:{key or normalise_key(text)}",
+        text=text,
+        message_id=message_id,
+        active=True,
+    )
+
+
+def extract_pins(messages: Sequence[BaseMessage], rules: PinRules = DEFAULT_RULES) -> PinnedState:
+    """Pins found in ``messages``, grouped by state field (fields with no pin are omitted)."""
+    calls = _tool_calls_by_id(messages)
+    found: list[Pin] = []
+    for message in messages:
+        found.extend(_flagged_pins(message))
+        if isinstance(message, HumanMessage):
+            found.extend(_human_pins(message, rules))
+        elif isinstance(message, ToolMessage):
+            found.extend(_tool_pins(message, calls.get(message.tool_call_id), rules))
+    grouped: dict[str, list[Pin]] = {}
+    for pin in found:
+        grouped.setdefault(FIELD_OF[pin["kind"]], []).append(pin)
+    return cast(PinnedState, {name: merge_pins([], pins) for name, pins in grouped.items()})
+
+
+def _tool_calls_by_id(messages: Iterable[BaseMessage]) -> dict[str, dict[str, Any]]:
+    calls: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call.get("id"):
+                    calls[str(call["id"])] = {"name": call["name"], "args": call["args"]}
+    return calls
+
+
+def _flagged_pins(message: BaseMessage) -> list[Pin]:
+    flags = message.additional_kwargs.get(FLAG)
+    if not isinstance(flags, dict):
+        return []
+    pins = []
+    for kind, field_name in FIELD_OF.items():
+        values = flags.get(kind, flags.get(field_name))
+        if values is None or values is False:
+            continue
+        for value in values if isinstance(values, list) else [values]:
+            text = message.text if value is True else str(value)
+            pins.append(make_pin(kind, text, message.id))
+    return pins
+
+
+def _human_pins(message: HumanMessage, rules: PinRules) -> list[Pin]:
+    pins = []
+    for sentence in split_sentences(message.text):
+        if rules.pattern("approval").match(sentence):
+            pins.append(make_pin("approval", sentence[: rules.max_text], message.id))
+        elif _is_constraint(sentence, rules):
+            pins.append(make_pin("constraint", sentence[: rules.max_text], message.id))
+    return pins
+
+
+def _is_constraint(sentence: str, rules: PinRules) -> bool:
+    if rules.pattern("constraint_start").match(sentence):
+        return True
+    return rules.pattern("constraint_anywhere").search(sentence) is not None
+
+
+def _tool_pins(message: ToolMessage, call: dict[str, Any] | None, rules: PinRules) -> list[Pin]:
+    name = message.name or (call or {}).get("name") or "tool"
+    if message.status == "error":
+        return []
+    pins = []
+    if name in rules.effect_tools:
+        args = json.dumps((call or {}).get("args", {}), sort_keys=True, default=str)
+        result = " ".join(message.text.split())[: rules.max_text]
+        pins.append(
+            make_pin("effect", f"{name}({args}) -> {result}", message.id, key=message.tool_call_id)
+        )
+    if rules.source_tools is None or name in rules.source_tools:
+        for url in dict.fromkeys(rules.pattern("url").findall(message.text)):
+            pins.append(make_pin("source", url, message.id, key=url))
+    artifact = message.artifact if isinstance(message.artifact, dict) else {}
+    for ref in artifact.get("sources", []) or []:
+        pins.append(make_pin("source", str(ref), message.id, key=str(ref)))
+    return pins
+
+
+_HEADINGS: dict[str, str] = {
+    "constraints": "User constraints (binding; they override anything else in this conversation)",
+    "approvals": "Approvals given by the user",
+    "effects": "Completed effects (already done: do not repeat them)",
+    "sources": "Source references",
+}
+
+
+def render_pins(state: Mapping[str, Any], *, max_sources: int = 20) -> str:
+    """The pinned block for the system message; empty when there is nothing pinned."""
+    sections = []
+    for field_name, heading in _HEADINGS.items():
+        pins = [pin for pin in state.get(field_name) or [] if pin.get("active", True)]
+        if field_name == "sources":
+            pins = pins[-max_sources:]
+        if pins:
+            lines = "\n".join(f"- {html.escape(pin['text'], quote=False)}" for pin in pins)
+            sections.append(f"{heading}:\n{lines}")
+    if not sections:
+        return ""
+    body = "\n\n".join(sections)
+    return (
+        "<pinned-state>\nAuthoritative state of this conversation, kept outside its history "
+        f"and summary.\n\n{body}\n</pinned-state>"
+    )
+
+
+def pins_of(state: Mapping[str, Any]) -> PinnedState:
+    """Only the pinned fields of a larger state mapping (every field present)."""
+    return cast(PinnedState, {f: list(state.get(f) or []) for f in FIELD_OF.values()})
+
+
+def new_pins(current: Mapping[str, Any], found: Mapping[str, list[Pin]]) -> PinnedState:
+    """The pins of ``found`` not already in ``current`` (so a state update stays minimal)."""
+    update: dict[str, list[Pin]] = {}
+    for field_name, pins in found.items():
+        known = {pin["key"]: pin for pin in current.get(field_name) or []}
+        fresh = [pin for pin in pins if known.get(pin["key"]) != pin]
+        if fresh:
+            update[field_name] = fresh
+    return cast(PinnedState, update)

@@ -1,0 +1,142 @@
+"""Trimming by token budget and selective deletion of old tool results.
+
+Both work on *units*: an ``AIMessage`` that calls tools together with the ``ToolMessage`` results
+answering those calls is one unit, every other message is a unit of its own. A unit is kept or
+dropped whole, so a tool call is never separated from its results. A unit whose calls lack a
+result, and a ``ToolMessage`` answering no call in the list, are dropped (providers reject both).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from engram.errors import InvalidInputError
+from engram.tokens import TokenCounter, count_message_tokens, message_tokens
+
+Unit = list[BaseMessage]
+CLEARED = "engram_cleared"
+
+
+def split_system(messages: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[BaseMessage]]:
+    """The leading system message (if any) and the rest."""
+    if messages and isinstance(messages[0], SystemMessage):
+        return messages[0], list(messages[1:])
+    return None, list(messages)
+
+
+def group_units(messages: Sequence[BaseMessage]) -> list[Unit]:
+    """Messages grouped into keep-or-drop units; orphan and incomplete tool parts are dropped."""
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    used: set[str] = set()
+    units: list[Unit] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            continue  # placed right after the call that asked for it
+        ids = _call_ids(message)
+        if not ids:
+            units.append([message])
+        elif all(i in results and i not in used for i in ids):
+            used.update(ids)
+            units.append([message, *(results[i] for i in ids)])
+    return units
+
+
+def _call_ids(message: BaseMessage) -> list[str]:
+    if not isinstance(message, AIMessage):
+        return []
+    return [str(call.get("id")) for call in message.tool_calls]
+
+
+def is_well_paired(messages: Sequence[BaseMessage]) -> bool:
+    """True when every tool call is directly followed by all its results and no result is orphan."""
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        if isinstance(message, ToolMessage):
+            return False
+        ids = _call_ids(message)
+        answered = messages[index + 1 : index + 1 + len(ids)]
+        if ids and sorted(ids) != sorted(
+            m.tool_call_id for m in answered if isinstance(m, ToolMessage)
+        ):
+            return False
+        index += 1 + len(ids)
+    return True
+
+
+def trim_to_budget(
+    messages: Sequence[BaseMessage],
+    max_tokens: int,
+    *,
+    counter: TokenCounter | None = None,
+    reserved_tokens: int = 0,
+    start_on_human: bool = True,
+) -> list[BaseMessage]:
+    """The most recent whole units that fit ``max_tokens``, after the leading system message.
+
+    ``reserved_tokens`` are held back for text added later (a pinned block). With
+    ``start_on_human`` the kept history starts at a human message when one is kept.
+    Raises :class:`InvalidInputError` if the system message alone exceeds the budget.
+    """
+    system, rest = split_system(messages)
+    head = [system] if system is not None else []
+    room = max_tokens - reserved_tokens - count_message_tokens(head, counter)
+    if room < 0:
+        raise InvalidInputError(f"budget of {max_tokens} tokens is smaller than the system prompt")
+    kept: list[Unit] = []
+    for unit in reversed(group_units(rest)):
+        cost = count_message_tokens(unit, counter)
+        if cost > room:
+            break
+        room -= cost
+        kept.append(unit)
+    kept.reverse()
+    if start_on_human:
+        kept = _start_on_human(kept)
+    return head + [message for unit in kept for message in unit]
+
+
+def _start_on_human(units: list[Unit]) -> list[Unit]:
+    for index, unit in enumerate(units):
+        if isinstance(unit[0], HumanMessage):
+            return units[index:]
+    return units
+
+
+def clear_tool_results(
+    messages: Sequence[BaseMessage],
+    *,
+    keep_last: int = 3,
+    min_tokens: int = 50,
+    exclude_tools: Sequence[str] = (),
+    counter: TokenCounter | None = None,
+) -> list[BaseMessage]:
+    """Replace old, large tool results by a short stub; pairing (``tool_call_id``) stays valid.
+
+    The ``keep_last`` most recent tool results, results under ``min_tokens`` and results of
+    ``exclude_tools`` are kept verbatim. Returns a new list; the input messages are not modified.
+    """
+    if keep_last < 0 or min_tokens < 0:
+        raise InvalidInputError("keep_last and min_tokens must be >= 0")
+    tool_positions = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage)]
+    old = set(tool_positions[: max(0, len(tool_positions) - keep_last)])
+    out = list(messages)
+    for index in old:
+        message = out[index]
+        assert isinstance(message, ToolMessage)
+        if message.name in exclude_tools or message.additional_kwargs.get(CLEARED):
+            continue
+        size = message_tokens(message, counter)
+        if size >= min_tokens:
+            out[index] = stub_tool_result(message, size)
+    return out
+
+
+def stub_tool_result(message: ToolMessage, size: int) -> ToolMessage:
+    """A copy of ``message`` whose content is a one-line stub naming what was removed."""
+    name = message.name or "tool"
+    stub = f"[{name} result cleared to save context: {size} tokens; call the tool again if needed]"
+    kwargs = {**message.additional_kwargs, CLEARED: True}
+    return message.model_copy(update={"content": stub, "additional_kwargs": kwargs})
