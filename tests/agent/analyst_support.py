@@ -42,12 +42,14 @@ def cli_args(home: Path, *args: str) -> list[str]:
 def make_cli(cwd: Path) -> CliRunner:
     """A function running one ``engram agent`` command in a new Python process."""
 
-    def run(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(
+        home: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             cli_args(home, *args),
             capture_output=True,
             text=True,
-            env=child_env(),
+            env=child_env(**(env or {})),
             cwd=cwd,
             timeout=120,
             check=False,

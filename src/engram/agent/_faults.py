@@ -2,7 +2,7 @@
 
 ``ENGRAM_AGENT_HOLD=<point>`` makes the process write its pid to
 ``ENGRAM_AGENT_HOLD_FILE`` and block when it reaches ``<point>`` (``tool:N``:
-just before the N-th tool call of the run starts; ``publish``: right after the
+inside the N-th tool call of the run, after its start is traced; ``publish``: right after the
 outbox write, before the publish step is checkpointed), so a test can SIGKILL it
 at a chosen step. ``ENGRAM_AGENT_TRACE=<file>`` appends one line per tool start
 and end, so a test can prove that no completed call ran twice.

@@ -112,8 +112,8 @@ class AnalystNodes:
         by_name = {t.name: t for t in self.tools}
         results = []
         for ordinal, call in enumerate(last.tool_calls, start=done + 1):
-            faults.hold_if(f"tool:{ordinal}")
             faults.trace("start", call["id"] or "")
+            faults.hold_if(f"tool:{ordinal}")
             results.append(_call_tool(by_name, call))
             faults.trace("end", call["id"] or "")
         return {"messages": results}
