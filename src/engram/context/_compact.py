@@ -25,6 +25,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from engram.context._pins import (
     DEFAULT_RULES,
+    SUMMARY_FLAG,
     Pin,
     PinnedState,
     PinRules,
@@ -35,7 +36,7 @@ from engram.context._pins import (
     pins_of,
     render_pins,
 )
-from engram.context._summary import SUMMARY_FLAG, Summary, asummarise, summarise
+from engram.context._summary import Summary, asummarise, summarise
 from engram.context._trim import clear_tool_results, split_system, trim_to_budget
 from engram.errors import InvalidInputError
 from engram.tokens import TokenCounter, count_message_tokens, message_tokens

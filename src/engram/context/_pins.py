@@ -23,6 +23,7 @@ from typing_extensions import TypedDict
 
 PinKind = Literal["constraint", "approval", "effect", "source"]
 FLAG = "engram"  # additional_kwargs namespace for explicit pins
+SUMMARY_FLAG = "engram_summary"  # marks the summary message written by a compaction
 
 
 class Pin(TypedDict):
@@ -124,6 +125,8 @@ def extract_pins(messages: Sequence[BaseMessage], rules: PinRules = DEFAULT_RULE
     calls = _tool_calls_by_id(messages)
     found: list[Pin] = []
     for message in messages:
+        if message.additional_kwargs.get(SUMMARY_FLAG):
+            continue  # a summary is derived text, never a source of authority
         found.extend(_flagged_pins(message))
         if isinstance(message, HumanMessage):
             found.extend(_human_pins(message, rules))

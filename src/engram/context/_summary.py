@@ -23,12 +23,10 @@ from langchain_core.messages import (
     get_buffer_string,
 )
 
-from engram.context._pins import normalise_key, split_sentences
+from engram.context._pins import SUMMARY_FLAG, normalise_key, split_sentences
 from engram.tokens import TokenCounter, count_tokens
 
 logger = logging.getLogger(__name__)
-
-SUMMARY_FLAG = "engram_summary"
 
 SUMMARY_PROMPT = """Summarise the conversation excerpt below for the assistant that continues it.
 Keep: the user's goal, decisions taken and why, facts and figures found, open questions and next
@@ -146,7 +144,7 @@ def extractive_summary(
             room -= cost
             chosen.add(index)
     kept = [line for i, line in enumerate(lines) if i in chosen and line is not None]
-    return "\n".join(["Earlier in this conversation (extractive summary):", *kept])
+    return "\n".join(kept)
 
 
 def _role(message: BaseMessage) -> str:
