@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
+from engram.eval import load_locomo
 from engram.eval._context import Packer, render
 from engram.eval._data import Turn
 from engram.eval._metrics import all_found_at, any_found_at, mean, ndcg_at, recall, recall_at
+from engram.eval._tokens import default_counter
 
 
 def test_recall_all_any_at_k() -> None:
@@ -77,3 +80,15 @@ def test_rendering_escapes_block_delimiters() -> None:
     text = render([evil])
     assert text.count("</memory>") == 1 and text.endswith("</memory>")
     assert len(text.splitlines()) == 4
+
+
+def test_packed_tokens_equal_the_count_of_the_rendered_block(data_root: Path) -> None:
+    counter = default_counter()
+    conversation = load_locomo(data_root)[0]
+    packer = Packer(conversation.turns, counter)
+    ranked = [t.id for t in conversation.turns][::5]
+    for budget in (500, 2000):
+        packed = packer.pack(ranked, budget)
+        assert packed.tokens == counter.count([packer.text(packed)])[0] <= budget
+        assert budget - packed.tokens < 60
+    assert packer.full().tokens == counter.count([render(conversation.turns)])[0]

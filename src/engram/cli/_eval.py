@@ -108,3 +108,33 @@ def longmemeval(
 
 def register(main: click.Group) -> None:
     main.add_command(eval_group)
+
+
+@eval_group.command(name="lifecycle")
+@click.option(
+    "--data",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="Scenario YAML file or folder (default: the scenarios shipped with engram).",
+)
+@_limit
+@_out
+@_embedder
+@click.option("--url", default=None, help="Cold-tier URL (default: a temporary SQLite file).")
+@_quiet
+def lifecycle(
+    data: Path | None, limit: int | None, out: Path, embedder: str, url: str | None, quiet: bool
+) -> None:
+    """Play remember/recall/forget scenarios over simulated time; pass/fail per scenario.
+
+    Example: engram eval lifecycle --data my-scenarios.yaml --embedder hash --out /tmp/life
+    """
+    from engram.eval import run_lifecycle_file, write_lifecycle
+
+    with _progress(quiet, "lifecycle") as progress:
+        result = run_lifecycle_file(
+            data, limit=limit, embedder=embedder, url=url, progress=progress
+        )
+    for path in write_lifecycle(result, out):
+        click.echo(f"wrote {path}")
+    click.echo(f"lifecycle: {result['passed']} / {result['total']} scenarios pass")

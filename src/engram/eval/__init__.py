@@ -4,7 +4,7 @@
 :func:`run_benchmark` and :func:`run_lifecycle`.
 """
 
-from engram.eval._api import BENCHMARKS, run_benchmark
+from engram.eval._api import BENCHMARKS, run_benchmark, run_lifecycle_file, write_lifecycle
 from engram.eval._data import (
     Conversation,
     Question,
@@ -28,5 +28,7 @@ __all__ = [
     "make_embedder",
     "markdown",
     "run_benchmark",
+    "run_lifecycle_file",
     "write",
+    "write_lifecycle",
 ]

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from engram.eval._benchmarks import load
 from engram.eval._embedders import make_embedder
+from engram.eval._lifecycle import (
+    lifecycle_markdown,
+    load_scenarios,
+    run_scenarios,
+    shipped_scenarios,
+)
 from engram.eval._methods import BM25Method, CachedEmbedder, LangGraphDenseMethod, Method
 from engram.eval._runner import run
 from engram.eval._tokens import default_counter
@@ -25,7 +32,9 @@ def build_methods(embedder: Embedder) -> list[Method]:
 
 
 def _engram_methods(embedder: Embedder) -> Sequence[Method]:
-    return ()
+    from engram.eval._engram import EngramColdMethod
+
+    return (EngramColdMethod(embedder),)
 
 
 def run_benchmark(
@@ -58,3 +67,36 @@ def run_benchmark(
         "turns": sum(len(c.turns) for c in haystacks),
     }
     return result
+
+
+def run_lifecycle_file(
+    path: Path | None = None,
+    *,
+    limit: int | None = None,
+    embedder: str = "hash",
+    url: str | None = None,
+    progress: Callable[[int], Callable[[int], Any]] | None = None,
+) -> dict[str, Any]:
+    """Play the scenarios of ``path`` (default: the shipped ones) on engram's cold tier."""
+    from engram.eval._targets import ColdTarget
+
+    scenarios = load_scenarios(path or shipped_scenarios())[:limit]
+    model = CachedEmbedder(make_embedder(embedder))
+    update = progress(len(scenarios)) if progress is not None else None
+    result = run_scenarios(scenarios, lambda: ColdTarget(model, url), update)
+    result["config"] = {
+        "scenarios": str(path or "shipped"),
+        "embedder": embedder,
+        "embedding_model": model.model_id,
+        "target": "engram.stores.cold.LongTermStore",
+    }
+    return result
+
+
+def write_lifecycle(result: dict[str, Any], out_dir: Path) -> list[Path]:
+    """Write ``lifecycle.json`` and ``lifecycle.md`` in ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / "lifecycle.json", out_dir / "lifecycle.md"]
+    paths[0].write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    paths[1].write_text(lifecycle_markdown(result), encoding="utf-8")
+    return paths

@@ -59,18 +59,19 @@ class Packed:
 class Packer:
     """Fits ranked turns of one haystack into token budgets, counting the rendered block.
 
-    Token counts are additive over lines (WordPiece splits on whitespace), so the
-    cost of a turn is its line plus, for the first turn of a session, the header.
+    Each line is counted with its newline; the cost of a turn is its line plus, for
+    the first turn of its session, the session header. Pre-tokenisation splits at
+    newlines, so the sum matches the count of the rendered block (a test pins it).
     """
 
     def __init__(self, turns: Sequence[Turn], counter: TokenCounter) -> None:
         self._turns = {t.id: t for t in turns}
-        counts = counter.count([line(t) for t in turns])
+        counts = counter.count([line(t) + "\n" for t in turns])
         self._line = {t.id: n for t, n in zip(turns, counts, strict=True)}
         sessions = {t.session: t for t in turns}
-        heads = counter.count([header(t) for t in sessions.values()])
+        heads = counter.count([header(t) + "\n" for t in sessions.values()])
         self._header = dict(zip(sessions, heads, strict=True))
-        self._frame = sum(counter.count([OPEN, CLOSE]))
+        self._frame = sum(counter.count([OPEN + "\n", CLOSE]))
 
     def full(self) -> Packed:
         """Everything: the full-context baseline."""

@@ -1,0 +1,95 @@
+"""engram's cold tier as an evaluated method, through its public API only.
+
+Each haystack becomes the memory of one user (``Principal("eval", <haystack id>)``)
+in a :class:`~engram.stores.cold.LongTermStore`; turns are bulk-loaded with
+``put_many`` (keys are turn ids, values carry speaker, session and date) and
+questions go through ``recall``. The store lives in a temporary SQLite file (the
+embedded default) unless a URL is given.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engram._principal import Principal
+from engram.eval._context import line
+from engram.eval._data import Question, Turn
+from engram.eval._methods import Method
+from engram.recall import Embedder
+from engram.stores.cold import LongTermStore, Options, open_store
+
+EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+"""The store's fixed clock: every run sees the same time, so recency is neutral and stable."""
+
+
+class EngramColdMethod(Method):
+    """engram's default hybrid recall (keyword + vector, rank fusion) over raw turns."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        url: str | None = None,
+        name: str = "engram hybrid (cold tier)",
+        options: Options | None = None,
+        recall_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self._embedder = embedder
+        self._url = url
+        self._options = options
+        self._recall_options = recall_options or {}
+        self._stack = ExitStack()
+        self._store: LongTermStore | None = None
+
+    def _open(self) -> LongTermStore:
+        if self._store is None:
+            url = self._url
+            if url is None:
+                folder = Path(
+                    self._stack.enter_context(tempfile.TemporaryDirectory(prefix="engram-eval-"))
+                )
+                url = f"sqlite:///{folder / 'memory.db'}"
+            self._store = self._stack.enter_context(
+                open_store(
+                    url,
+                    embedder=self._embedder,
+                    options=self._options,
+                    clock=lambda: EPOCH,
+                    new_id=sequential_ids(),
+                )
+            )
+        return self._store
+
+    def index(self, user: str, turns: Sequence[Turn]) -> None:
+        store = self._open()
+        items = [(t.id, _value(t)) for t in turns]
+        store.put_many(_principal(user).namespace, items)
+
+    def search(self, user: str, question: Question, k: int) -> list[str]:
+        hits = self._open().recall(_principal(user), question.text, k=k, **self._recall_options)
+        return [hit.record.key for hit in hits]
+
+    def close(self) -> None:
+        self._store = None
+        self._stack.close()
+
+
+def sequential_ids() -> Callable[[], str]:
+    """Version ids in insertion order, so recall's tie-breaks are the same on every run."""
+    counter = itertools.count(1)
+    return lambda: f"{next(counter):016x}"
+
+
+def _principal(user: str) -> Principal:
+    return Principal("eval", user.replace("/", "_"))
+
+
+def _value(turn: Turn) -> dict[str, Any]:
+    return {"text": line(turn), "speaker": turn.speaker, "session": turn.session, "date": turn.date}
