@@ -70,6 +70,12 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _new_id() -> str:
+    """A fresh version id (random). Ties in recall are broken by id, so a run that must
+    be reproducible (evaluation) passes a deterministic ``new_id`` instead."""
+    return uuid.uuid4().hex
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
     """Store behaviour; every field has a sensible default."""
@@ -100,6 +106,7 @@ class LongTermStore(BaseStore):
         resolver: Resolver | None = None,
         policy: pipe.Policy | None = None,
         clock: Callable[[], datetime] = _utcnow,
+        new_id: Callable[[], str] = _new_id,
     ) -> None:
         self.backend = backend
         self.embedder = embedder
@@ -107,6 +114,7 @@ class LongTermStore(BaseStore):
         self.resolver: Resolver = resolver or RuleResolver()
         self.policy = policy
         self._clock = clock
+        self._new_id = new_id
 
     def setup(self) -> None:
         """Create or migrate the backend's schema (idempotent)."""
@@ -209,7 +217,7 @@ class LongTermStore(BaseStore):
         if ttl is not None:
             expires_at = now + ttl
         record = MemoryRecord(
-            id=uuid.uuid4().hex,
+            id=self._new_id(),
             namespace=namespace,
             key=key,
             value=value,
@@ -241,7 +249,7 @@ class LongTermStore(BaseStore):
         inserts = tuple(
             NewVersion(
                 MemoryRecord(
-                    uuid.uuid4().hex,
+                    self._new_id(),
                     namespace,
                     key,
                     dict(value),
