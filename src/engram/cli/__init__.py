@@ -13,7 +13,7 @@ import click
 
 from engram.errors import EngramError
 
-COMMAND_MODULES: tuple[str, ...] = ("engram.cli._eval", "engram.cli._agent")
+COMMAND_MODULES: tuple[str, ...] = ("engram.cli._eval", "engram.cli._agent", "engram.cli._threads")
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 
 

@@ -1,0 +1,165 @@
+"""``engram threads ...``: list, inspect, diff, fork, prune and size hot-tier threads.
+
+A thin skin over :class:`engram.stores.hot.Threads`; each command is the
+kebab-case name of one method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from engram._principal import Principal
+from engram.config import default_url
+from engram.errors import InvalidInputError
+from engram.stores.hot import Threads, open_checkpointer
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _options(command: F) -> F:
+    command = click.option("--user", default=None, help="Scope to this user (needs --tenant).")(
+        command
+    )
+    command = click.option("--tenant", default=None, help="Scope to this tenant's user.")(command)
+    return click.option(
+        "--url",
+        default=None,
+        help=f"Hot tier URL (default: {default_url('hot')}).",
+    )(command)
+
+
+def _principal(tenant: str | None, user: str | None) -> Principal | None:
+    if (tenant is None) != (user is None):
+        raise InvalidInputError("--tenant and --user go together")
+    return Principal(tenant, user) if tenant and user else None
+
+
+@contextmanager
+def _threads(url: str | None) -> Iterator[Threads]:
+    with open_checkpointer(url) as saver:
+        yield Threads(saver)
+
+
+@click.group("threads")
+def threads() -> None:
+    """Inspect and manage durable agent threads (the hot tier)."""
+
+
+@threads.command("list-threads")
+@_options
+def list_threads(url: str | None, tenant: str | None, user: str | None) -> None:
+    """List threads, newest first (only one user's with --tenant/--user).
+
+    Example: engram threads list-threads --tenant acme --user alice
+    """
+    with _threads(url) as api:
+        for t in api.list_threads(_principal(tenant, user)):
+            when = t.updated_at.isoformat(timespec="seconds") if t.updated_at else "-"
+            owner = f"{t.tenant_id}/{t.user_id}" if t.tenant_id else "-"
+            click.echo(f"{t.thread_id}\t{owner}\t{t.checkpoints} checkpoints\t{when}")
+
+
+@threads.command("history")
+@click.argument("thread_id")
+@click.option("--limit", type=int, default=None, help="Show at most this many checkpoints.")
+@_options
+def history(
+    thread_id: str, limit: int | None, url: str | None, tenant: str | None, user: str | None
+) -> None:
+    """Show a thread's checkpoints, newest first.
+
+    Example: engram threads history analyst-1 --limit 5
+    """
+    with _threads(url) as api:
+        for c in api.history(thread_id, _principal(tenant, user), limit):
+            writes = f"\t{c.pending_writes} pending writes" if c.pending_writes else ""
+            click.echo(f"{c.checkpoint_id}\tstep {c.step}\t{c.source}\t{c.created_at}{writes}")
+
+
+@threads.command("diff")
+@click.argument("thread_id")
+@click.argument("from_checkpoint")
+@click.argument("to_checkpoint", required=False)
+@_options
+def diff(
+    thread_id: str,
+    from_checkpoint: str,
+    to_checkpoint: str | None,
+    url: str | None,
+    tenant: str | None,
+    user: str | None,
+) -> None:
+    """Show what changed between two checkpoints (default target: the latest).
+
+    Example: engram threads diff analyst-1 1f0c2a... 1f0c2b...
+    """
+    with _threads(url) as api:
+        state_diff = api.diff(thread_id, from_checkpoint, to_checkpoint, _principal(tenant, user))
+        click.echo(state_diff.render())
+
+
+@threads.command("fork")
+@click.argument("thread_id")
+@click.argument("checkpoint_id")
+@click.option("--to", "new_thread_id", default=None, help="Id of the new thread.")
+@_options
+def fork(
+    thread_id: str,
+    checkpoint_id: str,
+    new_thread_id: str | None,
+    url: str | None,
+    tenant: str | None,
+    user: str | None,
+) -> None:
+    """Start a new thread from any checkpoint; the original is left untouched.
+
+    Example: engram threads fork analyst-1 1f0c2a... --to analyst-1-retry
+    """
+    with _threads(url) as api:
+        result = api.fork(thread_id, checkpoint_id, new_thread_id, _principal(tenant, user))
+        click.echo(f"forked {thread_id}#{checkpoint_id} -> {result.thread_id}")
+
+
+@threads.command("prune")
+@click.argument("thread_id")
+@click.option("--keep", "keep_last", type=int, required=True, help="Checkpoints to keep.")
+@_options
+def prune(
+    thread_id: str, keep_last: int, url: str | None, tenant: str | None, user: str | None
+) -> None:
+    """Delete all but the newest checkpoints of a thread (with their writes and blobs).
+
+    Example: engram threads prune analyst-1 --keep 10
+    """
+    with _threads(url) as api:
+        report = api.prune(thread_id, keep_last, _principal(tenant, user))
+        click.echo(
+            f"{thread_id}: kept {report.kept} checkpoints, deleted {report.deleted_checkpoints}"
+            f" checkpoints, {report.deleted_writes} writes, {report.deleted_blobs} blobs"
+        )
+
+
+@threads.command("sizes")
+@click.argument("thread_ids", nargs=-1)
+@_options
+def sizes(
+    thread_ids: tuple[str, ...], url: str | None, tenant: str | None, user: str | None
+) -> None:
+    """Show rows and bytes each thread takes (all threads when none is named).
+
+    Example: engram threads sizes analyst-1 analyst-2
+    """
+    with _threads(url) as api:
+        for s in api.sizes(list(thread_ids) or None, _principal(tenant, user)):
+            click.echo(
+                f"{s.thread_id}\t{s.checkpoints} checkpoints\t{s.writes} writes\t{s.blobs} blobs"
+                f"\t{s.total_bytes} bytes"
+            )
+
+
+def register(main: click.Group) -> None:
+    main.add_command(threads)

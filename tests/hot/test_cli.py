@@ -1,0 +1,86 @@
+"""``engram threads ...`` drives the same API from the command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hot_graphs import story_graph
+
+from engram import Principal
+from engram.cli import main
+from engram.stores.hot import Threads, open_checkpointer, thread_config
+
+ALICE = Principal("acme", "alice")
+BOB = Principal("acme", "bob")
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'hot.db'}"
+    with open_checkpointer(url) as saver:
+        graph = story_graph(saver)
+        for turn in range(2):
+            graph.invoke({"items": [f"turn {turn}"]}, thread_config("a1", ALICE))
+        graph.invoke({"items": ["b"]}, thread_config("b1", BOB))
+    return url
+
+
+def _cli(*args: str) -> str:
+    result = CliRunner().invoke(main, ["threads", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _ids(url: str, thread_id: str) -> list[str]:
+    with open_checkpointer(url) as saver:
+        return [h.checkpoint_id for h in Threads(saver).history(thread_id)]
+
+
+def test_list_threads_per_user(url: str) -> None:
+    out = _cli("list-threads", "--url", url, "--tenant", "acme", "--user", "alice")
+    assert out.startswith("a1\tacme/alice\t10 checkpoints") and "b1" not in out
+    assert {line.split("\t")[0] for line in _cli("list-threads", "--url", url).splitlines()} == {
+        "a1",
+        "b1",
+    }
+
+
+def test_history_diff_fork_prune_sizes(url: str) -> None:
+    ids = _ids(url, "a1")
+    history = _cli("history", "a1", "--url", url, "--limit", "3").splitlines()
+    assert [line.split("\t")[0] for line in history] == ids[:3]
+    assert "~ items: appended" in _cli("diff", "a1", ids[4], ids[0], "--url", url)
+    assert "-> a1-copy" in _cli("fork", "a1", ids[2], "--to", "a1-copy", "--url", url)
+    assert "kept 2 checkpoints, deleted 8 checkpoints" in _cli(
+        "prune", "a1", "--keep", "2", "--url", url
+    )
+    sizes = _cli("sizes", "a1", "a1-copy", "--url", url).splitlines()
+    assert [line.split("\t")[:2] for line in sizes] == [
+        ["a1", "2 checkpoints"],
+        ["a1-copy", "1 checkpoints"],
+    ]
+
+
+def test_errors_are_one_line_messages(url: str) -> None:
+    result = CliRunner().invoke(
+        main, ["threads", "history", "b1", "--url", url, "--tenant", "acme", "--user", "alice"]
+    )
+    assert result.exit_code == 1 and "AccessDeniedError" in result.output
+    result = CliRunner().invoke(main, ["threads", "prune", "a1", "--keep", "0", "--url", url])
+    assert result.exit_code == 1 and "InvalidInputError" in result.output
+
+
+def test_runs_as_a_real_process(url: str) -> None:
+    command = [sys.executable, "-c", "from engram.cli import main; main()"]
+    done = subprocess.run(
+        [*command, "threads", "sizes", "--url", url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.splitlines()[0].startswith("a1\t10 checkpoints")
