@@ -1,0 +1,321 @@
+"""SQL of the PostgreSQL cold backend: schema migrations, statements and pure builders.
+
+No I/O here. Every builder returns ``(sql, params)`` with ``%s`` placeholders.
+Values that PostgreSQL must see as literals for an index to apply (the vector
+dimension in the HNSW expression index and its partial predicate) are integers
+formatted into the SQL, never strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engram.errors import InvalidInputError
+from engram.recall._filters import Fragment, Kind, Scalar, compile_filter
+from engram.stores.cold._backend import Scan, Vector
+from engram.stores.cold._records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
+
+TABLE = "engram_cold_memories"
+VERSION_TABLE_NAME = "engram_cold_migrations"
+TS_CONFIG = "simple"
+"""No stemming, no stop words: the same words match as in the memory and SQLite backends."""
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        f"""CREATE TABLE {TABLE} (
+            tenant text COLLATE "C" NOT NULL,
+            id text COLLATE "C" NOT NULL,
+            ns text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            value jsonb NOT NULL,
+            text text NOT NULL,
+            tsv tsvector GENERATED ALWAYS AS (
+                to_tsvector('{TS_CONFIG}'::regconfig, regexp_replace(text, '\\W+', ' ', 'g'))
+            ) STORED,
+            tags text[] NOT NULL,
+            source text NOT NULL,
+            sensitivity text NOT NULL,
+            importance double precision NOT NULL,
+            created_at timestamptz NOT NULL,
+            recorded_at timestamptz NOT NULL,
+            valid_from timestamptz NOT NULL,
+            valid_to timestamptz,
+            expires_at timestamptz,
+            ttl_s double precision,
+            provenance jsonb NOT NULL,
+            superseded_by text COLLATE "C",
+            model text,
+            embedding vector,
+            dims integer GENERATED ALWAYS AS (vector_dims(embedding)) STORED,
+            PRIMARY KEY (tenant, id)
+        )""",
+        f"CREATE INDEX {TABLE}_ns_key ON {TABLE} (tenant, ns, key)",
+        f"CREATE UNIQUE INDEX {TABLE}_head ON {TABLE} (tenant, ns, key) "
+        "WHERE superseded_by IS NULL",
+        f"CREATE INDEX {TABLE}_id ON {TABLE} (id)",
+        f"CREATE INDEX {TABLE}_expires ON {TABLE} (expires_at) WHERE expires_at IS NOT NULL",
+        f"CREATE INDEX {TABLE}_tsv ON {TABLE} USING gin (tsv)",
+    ),
+)
+"""Append-only: each entry is one schema version (a list of statements).
+
+Every key starts with ``tenant`` (the first namespace label), so the table can be
+distributed or partitioned by tenant. HNSW indexes are per vector dimension and
+created when the first vector of that dimension arrives (:func:`hnsw_index_sql`).
+"""
+
+SETUP_LOCK = "SELECT pg_advisory_xact_lock(hashtext('engram_cold_setup'))"
+VERSION_TABLE = f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE_NAME} (version integer PRIMARY KEY)"
+GET_VERSION = f"SELECT coalesce(max(version), 0) FROM {VERSION_TABLE_NAME}"
+SET_VERSION = f"INSERT INTO {VERSION_TABLE_NAME} (version) VALUES (%s)"
+
+COLUMNS = (
+    "id, ns, key, value, text, tags, source, sensitivity, importance, created_at, "
+    "recorded_at, valid_from, valid_to, expires_at, ttl_s, provenance, superseded_by, model"
+)
+COPY_INSERT = f"COPY {TABLE} (tenant, {COLUMNS}, embedding) FROM STDIN (FORMAT BINARY)"
+COPY_TYPES = (
+    "text",
+    "text",
+    "text",
+    "text",
+    "jsonb",
+    "text",
+    "text[]",
+    "text",
+    "text",
+    "float8",
+    "timestamptz",
+    "timestamptz",
+    "timestamptz",
+    "timestamptz",
+    "timestamptz",
+    "float8",
+    "jsonb",
+    "text",
+    "text",
+    "vector",
+)
+"""Binary COPY column types, in ``COPY_INSERT`` order (vectors go as float32 bytes)."""
+
+CLOSE = f"UPDATE {TABLE} SET valid_to = %s, superseded_by = %s WHERE id = %s"
+SET_EXPIRY = f"UPDATE {TABLE} SET expires_at = %s WHERE id = %s"
+SET_VECTOR = f"UPDATE {TABLE} SET embedding = %s, model = %s WHERE id = %s"
+SELECT = f"SELECT {COLUMNS} FROM {TABLE} m"
+HISTORY = f"{SELECT} WHERE m.tenant = %s AND m.ns = %s AND m.key = %s ORDER BY m.recorded_at, m.id"
+STALE = f"{SELECT} WHERE m.text <> '' AND (m.model IS NULL OR m.model <> %s) ORDER BY m.id LIMIT %s"
+SWEEP = f"DELETE FROM {TABLE} WHERE expires_at <= %s"
+FETCH = f"{SELECT} WHERE m.id = ANY(%s)"
+HEADS = (
+    f"{SELECT} WHERE m.tenant = %s AND m.ns = %s AND m.superseded_by IS NULL AND m.key = ANY(%s)"
+)
+ERASED = "RETURNING ns, key, text <> '', embedding IS NOT NULL"
+VACUUM = f"VACUUM (FULL, ANALYZE) {TABLE}"
+HNSW_SETTINGS = (
+    "SELECT set_config('hnsw.ef_search', %s, true), "
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.max_scan_tuples', %s, true)"
+)
+"""Transaction-local HNSW settings: with pgvector's iterative index scan a filtered
+query keeps walking the graph until ``LIMIT`` rows pass the filter (or the scan
+budget is spent), instead of returning fewer rows than asked."""
+
+
+def hnsw_index_name(dims: int) -> str:
+    return f"{TABLE}_hnsw_{_dims(dims)}"
+
+
+def hnsw_index_sql(dims: int) -> str:
+    """The cosine HNSW index over vectors of ``dims`` dimensions (a partial expression index)."""
+    d = _dims(dims)
+    return (
+        f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(d)} ON {TABLE} "
+        f"USING hnsw ((embedding::vector({d})) vector_cosine_ops) WHERE dims = {d}"
+    )
+
+
+def _dims(dims: int) -> int:
+    if not isinstance(dims, int) or isinstance(dims, bool) or not 0 < dims <= 16000:
+        raise InvalidInputError(f"vector dimension must be in 1..16000, got {dims!r}")
+    return dims
+
+
+# -- the filter contract over JSONB -------------------------------------------------------
+
+
+def _guards(path: tuple[str, ...]) -> list[str]:
+    """Each proper prefix of ``path`` must be an object (never walk into an array)."""
+    return ["jsonb_typeof(m.value #> %s::text[]) = 'object'" for _ in path[1:]]
+
+
+def _guard_params(path: tuple[str, ...]) -> tuple[object, ...]:
+    return tuple(list(path[:i]) for i in range(1, len(path)))
+
+
+_JSONB_KINDS: dict[Kind, str] = {
+    "number": "jsonb_typeof(m.value #> %s::text[]) = 'number'",
+    "string": "jsonb_typeof(m.value #> %s::text[]) = 'string'",
+    "null": "jsonb_typeof(m.value #> %s::text[]) = 'null'",
+    "true": "(m.value #> %s::text[]) = 'true'::jsonb",
+    "false": "(m.value #> %s::text[]) = 'false'::jsonb",
+}
+
+
+class PostgresFilterDialect:
+    """Reads ``m.value`` JSONB: kinds by ``jsonb_typeof``, numbers compared as JSONB
+    numerics (exact, ``1 = 1.0``), strings compared with ``COLLATE "C"`` (code points)."""
+
+    def is_kind(self, path: tuple[str, ...], kind: Kind) -> Fragment:
+        parts = [*_guards(path), _JSONB_KINDS[kind]]
+        return "(" + " AND ".join(parts) + ")", (*_guard_params(path), list(path))
+
+    def present(self, path: tuple[str, ...]) -> Fragment:
+        parts = [*_guards(path), "(m.value #> %s::text[]) IS NOT NULL"]
+        return "(" + " AND ".join(parts) + ")", (*_guard_params(path), list(path))
+
+    def compare(self, path: tuple[str, ...], kind: Kind, sql_op: str, operand: Scalar) -> Fragment:
+        if kind == "number":
+            return f"(m.value #> %s::text[]) {sql_op} to_jsonb(%s::numeric)", (
+                list(path),
+                operand,
+            )
+        return f'(m.value #>> %s::text[]) COLLATE "C" {sql_op} %s::text', (list(path), operand)
+
+
+DIALECT = PostgresFilterDialect()
+
+
+# -- selections ---------------------------------------------------------------------------
+
+
+def prefix_sql(prefix: Namespace) -> Fragment:
+    """Label-wise prefix match (tenant first, so the tenant-keyed indexes apply)."""
+    if not prefix:
+        return "TRUE", ()
+    joined = join_namespace(prefix)
+    upper = chr(ord(NAMESPACE_SEPARATOR) + 1)
+    return "m.tenant = %s AND (m.ns = %s OR (m.ns >= %s AND m.ns < %s))", (
+        prefix[0],
+        joined,
+        joined + NAMESPACE_SEPARATOR,
+        joined + upper,
+    )
+
+
+def view_sql(view: View) -> Fragment:
+    """SQL form of :meth:`View.admits`."""
+    parts: list[str] = []
+    params: list[object] = []
+    if not view.include_expired:
+        parts.append("(m.expires_at IS NULL OR m.expires_at > %s)")
+        params.append(view.now)
+    if view.as_of is None and view.include_superseded:
+        return " AND ".join(parts) or "TRUE", tuple(params)
+    if view.as_of is None:
+        parts.append("m.superseded_by IS NULL")
+    moment = view.as_of if view.as_of is not None else view.now
+    parts.append(
+        "m.recorded_at <= %s AND m.valid_from <= %s AND (m.valid_to IS NULL OR m.valid_to > %s)"
+    )
+    params.extend((moment, moment, moment))
+    return " AND ".join(parts), tuple(params)
+
+
+def tags_sql(tags: Sequence[str]) -> Fragment:
+    if not tags:
+        return "TRUE", ()
+    return "m.tags && %s::text[]", (list(tags),)
+
+
+def where_sql(scan: Scan) -> Fragment:
+    """The WHERE clause (without the keyword) selecting ``scan``'s versions."""
+    parts = (
+        prefix_sql(scan.prefix),
+        view_sql(scan.view),
+        compile_filter(scan.conditions, DIALECT),
+        tags_sql(scan.tags),
+    )
+    return " AND ".join(p[0] for p in parts), sum((p[1] for p in parts), ())
+
+
+def scan_sql(scan: Scan) -> Fragment:
+    where, params = where_sql(scan)
+    sql = f"{SELECT} WHERE {where} ORDER BY m.recorded_at DESC, m.id LIMIT %s OFFSET %s"
+    return sql, (*params, scan.limit, scan.offset)
+
+
+def history_params(namespace: Namespace, key: str) -> tuple[object, ...]:
+    return (namespace[0] if namespace else "", join_namespace(namespace), key)
+
+
+def heads_sql(namespace: Namespace, keys: Sequence[str]) -> Fragment:
+    return HEADS, (namespace[0] if namespace else "", join_namespace(namespace), list(keys))
+
+
+def namespaces_sql(prefix: Namespace) -> Fragment:
+    where, params = prefix_sql(prefix)
+    return f"SELECT DISTINCT m.ns FROM {TABLE} m WHERE m.superseded_by IS NULL AND {where}", params
+
+
+def erase_sql(prefix: Namespace, keys: Sequence[str] | None) -> Fragment:
+    """Delete every version of ``keys`` in exactly ``prefix``, or everything under it."""
+    if keys is None:
+        where, params = prefix_sql(prefix)
+    else:
+        where = "m.tenant = %s AND m.ns = %s AND m.key = ANY(%s)"
+        params = (prefix[0] if prefix else "", join_namespace(prefix), list(keys))
+    return f"DELETE FROM {TABLE} m WHERE {where} {ERASED}", params
+
+
+# -- retrieval ----------------------------------------------------------------------------
+
+
+def tsquery_text(words: Sequence[str], max_terms: int = 32) -> str:
+    """A ``to_tsquery`` text matching any of ``words`` (each quoted as a lexeme)."""
+    unique = list(dict.fromkeys(w.replace("'", "''").replace("\\", "\\\\") for w in words))
+    return " | ".join(f"'{w}'" for w in unique[:max_terms])
+
+
+def keyword_sql(scan: Scan, tsquery: str, k: int) -> Fragment:
+    """Ids of versions whose text matches any query word, ranked by ``ts_rank``
+    (term frequency, normalised by document length), then id."""
+    where, params = where_sql(scan)
+    sql = (
+        f"SELECT m.id FROM {TABLE} m, to_tsquery('{TS_CONFIG}', %s) q "
+        f"WHERE m.tsv @@ q AND {where} ORDER BY ts_rank(m.tsv, q, 1) DESC, m.id LIMIT %s"
+    )
+    return sql, (tsquery, *params, k)
+
+
+def _embedded_where(scan: Scan, model_id: str, dims: int) -> Fragment:
+    where, params = where_sql(scan)
+    return f"m.dims = {_dims(dims)} AND m.model = %s AND {where}", (model_id, *params)
+
+
+def count_sql(scan: Scan, model_id: str, dims: int, cap: int) -> Fragment:
+    """How many embedded versions ``scan`` selects, counting at most ``cap``."""
+    where, params = _embedded_where(scan, model_id, dims)
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} m WHERE {where} LIMIT %s) s"
+    return sql, (*params, cap)
+
+
+def vector_sql(scan: Scan, model_id: str, query: Vector, k: int, *, exact: bool) -> Fragment:
+    """The ``k`` embedded versions nearest ``query`` by cosine distance, with their distance.
+
+    Approximate: ordered by the HNSW-indexed expression ``embedding::vector(d)``.
+    Exact: ordered by the bare column (which no index covers), so PostgreSQL
+    computes every distance; zero vectors (NaN distance) count as orthogonal.
+    """
+    dims = int(query.shape[0])
+    where, params = _embedded_where(scan, model_id, dims)
+    if exact:
+        distance = "coalesce(nullif(m.embedding <=> %s, 'NaN'), 1.0)"
+        order = "2, m.id"
+        return (
+            f"SELECT m.id, {distance} FROM {TABLE} m WHERE {where} ORDER BY {order} LIMIT %s",
+            (query, *params, k),
+        )
+    distance = f"m.embedding::vector({dims}) <=> %s"
+    sql = f"SELECT m.id, {distance} FROM {TABLE} m WHERE {where} ORDER BY {distance} LIMIT %s"
+    return sql, (query, *params, query, k)
