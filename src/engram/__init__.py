@@ -5,6 +5,12 @@ Public names only; implementation modules are private.
 
 from engram._principal import Principal
 from engram.config import StoreURL, parse_url
+from engram.context import (
+    ContextPolicy,
+    WorkingMemory,
+    WorkingMemoryMiddleware,
+    WorkingMemoryState,
+)
 from engram.errors import (
     AccessDeniedError,
     BackendError,
@@ -20,12 +26,14 @@ from engram.errors import (
     SerializationError,
     UnsafeDeserializationError,
 )
+from engram.tokens import count_message_tokens, count_tokens
 
 __all__ = [
     "AccessDeniedError",
     "BackendError",
     "ConfigError",
     "ConflictError",
+    "ContextPolicy",
     "EncryptionError",
     "EngramError",
     "InvalidInputError",
@@ -37,5 +45,10 @@ __all__ = [
     "SerializationError",
     "StoreURL",
     "UnsafeDeserializationError",
+    "WorkingMemory",
+    "WorkingMemoryMiddleware",
+    "WorkingMemoryState",
+    "count_message_tokens",
+    "count_tokens",
     "parse_url",
 ]

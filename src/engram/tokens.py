@@ -27,11 +27,12 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-from langchain_core.messages import AIMessage, BaseMessage
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from engram.errors import ConfigError, InvalidInputError, MissingDependencyError
+
+if TYPE_CHECKING:  # importing langchain_core costs seconds; counting text must not
+    from langchain_core.messages import BaseMessage
 
 __all__ = [
     "ApproxCounter",
@@ -245,10 +246,9 @@ def _text_parts(message: BaseMessage) -> list[str]:
         parts.append(content)
     else:
         parts.extend(_block_text(block) for block in content)
-    if isinstance(message, AIMessage):
-        for call in message.tool_calls:
-            parts.append(call["name"])
-            parts.append(json.dumps(call["args"], ensure_ascii=False, default=str))
+    for call in getattr(message, "tool_calls", None) or []:  # AIMessage and its chunks
+        parts.append(call["name"])
+        parts.append(json.dumps(call["args"], ensure_ascii=False, default=str))
     return [part for part in parts if part]
 
 
