@@ -179,3 +179,34 @@ def test_encrypted_postgres_rows_hold_no_plaintext(postgres_url: str) -> None:
         assert graph.get_state(cfg("t")).values["items"][-4:] == ["again", "a", "b", "c"]
     with open_checkpointer(postgres_url) as saver, pytest.raises(EncryptionError):
         story_graph(saver).get_state(cfg("t"))
+
+
+def test_langgraph_with_allowlist_keeps_engram_strictness(tmp_path: Path) -> None:
+    with open_checkpointer(f"sqlite:///{tmp_path / 'hot.db'}") as saver:
+        _holder_graph(saver).invoke({"items": ["start"]}, cfg("t"))
+        narrowed = saver.with_allowlist([("some.module", "Other")])
+        assert isinstance(narrowed.serde, _hot_serde.StrictSerializer)
+        with pytest.raises(UnsafeDeserializationError):
+            narrowed.get_tuple(cfg("t"))
+        widened = saver.with_allowlist([(Gadget.__module__, "Gadget")])
+        assert widened.get_tuple(cfg("t")) is not None
+
+
+@pytest.mark.parametrize("mode", ["exit", "async", "sync"])
+def test_durability_modes_are_langgraphs(mode: str, tmp_path: Path) -> None:
+    from engram.stores.hot import DURABILITY_MODES, check_durability
+
+    assert check_durability(mode) == mode and mode in DURABILITY_MODES
+    with open_checkpointer(f"sqlite:///{tmp_path / 'hot.db'}") as saver:
+        graph = story_graph(saver)
+        graph.invoke({"items": ["x"]}, cfg("t"), durability=check_durability(mode))
+        saved = len(list(graph.get_state_history(cfg("t"))))
+    assert saved == (1 if mode == "exit" else 5)
+
+
+def test_unknown_durability_is_invalid_input() -> None:
+    from engram.errors import InvalidInputError
+    from engram.stores.hot import check_durability
+
+    with pytest.raises(InvalidInputError, match="durability"):
+        check_durability("eventually")
