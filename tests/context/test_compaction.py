@@ -9,6 +9,7 @@ rendered) shows it would not without the pinned block.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -177,7 +178,7 @@ def test_constraint_survives_compaction_through_the_pinned_block(
 
 
 def test_without_the_pinned_block_the_compacted_agent_breaks_the_constraint() -> None:
-    unpinned = ContextPolicy(**{**POLICY.__dict__, "render_pins": False})
+    unpinned = dataclasses.replace(POLICY, render_pins=False)
     state, _ = _run(unpinned, None)
     assert state.get("summary")
     assert _orders(state["messages"]) == ["TSLA"]

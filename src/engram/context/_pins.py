@@ -67,11 +67,19 @@ FIELD_OF: dict[PinKind, str] = {
     "source": "sources",
 }
 
+# "don't" / "never" as an instruction, not as in "I don't know" / "I never heard".
+_NEGATION = (
+    r"(?:don['’]?t|do\s+not|never)"
+    r"(?!\s+(?:know|knew|think|thought|understand|remember|see|saw|get|got|care|mind|heard)\b)"
+)
 _CONSTRAINT = (
     r"(?:please\s+|also\s+|and\s+|but\s+|you\s+|i\s+|we\s+|want\s+you\s+to\s+)*"
-    r"(?:don'?t|do\s+not|never|only|must|avoid|no\s+more\s+than|at\s+most|always|exclude)\b"
+    rf"(?:{_NEGATION}|only|must|avoid|no\s+more\s+than|at\s+most|always|exclude)\b"
 )
-_CONSTRAINT_ANYWHERE = r"\b(?:must(?:\s+not|n'?t)?|should\s+never|do\s+not|don'?t|never)\b"
+_CONSTRAINT_ANYWHERE = (
+    rf"(?:[,;:]\s*|\b(?:but|and|please|so)\s+){_NEGATION}\b"
+    r"|\bmust(?:\s+not|n'?t)?\b|\bshould\s+never\b"
+)
 _APPROVAL = r"(?:yes[,.]?\s+)?(?:i\s+)?(?:approve[ds]?|go\s+ahead|lgtm)\b"
 _URL = r"https?://[^\s\"'<>)\]]+"
 
