@@ -53,8 +53,11 @@ COLUMNS = (
     "id, ns, key, value, text, tags, source, sensitivity, importance, created_at, "
     "recorded_at, valid_from, valid_to, expires_at, ttl_s, provenance, superseded_by, model"
 )
-INSERT = f"INSERT INTO {TABLE} ({COLUMNS}, vector) VALUES ({', '.join('?' * 19)}) RETURNING rowid"
-FTS_INSERT = f"INSERT INTO {FTS} (rowid, text) VALUES (?, ?)"
+INSERT = f"INSERT INTO {TABLE} ({COLUMNS}, vector) VALUES ({', '.join('?' * 19)})"
+FTS_INSERT = (
+    f"INSERT INTO {FTS} (rowid, text) SELECT rowid, text FROM {TABLE} "
+    "WHERE id IN (SELECT value FROM json_each(?)) AND text != ''"
+)
 FTS_DELETE = f"INSERT INTO {FTS} ({FTS}, rowid, text) VALUES ('delete', ?, ?)"
 FTS_OPTIMIZE = f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')"
 CLOSE = f"UPDATE {TABLE} SET valid_to = ?, superseded_by = ? WHERE id = ?"
@@ -148,6 +151,11 @@ def where_sql(scan: Scan) -> Fragment:
         tags_sql(scan.tags),
     )
     return " AND ".join(p[0] for p in parts), sum((p[1] for p in parts), ())
+
+
+def signals_sql(ids: Sequence[str]) -> Fragment:
+    sql = f"SELECT m.id, m.recorded_at, m.importance FROM {TABLE} m WHERE m.id IN "
+    return sql + "(SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
 
 
 def scan_sql(scan: Scan) -> Fragment:

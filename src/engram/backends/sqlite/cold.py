@@ -143,17 +143,13 @@ class SQLiteColdBackend(ColdBackend):
 
     def apply(self, changes: ChangeSet) -> None:
         touched = {n.record.namespace for n in changes.inserts}
+        closures = [(to_epoch(c.valid_to), c.superseded_by, c.id) for c in changes.closures]
+        expiry = [(to_epoch(when), row_id) for row_id, when in changes.expiry]
         with self._tx() as cur:
-            for closure in changes.closures:
-                cur.execute(
-                    q.CLOSE, (to_epoch(closure.valid_to), closure.superseded_by, closure.id)
-                )
-            for new in changes.inserts:
-                rowid = cur.execute(q.INSERT, _row(new)).fetchone()[0]
-                if new.record.text:
-                    cur.execute(q.FTS_INSERT, (rowid, new.record.text))
-            for row_id, expires_at in changes.expiry:
-                cur.execute(q.SET_EXPIRY, (to_epoch(expires_at), row_id))
+            cur.executemany(q.CLOSE, closures)
+            cur.executemany(q.INSERT, [_row(new) for new in changes.inserts])
+            cur.execute(q.FTS_INSERT, (json.dumps([n.record.id for n in changes.inserts]),))
+            cur.executemany(q.SET_EXPIRY, expiry)
         self._invalidate(touched if not (changes.closures or changes.expiry) else None)
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
@@ -207,6 +203,9 @@ class SQLiteColdBackend(ColdBackend):
 
     def fetch(self, ids: Sequence[str]) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.fetch_sql(ids))]
+
+    def signals(self, ids: Sequence[str]) -> dict[str, tuple[datetime, float]]:
+        return {r[0]: (_dt(r[1]), r[2]) for r in self._read(*q.signals_sql(ids))}
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.scan_sql(scan))]

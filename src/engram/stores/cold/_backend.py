@@ -103,6 +103,13 @@ class ColdBackend(ABC):
     def fetch(self, ids: Sequence[str]) -> list[MemoryRecord]:
         """Versions by id (unknown ids are skipped; order not guaranteed)."""
 
+    def signals(self, ids: Sequence[str]) -> dict[str, tuple[datetime, float]]:
+        """``id -> (recorded_at, importance)``: what scoring needs, before the full fetch.
+
+        The default fetches whole records; engines override it with a lighter query.
+        """
+        return {r.id: (r.recorded_at, r.importance) for r in self.fetch(ids)}
+
     @abstractmethod
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         """Versions selected by ``scan``, newest first, paged."""

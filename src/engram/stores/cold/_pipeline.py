@@ -38,21 +38,36 @@ def text_of(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
     return json.dumps(dict(value), ensure_ascii=False, sort_keys=True)
 
 
+def score(
+    signals: Mapping[str, tuple[datetime, float]],
+    relevance: Mapping[str, float],
+    weights: Weights,
+    now: datetime,
+) -> list[tuple[str, float, float, float]]:
+    """``(id, score, relevance, recency)`` of each candidate, best first (ties by id)."""
+    out = []
+    for row_id, (recorded_at, importance) in signals.items():
+        rec = recency(recorded_at, now, weights.half_life_days)
+        rel = relevance.get(row_id, 0.0)
+        value = combine(weights, recency=rec, importance=importance, relevance=rel)
+        out.append((row_id, value, rel, rec))
+    out.sort(key=lambda r: (-r[1], r[0]))
+    return out
+
+
 def rank(
     records: Iterable[MemoryRecord],
     relevance: Mapping[str, float],
     weights: Weights,
     now: datetime,
 ) -> list[Recalled]:
-    """Score ``records`` and sort best first (ties by key, then id)."""
-    out = []
-    for record in records:
-        rec = recency(record.recorded_at, now, weights.half_life_days)
-        rel = relevance.get(record.id, 0.0)
-        score = combine(weights, recency=rec, importance=record.importance, relevance=rel)
-        out.append(Recalled(record, score, rel, rec, record.importance))
-    out.sort(key=lambda r: (-r.score, r.record.key, r.record.id))
-    return out
+    """Score whole ``records`` and sort best first (ties by id)."""
+    by_id = {r.id: r for r in records}
+    signals = {r.id: (r.recorded_at, r.importance) for r in by_id.values()}
+    return [
+        Recalled(by_id[i], value, rel, rec, by_id[i].importance)
+        for i, value, rel, rec in score(signals, relevance, weights, now)
+    ]
 
 
 def fuse(keyword: Sequence[str], vector: Sequence[tuple[str, float]]) -> dict[str, float]:

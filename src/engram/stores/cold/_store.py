@@ -235,22 +235,22 @@ class LongTermStore(BaseStore):
         self.backend.apply(ChangeSet(inserts=(NewVersion(record, vector),), closures=closures))
         return record, previous
 
-    def put_many(self, namespace: Namespace, items: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
-        """Bulk insert of new keys (one embedding call, one transaction); returns the count.
+    def put_many(self, items: Sequence[tuple[Namespace, str, Mapping[str, Any]]]) -> int:
+        """Bulk insert of new ``(namespace, key, value)`` items in one embedding call and
+        one transaction; returns the count.
 
         For loading data: unlike ``put`` it does not look for versions to supersede,
-        so every key must be new in ``namespace``.
+        so every key must be new in its namespace.
         """
-        namespace = pipe.namespace_of(namespace)
         now = self.now()
-        texts = [pipe.text_of(v, self.options.index_fields) for _, v in items]
+        texts = [pipe.text_of(v, self.options.index_fields) for _, _, v in items]
         vectors = self.embedder.embed(texts) if self.embedder and texts else None
         model = self.embedder.model_id if self.embedder else None
         inserts = tuple(
             NewVersion(
                 MemoryRecord(
                     self._new_id(),
-                    namespace,
+                    pipe.namespace_of(ns),
                     key,
                     dict(value),
                     text,
@@ -261,7 +261,7 @@ class LongTermStore(BaseStore):
                 ),
                 None if vectors is None else vectors[i],
             )
-            for i, ((key, value), text) in enumerate(zip(items, texts, strict=True))
+            for i, ((ns, key, value), text) in enumerate(zip(items, texts, strict=True))
         )
         self.backend.apply(ChangeSet(inserts=inserts))
         return len(inserts)
@@ -418,8 +418,14 @@ class LongTermStore(BaseStore):
             qvec = self.embedder.embed([query])[0]
             vector = self.backend.vector_candidates(scan, qvec, self.embedder.model_id, n)
         relevance = pipe.fuse(keyword, vector)
-        records = self.backend.fetch(list(relevance))
-        return pipe.rank(records, relevance, weights or self.options.weights, view.now)[:k]
+        signals = self.backend.signals(list(relevance))
+        best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
+        records = {r.id: r for r in self.backend.fetch([b[0] for b in best])}
+        return [
+            Recalled(records[i], value, rel, rec, records[i].importance)
+            for i, value, rel, rec in best
+            if i in records
+        ]
 
     def _screen(self, note: _Note) -> tuple[_Note, WriteResult | None]:
         if not note.text or not note.text.strip():

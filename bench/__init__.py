@@ -1,0 +1,1 @@
+"""Speed benchmarks: ``python -m bench <name> [options]`` runs ``bench/<name>.py``'s ``main``."""

