@@ -128,3 +128,24 @@ def test_clearing_respects_excluded_tools_and_is_idempotent() -> None:
     assert clear_tool_results(once, keep_last=0, min_tokens=0) == once
     with pytest.raises(InvalidInputError):
         clear_tool_results(history, keep_last=-1)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(conversation=conversations(), keep_last=st.integers(0, 4), min_tokens=st.integers(0, 80))
+def test_clearing_keeps_every_pairing_and_only_shrinks(
+    conversation: list[BaseMessage], keep_last: int, min_tokens: int
+) -> None:
+    cleared = clear_tool_results(conversation, keep_last=keep_last, min_tokens=min_tokens)
+    assert len(cleared) == len(conversation)
+    for before, after in zip(conversation, cleared, strict=True):
+        assert type(before) is type(after)
+        if isinstance(before, ToolMessage):
+            assert isinstance(after, ToolMessage) and after.tool_call_id == before.tool_call_id
+            assert count_message_tokens([after]) <= max(count_message_tokens([before]), 40)
+        else:
+            assert after is before
+    tools = [m for m in cleared if isinstance(m, ToolMessage)]
+    recent = tools[len(tools) - keep_last :] if keep_last else []
+    assert all("cleared" not in m.text for m in recent)
+    shape = [[type(m).__name__ for m in unit] for unit in group_units(conversation[1:])]
+    assert [[type(m).__name__ for m in unit] for unit in group_units(cleared[1:])] == shape
