@@ -13,6 +13,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,6 +38,7 @@ from engram.context import (
     extract_pins,
     is_well_paired,
 )
+from engram.stores.hot import open_checkpointer
 from engram.tokens import count_message_tokens
 
 NEVER = re.compile(r"never trade (\w+)", re.IGNORECASE)
@@ -114,7 +116,7 @@ POLICY = ContextPolicy(
 RULES = PinRules(effect_tools=frozenset({"place_order"}))
 
 
-def build_graph(memory: WorkingMemory, model: RuleTrader) -> Any:
+def build_graph(memory: WorkingMemory, model: RuleTrader, checkpointer: Any = None) -> Any:
     """START -> memory (pins + compaction) -> model -> tools -> memory -> ..."""
 
     def model_node(state: WorkingMemoryState) -> dict[str, Any]:
@@ -128,7 +130,7 @@ def build_graph(memory: WorkingMemory, model: RuleTrader) -> Any:
     builder.add_edge("memory", "model")
     builder.add_conditional_edges("model", tools_condition)
     builder.add_edge("tools", "memory")
-    return builder.compile(checkpointer=InMemorySaver())
+    return builder.compile(checkpointer=checkpointer or InMemorySaver())
 
 
 def _orders(messages: list[BaseMessage]) -> list[str]:
@@ -265,3 +267,18 @@ def test_model_input_stays_within_budget_including_the_pinned_block() -> None:
     assert count_message_tokens(sent) <= 500
     assert "Only trade ETFs." in sent[0].text and is_well_paired(sent[1:])
     assert sent[-1].text == "all read"
+
+
+def test_pinned_state_is_checkpointed_in_the_hot_tier_and_read_back(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'checkpoints.db'}"
+    config = {"configurable": {"thread_id": "durable"}}
+    memory = WorkingMemory(policy=POLICY, rules=RULES)
+    with open_checkpointer(url, encryption_key=None) as saver:
+        graph = build_graph(memory, RuleTrader(), saver)
+        graph.invoke({"messages": [SystemMessage("sys"), HumanMessage(REQUEST, id="c")]}, config)
+    with open_checkpointer(url, encryption_key=None) as saver:  # a fresh saver: from disk
+        values = build_graph(memory, RuleTrader(), saver).get_state(config).values
+    assert [p["text"] for p in values["constraints"]] == ["Never trade TSLA."]
+    assert values["effects"][0]["text"].startswith('place_order({"ticker": "NVDA"})')
+    assert values["summary"] and all(m.id != "c" for m in values["messages"])
+    assert "Never trade TSLA." in memory.model_input(values)[0].text
