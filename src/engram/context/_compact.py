@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
@@ -26,8 +26,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from engram.context._pins import (
     DEFAULT_RULES,
     SUMMARY_FLAG,
-    Pin,
-    PinnedState,
+    PinFields,
     PinRules,
     extract_pins,
     merge_pins,
@@ -70,7 +69,7 @@ class Compaction:
     summary: Summary
     removed: list[BaseMessage]
     messages: list[BaseMessage]
-    pins: PinnedState = field(default_factory=lambda: PinnedState())
+    pins: PinFields = field(default_factory=dict)
 
     def state_update(self) -> dict[str, Any]:
         """A LangGraph update replacing the history (``add_messages``) and adding the pins."""
@@ -129,13 +128,12 @@ class WorkingMemory:
     counter: TokenCounter | None = None
     fallback_on: tuple[type[BaseException], ...] = (Exception,)
 
-    def pins(self, state: Mapping[str, Any]) -> tuple[PinnedState, PinnedState]:
+    def pins(self, state: Mapping[str, Any]) -> tuple[PinFields, PinFields]:
         """(all pins, pins that are new to ``state``) after reading its messages."""
-        found: Mapping[str, list[Pin]] = extract_pins(_messages(state), self.rules)  # type: ignore[assignment]
-        current: Mapping[str, list[Pin]] = pins_of(state)  # type: ignore[assignment]
-        fresh: Mapping[str, list[Pin]] = new_pins(current, found)  # type: ignore[assignment]
+        current = pins_of(state)
+        fresh = new_pins(current, extract_pins(_messages(state), self.rules))
         merged = {k: merge_pins(current.get(k), fresh.get(k)) for k in current}
-        return cast(PinnedState, merged), cast(PinnedState, fresh)
+        return merged, fresh
 
     def due(self, messages: Sequence[BaseMessage]) -> bool:
         limit = self.policy.compact_at_tokens
@@ -154,14 +152,14 @@ class WorkingMemory:
         self,
         plan: tuple[SystemMessage | None, list[BaseMessage], list[BaseMessage]],
         summary: Summary,
-        fresh: PinnedState,
+        fresh: PinFields,
     ) -> Compaction:
         system, older, kept = plan
         head = [system] if system is not None else []
         new = [*head, summary_message(summary), *kept]
         return Compaction(summary=summary, removed=older, messages=new, pins=fresh)
 
-    def _summary_args(self, pins: PinnedState) -> dict[str, Any]:
+    def _summary_args(self, pins: PinFields) -> dict[str, Any]:
         return {
             "max_tokens": self.policy.summary_tokens,
             "counter": self.counter,

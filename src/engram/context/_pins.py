@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.graph.message import add_messages
@@ -128,7 +128,10 @@ def make_pin(kind: PinKind, text: str, message_id: str | None, *, key: str | Non
     )
 
 
-def extract_pins(messages: Sequence[BaseMessage], rules: PinRules = DEFAULT_RULES) -> PinnedState:
+PinFields = dict[str, list[Pin]]  # pinned field name -> pins (the shape of a PinnedState)
+
+
+def extract_pins(messages: Sequence[BaseMessage], rules: PinRules = DEFAULT_RULES) -> PinFields:
     """Pins found in ``messages``, grouped by state field (fields with no pin are omitted)."""
     calls = _tool_calls_by_id(messages)
     found: list[Pin] = []
@@ -143,7 +146,7 @@ def extract_pins(messages: Sequence[BaseMessage], rules: PinRules = DEFAULT_RULE
     grouped: dict[str, list[Pin]] = {}
     for pin in found:
         grouped.setdefault(FIELD_OF[pin["kind"]], []).append(pin)
-    return cast(PinnedState, {name: merge_pins([], pins) for name, pins in grouped.items()})
+    return {name: merge_pins([], pins) for name, pins in grouped.items()}
 
 
 def _tool_calls_by_id(messages: Iterable[BaseMessage]) -> dict[str, dict[str, Any]]:
@@ -234,12 +237,12 @@ def render_pins(state: Mapping[str, Any], *, max_sources: int = 20) -> str:
     )
 
 
-def pins_of(state: Mapping[str, Any]) -> PinnedState:
+def pins_of(state: Mapping[str, Any]) -> PinFields:
     """Only the pinned fields of a larger state mapping (every field present)."""
-    return cast(PinnedState, {f: list(state.get(f) or []) for f in FIELD_OF.values()})
+    return {f: list(state.get(f) or []) for f in FIELD_OF.values()}
 
 
-def new_pins(current: Mapping[str, Any], found: Mapping[str, list[Pin]]) -> PinnedState:
+def new_pins(current: Mapping[str, Any], found: Mapping[str, list[Pin]]) -> PinFields:
     """The pins of ``found`` not already in ``current`` (so a state update stays minimal)."""
     update: dict[str, list[Pin]] = {}
     for field_name, pins in found.items():
@@ -247,4 +250,4 @@ def new_pins(current: Mapping[str, Any], found: Mapping[str, list[Pin]]) -> Pinn
         fresh = [pin for pin in pins if known.get(pin["key"]) != pin]
         if fresh:
             update[field_name] = fresh
-    return cast(PinnedState, update)
+    return update
