@@ -13,7 +13,12 @@ import click
 
 from engram.errors import EngramError
 
-COMMAND_MODULES: tuple[str, ...] = ("engram.cli._eval", "engram.cli._agent", "engram.cli._threads")
+COMMAND_MODULES: tuple[str, ...] = (
+    "engram.cli._eval",
+    "engram.cli._agent",
+    "engram.cli._threads",
+    "engram.cli._memory",
+)
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 
 

@@ -1,0 +1,197 @@
+"""``engram memory ...``: remember, recall, forget, history and re-embed long-term facts.
+
+A thin skin over :class:`engram.stores.cold.LongTermStore`; each command is the
+kebab-case name of one method.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+import click
+
+from engram._principal import Principal
+from engram.config import default_url
+from engram.recall import Embedder, HashEmbedder
+from engram.stores.cold import LongTermStore, MemoryRecord, open_store
+
+F = TypeVar("F", bound=Callable[..., Any])
+EMBEDDERS = ("minilm", "hash")
+
+
+def _embedder(name: str) -> Embedder:
+    if name == "hash":
+        return HashEmbedder(384)
+    from engram.recall import MiniLMEmbedder
+
+    return MiniLMEmbedder(threads=1)
+
+
+def _options(command: F) -> F:
+    for decorator in (
+        click.option(
+            "--embedder",
+            type=click.Choice(EMBEDDERS),
+            default="minilm",
+            show_default=True,
+            help="Embedding model (must match the store's).",
+        ),
+        click.option(
+            "--url", default=None, help=f"Cold tier URL (default: {default_url('cold')})."
+        ),
+        click.option("--user", required=True, help="User id (with --tenant: whose memory)."),
+        click.option("--tenant", required=True, help="Tenant id."),
+    ):
+        command = decorator(command)
+    return command
+
+
+@contextmanager
+def _store(url: str | None, embedder: str | None) -> Iterator[LongTermStore]:
+    with open_store(url, embedder=_embedder(embedder) if embedder else None) as store:
+        yield store
+
+
+def _line(record: MemoryRecord) -> str:
+    until = f" until {record.valid_to.isoformat(timespec='seconds')}" if record.valid_to else ""
+    tags = ",".join(record.tags) or "-"
+    when = record.recorded_at.isoformat(timespec="seconds")
+    return f"{record.key}\t{when}{until}\t[{tags}]\t{record.text}"
+
+
+@click.group("memory")
+def memory() -> None:
+    """Long-term facts about a user (the cold tier)."""
+
+
+@memory.command("remember")
+@click.argument("text")
+@click.option("--tag", "tags", multiple=True, help="A stable tag (preference, profile...).")
+@click.option("--slot", default=None, help="What the fact is about; a new value supersedes.")
+@click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--source", type=click.Choice(["user", "tool", "policy", "agent"]), default="user")
+@click.option("--ttl-days", type=float, default=None, help="Expire after this many days.")
+@_options
+def remember(
+    text: str,
+    tags: tuple[str, ...],
+    slot: str | None,
+    importance: float,
+    source: Any,
+    ttl_days: float | None,
+    tenant: str,
+    user: str,
+    url: str | None,
+    embedder: str,
+) -> None:
+    """Remember a fact; prints what happened (added/updated/deleted/noop/rejected/held).
+
+    Example: engram memory remember "Likes tea" --tag preference --tenant acme --user alice
+    """
+    ttl = None if ttl_days is None else timedelta(days=ttl_days)
+    with _store(url, embedder) as store:
+        result = store.remember(
+            Principal(tenant, user),
+            text,
+            tags=tags,
+            slot=slot,
+            importance=importance,
+            source=source,
+            ttl=ttl,
+        )
+    key = result.record.key if result.record else (result.previous.key if result.previous else "-")
+    click.echo(f"{result.action}\t{key}\t{result.reason or ''}")
+
+
+@memory.command("recall")
+@click.argument("query")
+@click.option("-k", "k", type=int, default=5, show_default=True, help="How many facts.")
+@click.option("--tag", "tags", multiple=True, help="Only facts with one of these tags.")
+@click.option("--as-of", type=click.DateTime(), default=None, help="What was valid then (UTC).")
+@click.option("--min-score", type=float, default=0.0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@_options
+def recall(
+    query: str,
+    k: int,
+    tags: tuple[str, ...],
+    as_of: datetime | None,
+    min_score: float,
+    as_json: bool,
+    tenant: str,
+    user: str,
+    url: str | None,
+    embedder: str,
+) -> None:
+    """Recall the facts that best answer QUERY, best first, with their scores.
+
+    Example: engram memory recall "seat preference" -k 3 --tenant acme --user alice
+    """
+    with _store(url, embedder) as store:
+        found = store.recall(
+            Principal(tenant, user), query, k=k, tags=tags, as_of=as_of, min_score=min_score
+        )
+    for r in found:
+        if as_json:
+            click.echo(json.dumps({"key": r.record.key, "text": r.record.text, "score": r.score}))
+        else:
+            click.echo(f"{r.score:.3f}\t{_line(r.record)}")
+
+
+@memory.command("history")
+@click.argument("key")
+@_options
+def history(key: str, tenant: str, user: str, url: str | None, embedder: str) -> None:
+    """Show every version of one fact, oldest first.
+
+    Example: engram memory history 3f2a9c --tenant acme --user alice
+    """
+    with _store(url, None) as store:
+        for record in store.history(Principal(tenant, user), key):
+            click.echo(_line(record))
+
+
+@memory.command("forget")
+@click.option("--key", "keys", multiple=True, help="Only these keys (default: everything).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@_options
+def forget(
+    keys: tuple[str, ...], yes: bool, tenant: str, user: str, url: str | None, embedder: str
+) -> None:
+    """Erase a user's facts (or only --key ones) and print the erasure report.
+
+    Example: engram memory forget --tenant acme --user alice --yes
+    """
+    if not yes:
+        click.confirm(
+            f"Erase {'the given keys' if keys else 'all'} of {tenant}/{user}?", abort=True
+        )
+    with _store(url, None) as store:
+        report = store.forget(Principal(tenant, user), list(keys) or None)
+    click.echo(
+        f"keys={report.keys} versions={report.versions} vectors={report.vectors} "
+        f"keyword_entries={report.keyword_entries} caches={report.caches_cleared} "
+        f"compacted={report.compacted}"
+    )
+
+
+@memory.command("re-embed")
+@click.option("--url", default=None, help=f"Cold tier URL (default: {default_url('cold')}).")
+@click.option("--embedder", type=click.Choice(EMBEDDERS), default="minilm", show_default=True)
+@click.option("--batch-size", type=int, default=256, show_default=True)
+def re_embed(url: str | None, embedder: str, batch_size: int) -> None:
+    """Re-embed every stored fact with a new embedding model.
+
+    Example: engram memory re-embed --embedder minilm
+    """
+    with _store(url, None) as store:
+        done = store.re_embed(_embedder(embedder), batch_size=batch_size)
+    click.echo(f"re-embedded {done} versions")
+
+
+def register(main: click.Group) -> None:
+    main.add_command(memory)

@@ -1,0 +1,48 @@
+"""``engram memory ...``: the CLI is a thin skin over the store (SQLite file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from engram.cli import main
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(main, ["memory", *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_remember_recall_history_forget(tmp_path: Path) -> None:
+    who = ["--tenant", "acme", "--user", "alice", "--url", f"sqlite:///{tmp_path}/m.db"]
+    emb = ["--embedder", "hash"]
+    first = _run("remember", "Lives in Oslo", "--slot", "city", "--tag", "profile", *who, *emb)
+    assert first.startswith("added\t")
+    key = first.split("\t")[1]
+    second = _run("remember", "Lives in Bergen", "--slot", "city", *who, *emb)
+    assert second.startswith(f"updated\t{key}\t")
+    lines = _run("recall", "where does she live", "--json", *who, *emb).splitlines()
+    assert [json.loads(line)["text"] for line in lines] == ["Lives in Bergen"]
+    history = _run("history", key, *who, *emb).splitlines()
+    assert [h.split("\t")[-1] for h in history] == ["Lives in Oslo", "Lives in Bergen"]
+    assert "keys=1 versions=2" in _run("forget", "--yes", *who, *emb)
+    assert _run("recall", "live", *who, *emb) == ""
+
+
+def test_re_embed_command(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/m.db"
+    who = ["--tenant", "acme", "--user", "bob", "--url", url]
+    _run("remember", "Plays the cello", *who, "--embedder", "hash")
+    assert "re-embedded 1 versions" in _run("re-embed", "--url", url, "--embedder", "minilm")
+    assert "re-embedded 0 versions" in _run("re-embed", "--url", url, "--embedder", "minilm")
+    found = _run("recall", "cello", *who, "--embedder", "minilm")
+    assert found.endswith("Plays the cello\n")
+
+
+def test_bad_principal_is_a_clean_error(tmp_path: Path) -> None:
+    args = ["memory", "recall", "x", "--tenant", "../x", "--user", "u", "--embedder", "hash"]
+    result = CliRunner().invoke(main, [*args, "--url", f"sqlite:///{tmp_path}/m.db"])
+    assert result.exit_code == 1 and "InvalidInputError" in result.output
