@@ -24,6 +24,7 @@ from engram._principal import Principal
 from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
 from engram.config import DEFAULT_HOME
 from engram.errors import ConflictError
+from engram.stores.hot import Threads, open_checkpointer
 
 DEMO_TENANT = "demo"
 DEMO_USER = "analyst"
@@ -331,7 +332,18 @@ def demo(thread_id: str | None, home: Path, hot_url: str | None, tenant: str, us
     _narrate_publication(analyst, principal, thread_id)
     _say("5. Checkpoint history of the thread (hot tier)")
     print_history(analyst.history(principal, thread_id))
+    _narrate_size(analyst.hot_url, principal, thread_id)
     click.echo(f"\nInspect it again with: engram agent status {thread_id} --home {home}")
+    click.echo(f"or: engram threads history {thread_id} --url {analyst.hot_url}")
+
+
+def _narrate_size(hot_url: str, principal: Principal, thread_id: str) -> None:
+    with open_checkpointer(hot_url) as saver:
+        (size,) = Threads(saver).sizes([thread_id], principal)
+    click.echo(
+        f"  {size.checkpoints} checkpoints, {size.writes} pending writes, {size.blobs} blobs: "
+        f"{size.total_bytes:,} bytes (prune with: engram threads prune)"
+    )
 
 
 def _narrate_pause(status: ThreadStatus) -> None:
