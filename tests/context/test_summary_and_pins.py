@@ -8,7 +8,7 @@ import pytest
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 
 from engram.context import (
@@ -169,3 +169,24 @@ def test_pins_accumulate_in_state_without_duplicates() -> None:
     assert len(fresh["constraints"]) == 1
     state["constraints"] = fresh["constraints"]
     assert memory.update(state) == {}
+
+
+def test_a_revoked_pin_stays_revoked_while_its_message_remains() -> None:
+    memory = WorkingMemory()
+    messages = [SystemMessage("sys"), HumanMessage("Never trade TSLA.", id="a")]
+    state: dict[str, Any] = {"messages": messages}
+    pin = memory.pins(state)[1]["constraints"][0]
+    assert "Never trade TSLA." in memory.model_input(state)[0].text  # pinned while active
+    state["constraints"] = [{**pin, "active": False}]
+    assert memory.update(state) == {}
+    assert memory.model_input(state)[0].text == "sys"
+
+
+def test_effects_from_artifacts_and_cleared_stubs() -> None:
+    call = AIMessage("", tool_calls=[{"name": "send_email", "args": {}, "id": "e1"}])
+    done = ToolMessage("sent", tool_call_id="e1", artifact={"effect": "emailed the report to Bob"})
+    assert [p["text"] for p in extract_pins([call, done])["effects"]] == [
+        "emailed the report to Bob"
+    ]
+    stub = done.model_copy(update={"additional_kwargs": {"engram_cleared": True}})
+    assert extract_pins([call, stub]) == {}

@@ -24,6 +24,7 @@ from typing_extensions import TypedDict
 PinKind = Literal["constraint", "approval", "effect", "source"]
 FLAG = "engram"  # additional_kwargs namespace for explicit pins
 SUMMARY_FLAG = "engram_summary"  # marks the summary message written by a compaction
+CLEARED_FLAG = "engram_cleared"  # marks a tool result replaced by a stub
 
 
 class Pin(TypedDict):
@@ -191,23 +192,33 @@ def _is_constraint(sentence: str, rules: PinRules) -> bool:
 
 
 def _tool_pins(message: ToolMessage, call: dict[str, Any] | None, rules: PinRules) -> list[Pin]:
+    if message.status == "error" or message.additional_kwargs.get(CLEARED_FLAG):
+        return []  # a failed call did nothing; a cleared stub was read before it was cleared
     name = message.name or (call or {}).get("name") or "tool"
-    if message.status == "error":
-        return []
-    pins = []
-    if name in rules.effect_tools:
-        args = json.dumps((call or {}).get("args", {}), sort_keys=True, default=str)
-        result = " ".join(message.text.split())[: rules.max_text]
-        pins.append(
-            make_pin("effect", f"{name}({args}) -> {result}", message.id, key=message.tool_call_id)
-        )
-    if rules.source_tools is None or name in rules.source_tools:
-        for url in dict.fromkeys(rules.pattern("url").findall(message.text)):
-            pins.append(make_pin("source", url, message.id, key=url))
     artifact = message.artifact if isinstance(message.artifact, dict) else {}
-    for ref in artifact.get("sources", []) or []:
-        pins.append(make_pin("source", str(ref), message.id, key=str(ref)))
+    pins = _effect_pins(message, name, call, artifact, rules)
+    refs = list(artifact.get("sources") or [])
+    if rules.source_tools is None or name in rules.source_tools:
+        refs = rules.pattern("url").findall(message.text) + refs
+    pins.extend(make_pin("source", str(ref), message.id, key=str(ref)) for ref in refs)
     return pins
+
+
+def _effect_pins(
+    message: ToolMessage,
+    name: str,
+    call: dict[str, Any] | None,
+    artifact: dict[str, Any],
+    rules: PinRules,
+) -> list[Pin]:
+    if artifact.get("effect"):
+        text = str(artifact["effect"])
+    elif name in rules.effect_tools:
+        args = json.dumps((call or {}).get("args", {}), sort_keys=True, default=str)
+        text = f"{name}({args}) -> {' '.join(message.text.split())[: rules.max_text]}"
+    else:
+        return []
+    return [make_pin("effect", text, message.id, key=message.tool_call_id)]
 
 
 _HEADINGS: dict[str, str] = {
@@ -243,11 +254,15 @@ def pins_of(state: Mapping[str, Any]) -> PinFields:
 
 
 def new_pins(current: Mapping[str, Any], found: Mapping[str, list[Pin]]) -> PinFields:
-    """The pins of ``found`` not already in ``current`` (so a state update stays minimal)."""
+    """The pins of ``found`` whose key ``current`` lacks.
+
+    Re-reading the history never overrides a pin already in state, so a pin the application
+    revoked (``active=False``) stays revoked while its message is still in the history.
+    """
     update: dict[str, list[Pin]] = {}
     for field_name, pins in found.items():
-        known = {pin["key"]: pin for pin in current.get(field_name) or []}
-        fresh = [pin for pin in pins if known.get(pin["key"]) != pin]
+        known = {pin["key"] for pin in current.get(field_name) or []}
+        fresh = [pin for pin in pins if pin["key"] not in known]
         if fresh:
             update[field_name] = fresh
     return update

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from engram.context._pins import CLEARED_FLAG as CLEARED
 from engram.errors import InvalidInputError
 from engram.tokens import TokenCounter, count_message_tokens, message_tokens
 
 Unit = list[BaseMessage]
-CLEARED = "engram_cleared"
 
 
 def split_system(messages: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[BaseMessage]]:
