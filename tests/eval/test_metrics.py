@@ -92,3 +92,22 @@ def test_packed_tokens_equal_the_count_of_the_rendered_block(data_root: Path) ->
         assert packed.tokens == counter.count([packer.text(packed)])[0] <= budget
         assert budget - packed.tokens < 60
     assert packer.full().tokens == counter.count([render(conversation.turns)])[0]
+
+
+def test_embedding_cache_persists_and_checks_the_model(tmp_path: Path) -> None:
+    from engram.eval._methods import CachedEmbedder
+    from engram.recall import HashEmbedder
+
+    path = tmp_path / "cache.npz"
+    first = CachedEmbedder(HashEmbedder(), path)
+    vectors = first.embed(["alpha beta", "gamma", "alpha beta"])
+    first.save()
+
+    class Refuses(HashEmbedder):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            raise AssertionError(f"embedded {texts} again")
+
+    again = CachedEmbedder(Refuses(), path)
+    assert (again.embed(["gamma", "alpha beta"]) == vectors[[1, 0]]).all()
+    other = CachedEmbedder(HashEmbedder(dim=64), path)  # another model: cache ignored
+    assert other.embed(["gamma"]).shape == (1, 64)

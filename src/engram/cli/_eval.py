@@ -36,6 +36,12 @@ _embedder = click.option(
     help="Embedder shared by every method.",
 )
 _quiet = click.option("--quiet", is_flag=True, help="No progress bar.")
+_cache = click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder keeping embeddings between runs (default: none, embed every run).",
+)
 
 
 @contextmanager
@@ -58,13 +64,21 @@ def _progress(quiet: bool, label: str) -> Iterator[Callable[[int], Callable[[int
 
 
 def _benchmark(
-    name: str, data: Path | None, limit: int | None, out: Path, embedder: str, quiet: bool
+    name: str,
+    data: Path | None,
+    limit: int | None,
+    out: Path,
+    embedder: str,
+    cache: Path | None,
+    quiet: bool,
 ) -> None:
     from engram.eval import run_benchmark, write
 
     started = time.perf_counter()
     with _progress(quiet, name) as progress:
-        result = run_benchmark(name, data=data, limit=limit, embedder=embedder, progress=progress)
+        result = run_benchmark(
+            name, data=data, limit=limit, embedder=embedder, cache=cache, progress=progress
+        )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
         click.echo(f"wrote {path}")
@@ -81,13 +95,16 @@ def eval_group() -> None:
 @_limit
 @_out
 @_embedder
+@_cache
 @_quiet
-def locomo(data: Path | None, limit: int | None, out: Path, embedder: str, quiet: bool) -> None:
+def locomo(
+    data: Path | None, limit: int | None, out: Path, embedder: str, cache: Path | None, quiet: bool
+) -> None:
     """Evidence recall on LoCoMo for engram and the baselines, side by side.
 
     Example: engram eval locomo --limit 50 --embedder hash --out /tmp/eval
     """
-    _benchmark("locomo", data, limit, out, embedder, quiet)
+    _benchmark("locomo", data, limit, out, embedder, cache, quiet)
 
 
 @eval_group.command(name="longmemeval")
@@ -95,15 +112,16 @@ def locomo(data: Path | None, limit: int | None, out: Path, embedder: str, quiet
 @_limit
 @_out
 @_embedder
+@_cache
 @_quiet
 def longmemeval(
-    data: Path | None, limit: int | None, out: Path, embedder: str, quiet: bool
+    data: Path | None, limit: int | None, out: Path, embedder: str, cache: Path | None, quiet: bool
 ) -> None:
     """Session recall on the LongMemEval oracle sample (one pooled haystack).
 
     Example: engram eval longmemeval --embedder minilm --out docs/eval
     """
-    _benchmark("longmemeval", data, limit, out, embedder, quiet)
+    _benchmark("longmemeval", data, limit, out, embedder, cache, quiet)
 
 
 def register(main: click.Group) -> None:

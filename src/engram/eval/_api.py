@@ -23,12 +23,17 @@ from engram.recall import Embedder
 BENCHMARKS = ("locomo", "longmemeval")
 
 
-def build_methods(embedder: Embedder) -> list[Method]:
-    """The line-up: BM25, LangGraph dense, and engram's cold tier when available."""
-    shared = CachedEmbedder(embedder)
+def build_methods(shared: Embedder) -> list[Method]:
+    """The line-up: BM25, LangGraph dense and engram, sharing one embedder."""
     methods: list[Method] = [BM25Method(), LangGraphDenseMethod(shared)]
     methods.extend(_engram_methods(shared))
     return methods
+
+
+def _cached(name: str, folder: Path | None) -> CachedEmbedder:
+    inner = make_embedder(name)
+    path = None if folder is None else folder / f"embeddings-{name}.npz"
+    return CachedEmbedder(inner, path)
 
 
 def _engram_methods(embedder: Embedder) -> Sequence[Method]:
@@ -43,11 +48,15 @@ def run_benchmark(
     data: Path | None = None,
     limit: int | None = None,
     embedder: str = "hash",
+    cache: Path | None = None,
     progress: Callable[[int], Callable[[int], Any]] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback."""
+    """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
+
+    ``cache`` names a folder where embeddings persist between runs.
+    """
     spec, haystacks = load(benchmark, data, limit)
-    model = make_embedder(embedder)
+    model = _cached(embedder, cache)
     methods = build_methods(model)
     counter = default_counter()
     total = len(methods) * sum(1 for c in haystacks for q in c.questions if q.evidence)
@@ -57,6 +66,7 @@ def run_benchmark(
     finally:
         for method in methods:
             method.close()
+        model.save()
     result["config"] = {
         "embedder": embedder,
         "embedding_model": model.model_id,
@@ -81,7 +91,7 @@ def run_lifecycle_file(
     from engram.eval._targets import ColdTarget
 
     scenarios = load_scenarios(path or shipped_scenarios())[:limit]
-    model = CachedEmbedder(make_embedder(embedder))
+    model = _cached(embedder, None)
     update = progress(len(scenarios)) if progress is not None else None
     result = run_scenarios(scenarios, lambda: ColdTarget(model, url), update)
     result["config"] = {

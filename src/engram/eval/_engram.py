@@ -69,8 +69,8 @@ class EngramColdMethod(Method):
 
     def index(self, user: str, turns: Sequence[Turn]) -> None:
         store = self._open()
-        items = [(t.id, _value(t)) for t in turns]
-        store.put_many(_principal(user).namespace, items)
+        namespace = _principal(user).namespace
+        store.put_many([(namespace, t.id, _value(t)) for t in turns])
 
     def search(self, user: str, question: Question, k: int) -> list[str]:
         hits = self._open().recall(_principal(user), question.text, k=k, **self._recall_options)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,11 +38,36 @@ class Method(ABC):
 
 
 class CachedEmbedder:
-    """Wraps an embedder so a text is embedded once per run, whichever method asks."""
+    """Wraps an embedder so a text is embedded once per run, whichever method asks.
 
-    def __init__(self, inner: Embedder) -> None:
+    With ``path``, vectors persist in an ``.npz`` file (texts as a unicode array, no
+    pickle) tagged with the model id, so repeated runs skip embedding; call :meth:`save`.
+    """
+
+    def __init__(self, inner: Embedder, path: Path | None = None) -> None:
         self._inner = inner
+        self._path = path
         self._cache: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
+        self._dirty = False
+        if path is not None and path.is_file():
+            self._load(path)
+
+    def _load(self, path: Path) -> None:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["model"]) != self._inner.model_id:
+                return
+            self._cache = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+
+    def save(self) -> None:
+        """Write the vectors to ``path`` (if any were added)."""
+        if self._path is None or not self._dirty:
+            return
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        texts = list(self._cache)
+        vectors = np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, self.dim))
+        with self._path.open("wb") as handle:
+            np.savez(handle, model=np.array(self.model_id), texts=np.array(texts), vectors=vectors)
+        self._dirty = False
 
     @property
     def model_id(self) -> str:
@@ -56,6 +82,7 @@ class CachedEmbedder:
         if missing:
             for text, row in zip(missing, self._inner.embed(missing), strict=True):
                 self._cache[text] = row
+            self._dirty = True
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             out[i] = self._cache[text]
