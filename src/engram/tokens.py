@@ -214,12 +214,30 @@ def _cached_count(counter: TokenCounter, text: str) -> int:
     return counter.count(text)
 
 
+# Long texts (tool results) are memoised by (length, hash) so the cache never pins their bytes.
+_LONG_TEXT = 2048
+_LONG_CACHE_SIZE = 4096
+_long_counts: dict[tuple[TokenCounter, int, int], int] = {}
+
+
+def _long_count(counter: TokenCounter, text: str) -> int:
+    key = (counter, len(text), hash(text))
+    count = _long_counts.get(key)
+    if count is None:
+        if len(_long_counts) >= _LONG_CACHE_SIZE:
+            _long_counts.clear()
+        count = _long_counts[key] = counter.count(text)
+    return count
+
+
 def count_tokens(text: str, counter: TokenCounter | None = None) -> int:
     """Tokens in ``text`` under ``counter`` (default: :func:`get_counter`), memoised per string."""
     if not isinstance(text, str):
         raise InvalidInputError(f"count_tokens expects str, got {type(text).__name__}")
     if not text:
         return 0
+    if len(text) > _LONG_TEXT:
+        return _long_count(counter or get_counter(), text)
     return _cached_count(counter or get_counter(), text)
 
 

@@ -94,3 +94,31 @@ def test_content_blocks_are_counted() -> None:
     )
     assert message_tokens(text_only) == message_tokens(HumanMessage("look at this chart please"))
     assert message_tokens(with_image) > message_tokens(text_only) + 50
+
+
+def test_long_texts_are_counted_and_memoised() -> None:
+    calls: list[str] = []
+
+    class Spy(ApproxCounter):
+        def count(self, text: str) -> int:
+            calls.append(text)
+            return super().count(text)
+
+    spy = Spy()
+    long_text = "quarterly revenue grew " * 400
+    first = count_tokens(long_text, spy)
+    assert first == ApproxCounter().count(long_text) and first > 1000
+    assert count_tokens(long_text, spy) == first and count_tokens("short one", spy) == 2
+    assert count_tokens("short one", spy) == 2
+    assert len(calls) == 2  # one real count per distinct text
+
+
+def test_usable_as_langchain_trim_messages_counter() -> None:
+    from langchain_core.messages import trim_messages
+
+    history = [SystemMessage("sys")] + [HumanMessage(f"message number {i}") for i in range(20)]
+    budget = count_message_tokens(history[:1] + history[-3:])
+    kept = trim_messages(
+        history, max_tokens=budget, token_counter=count_message_tokens, include_system=True
+    )
+    assert kept == history[:1] + history[-3:]
