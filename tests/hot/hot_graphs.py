@@ -45,3 +45,20 @@ def cfg(thread_id: str, checkpoint_id: str | None = None) -> dict[str, Any]:
     if checkpoint_id:
         configurable["checkpoint_id"] = checkpoint_id
     return {"configurable": configurable}
+
+
+def nested_graph(checkpointer: Any, *, ask: bool = False) -> Any:
+    """START -> pre -> sub (a subgraph: s1 -> s2, s2 may interrupt) -> END."""
+    sub = StateGraph(Story)
+    sub.add_node("s1", _step("s1"))
+    sub.add_node("s2", _ask if ask else _step("s2"))
+    sub.add_edge(START, "s1")
+    sub.add_edge("s1", "s2")
+    sub.add_edge("s2", END)
+    builder = StateGraph(Story)
+    builder.add_node("pre", _step("pre"))
+    builder.add_node("sub", sub.compile())
+    builder.add_edge(START, "pre")
+    builder.add_edge("pre", "sub")
+    builder.add_edge("sub", END)
+    return builder.compile(checkpointer=checkpointer)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hot_graphs import cfg, story_graph
+from hot_graphs import cfg, nested_graph, story_graph
 from langgraph.types import Command
 
 from engram.errors import InvalidInputError
@@ -133,3 +133,37 @@ async def test_async_prune_and_sizes(durable_url: str) -> None:
         assert report.kept == 2 and report.deleted_checkpoints == growth.checkpoints - 2
         state = await graph.aget_state(cfg("t"))
         assert state.values["items"][-4:] == ["turn 1", "a", "b", "c"]
+
+
+def _namespaces(saver: Any, thread_id: str) -> set[str]:
+    found = saver.list({"configurable": {"thread_id": thread_id}})
+    return {t.config["configurable"]["checkpoint_ns"] for t in found}
+
+
+def test_prune_drops_subgraph_calls_of_pruned_checkpoints(hot_url: str) -> None:
+    with open_checkpointer(hot_url) as saver:
+        graph = nested_graph(saver)
+        for turn in range(3):
+            graph.invoke({"items": [f"turn {turn}"]}, cfg("t"))
+        assert len(_namespaces(saver, "t")) == 4
+        kept_ids = _ids(graph, "t")[:2]
+        before = {c: _snapshot(graph, "t", c) for c in kept_ids}
+        Threads(saver).prune("t", keep_last=2)
+        assert len(_namespaces(saver, "t")) == 2
+        assert {c: _snapshot(graph, "t", c) for c in kept_ids} == before
+        final = graph.invoke({"items": ["turn 3"]}, cfg("t"))
+        assert final["items"][-4:] == ["turn 3", "pre", "s1", "s2"]
+
+
+def test_prune_keeps_a_subgraph_paused_mid_call(hot_url: str) -> None:
+    with open_checkpointer(hot_url) as saver:
+        graph = nested_graph(saver, ask=True)
+        for thread_id in ("t", "twin"):
+            graph.invoke({"items": ["start"]}, cfg(thread_id))
+        report = Threads(saver).prune("t", keep_last=1)
+        assert report.deleted_checkpoints > 0
+        paused = graph.get_state(cfg("t"), subgraphs=True)
+        assert paused.next == ("sub",) and paused.tasks[0].state.next == ("s2",)
+        final = graph.invoke(Command(resume="ok"), cfg("t"))
+        assert final == graph.invoke(Command(resume="ok"), cfg("twin"))
+        assert final["answer"] == "ok"

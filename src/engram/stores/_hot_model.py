@@ -242,6 +242,21 @@ def require(
     return tup
 
 
+def is_stale_call(ns: str, root_parent: str | None, root_cutoff: str | None) -> bool:
+    """Whether ``ns`` is a subgraph call (``node:task_id``) started from a pruned root checkpoint.
+
+    Such a namespace only served the root checkpoint it started from, so it
+    goes with it, as in LangGraph's own prune. A ``checkpointer=True``
+    subgraph's namespace has no task id and keeps its last N like the root.
+    """
+    return (
+        ":" in ns
+        and root_cutoff is not None
+        and root_parent is not None
+        and root_parent < root_cutoff
+    )
+
+
 def checkpoint_info(tup: CheckpointTuple) -> CheckpointInfo:
     parent = tup.parent_config["configurable"]["checkpoint_id"] if tup.parent_config else None
     return CheckpointInfo(

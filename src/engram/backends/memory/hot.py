@@ -15,7 +15,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from engram._principal import Principal
 from engram.errors import ConfigError, ConflictError
-from engram.stores._hot_model import PruneReport, R, Statements, ThreadInfo, ThreadSize, owner_of
+from engram.stores._hot_model import (
+    PruneReport,
+    R,
+    Statements,
+    ThreadInfo,
+    ThreadSize,
+    is_stale_call,
+    owner_of,
+)
 
 _DELTA_KEY = "counters_since_delta_snapshot"
 
@@ -71,28 +79,48 @@ def _size(saver: InMemorySaver, thread_id: str) -> ThreadSize:
 
 
 def prune(saver: InMemorySaver, thread_id: str, keep_last: int) -> Statements[PruneReport]:
-    """Keep the newest ``keep_last`` checkpoints per namespace, their writes and blobs."""
+    """Keep the newest ``keep_last`` checkpoints per namespace, their writes and blobs.
+
+    Subgraph call namespaces whose root checkpoint goes are deleted whole.
+    """
     yield from ()
     namespaces = saver.storage.get(thread_id, {})
     saved = [s for ns in namespaces.values() for s in ns.values()]
     if any(_DELTA_KEY in _metadata(saver, s) for s in saved):
         raise ConflictError(f"thread {thread_id!r} uses a DeltaChannel; pruning would lose state")
-    deleted = writes = blobs = 0
-    for ns, checkpoints in namespaces.items():
-        doomed = sorted(checkpoints, reverse=True)[keep_last:]
-        if not doomed:
+    counts = [0, 0, 0]  # checkpoints, writes, blobs
+    root_cutoff: str | None = None
+    for ns in sorted(namespaces):
+        checkpoints = namespaces[ns]
+        newest = sorted(checkpoints, reverse=True)
+        if not newest:
             continue
-        freed = _versions(saver, [checkpoints[c] for c in doomed])
-        for cid in doomed:
-            del checkpoints[cid]
-            writes += len(saver.writes.pop((thread_id, ns, cid), {}))
-        for cid, (ckpt, meta, parent) in list(checkpoints.items()):
-            if parent is not None and parent not in checkpoints:
-                checkpoints[cid] = (ckpt, meta, None)
-        for channel, version in freed - _versions(saver, list(checkpoints.values())):
-            blobs += saver.blobs.pop((thread_id, ns, channel, version), None) is not None
-        deleted += len(doomed)
-    return PruneReport(thread_id, sum(len(c) for c in namespaces.values()), deleted, writes, blobs)
+        root = _metadata(saver, checkpoints[newest[0]]).get("parents", {}).get("") if ns else None
+        keep = 0 if is_stale_call(ns, root, root_cutoff) else keep_last
+        if not ns and len(newest) > keep:
+            root_cutoff = newest[keep - 1]
+        found = _prune_namespace(saver, (thread_id, ns), checkpoints, newest[keep:])
+        counts = [a + b for a, b in zip(counts, found, strict=True)]
+    kept = sum(len(c) for c in namespaces.values())
+    return PruneReport(thread_id, kept, counts[0], counts[1], counts[2])
+
+
+def _prune_namespace(
+    saver: InMemorySaver, scope: tuple[str, str], checkpoints: dict[str, Saved], doomed: list[str]
+) -> list[int]:
+    if not doomed:
+        return [0, 0, 0]
+    freed = _versions(saver, [checkpoints[c] for c in doomed])
+    writes = blobs = 0
+    for cid in doomed:
+        del checkpoints[cid]
+        writes += len(saver.writes.pop((*scope, cid), {}))
+    for cid, (ckpt, meta, parent) in list(checkpoints.items()):
+        if parent is not None and parent not in checkpoints:
+            checkpoints[cid] = (ckpt, meta, None)
+    for channel, version in freed - _versions(saver, list(checkpoints.values())):
+        blobs += saver.blobs.pop((*scope, channel, version), None) is not None
+    return [len(doomed), writes, blobs]
 
 
 def _versions(saver: InMemorySaver, saved: list[Saved]) -> set[tuple[str, Any]]:

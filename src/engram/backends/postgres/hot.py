@@ -38,6 +38,7 @@ from engram.stores._hot_model import (
     ThreadSize,
     adrive,
     drive,
+    is_stale_call,
 )
 from engram.stores._hot_serde import Sealed
 
@@ -125,6 +126,18 @@ DELETE FROM checkpoint_blobs
 WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = ANY(%s)
 RETURNING 1
 """
+
+# The root checkpoint a subgraph call's namespace started from.
+PRUNE_CALL_ROOT_SQL = """
+SELECT metadata -> 'parents' ->> '' AS root FROM checkpoints
+WHERE thread_id = %s AND checkpoint_ns = %s
+ORDER BY checkpoint_id DESC LIMIT 1
+"""
+
+PRUNE_CALL_SQL = tuple(
+    f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = %s RETURNING 1"
+    for table in ("checkpoint_writes", "checkpoints", "checkpoint_blobs")
+)
 
 COUNT_KEPT_SQL = "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s"
 
@@ -253,28 +266,42 @@ def _by_thread(rows: list[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
 def prune(thread_id: str, keep_last: int) -> Statements[PruneReport]:
     """Keep the newest ``keep_last`` checkpoints of each namespace, their writes and blobs.
 
-    One REPEATABLE READ transaction, like LangGraph's own prune: a run that
+    Subgraph call namespaces whose root checkpoint goes are deleted whole. One
+    REPEATABLE READ transaction, like LangGraph's own prune: a run that
     appends meanwhile is neither seen nor deleted.
     """
     yield PRUNE_SNAPSHOT_SQL, (), False
     if (yield PRUNE_DELTA_THREADS_SQL, ([thread_id], [thread_id]), True):
         raise ConflictError(f"thread {thread_id!r} uses a DeltaChannel; pruning would lose state")
-    deleted = writes = blobs = 0
-    for row in (yield PRUNE_NAMESPACES_SQL, (thread_id,), True):
-        ns = row["checkpoint_ns"]
-        cutoff = yield PRUNE_CUTOFF_SQL, (thread_id, ns, keep_last - 1), True
-        if not cutoff:
+    counts = [0, 0, 0]  # writes, checkpoints, blobs
+    root_cutoff: str | None = None
+    rows = yield PRUNE_NAMESPACES_SQL, (thread_id,), True
+    for ns in sorted(r["checkpoint_ns"] for r in rows):
+        root = (yield PRUNE_CALL_ROOT_SQL, (thread_id, ns), True)[0]["root"] if ns else None
+        if is_stale_call(ns, root, root_cutoff):
+            for i, sql in enumerate(PRUNE_CALL_SQL):
+                counts[i] += len((yield sql, (thread_id, ns), True))
             continue
-        bound = (thread_id, ns, cutoff[0]["checkpoint_id"])
-        writes += len((yield PRUNE_WRITES_SQL, bound, True))
-        freed = yield PRUNE_CHECKPOINTS_SQL, bound, True
-        deleted += len({r["checkpoint_id"] for r in freed})
-        yield PRUNE_PARENTS_SQL, bound, False
-        referenced = yield PRUNE_REFERENCED_BLOBS_SQL, (thread_id, ns), True
-        for channel, versions in _garbage(freed, referenced).items():
-            blobs += len((yield PRUNE_BLOBS_SQL, (thread_id, ns, channel, versions), True))
+        cutoff = yield PRUNE_CUTOFF_SQL, (thread_id, ns, keep_last - 1), True
+        if cutoff:
+            root_cutoff = root_cutoff if ns else cutoff[0]["checkpoint_id"]
+            found = yield from _prune_namespace((thread_id, ns, cutoff[0]["checkpoint_id"]))
+            counts = [a + b for a, b in zip(counts, found, strict=True)]
     kept = yield COUNT_KEPT_SQL, (thread_id,), True
-    return PruneReport(thread_id, kept[0]["n"], deleted, writes, blobs)
+    return PruneReport(thread_id, kept[0]["n"], counts[1], counts[0], counts[2])
+
+
+def _prune_namespace(bound: tuple[str, str, str]) -> Statements[list[int]]:
+    """Delete checkpoints older than the cutoff in one namespace: [writes, checkpoints, blobs]."""
+    thread_id, ns, _ = bound
+    writes = len((yield PRUNE_WRITES_SQL, bound, True))
+    freed = yield PRUNE_CHECKPOINTS_SQL, bound, True
+    yield PRUNE_PARENTS_SQL, bound, False
+    referenced = yield PRUNE_REFERENCED_BLOBS_SQL, (thread_id, ns), True
+    blobs = 0
+    for channel, versions in _garbage(freed, referenced).items():
+        blobs += len((yield PRUNE_BLOBS_SQL, (thread_id, ns, channel, versions), True))
+    return [writes, len({r["checkpoint_id"] for r in freed}), blobs]
 
 
 def _garbage(

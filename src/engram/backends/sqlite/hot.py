@@ -31,6 +31,7 @@ from engram.stores._hot_model import (
     ThreadSize,
     adrive,
     drive,
+    is_stale_call,
 )
 
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000")
@@ -97,6 +98,21 @@ UPDATE checkpoints SET parent_checkpoint_id = NULL
 WHERE thread_id = :thread AND checkpoint_ns = :ns AND parent_checkpoint_id < :cutoff
 """
 
+# The root checkpoint a subgraph call's namespace started from.
+PRUNE_CALL_ROOT_SQL = f"""
+SELECT {_META.format('parents.""')} FROM checkpoints
+WHERE thread_id = :thread AND checkpoint_ns = :ns
+ORDER BY checkpoint_id DESC LIMIT 1
+"""
+
+PRUNE_CALL_WRITES_SQL = (
+    "DELETE FROM writes WHERE thread_id = :thread AND checkpoint_ns = :ns RETURNING 1"
+)
+
+PRUNE_CALL_CHECKPOINTS_SQL = (
+    "DELETE FROM checkpoints WHERE thread_id = :thread AND checkpoint_ns = :ns RETURNING 1"
+)
+
 COUNT_KEPT_SQL = "SELECT COUNT(*) FROM checkpoints WHERE thread_id = :thread"
 
 
@@ -153,16 +169,26 @@ def sizes(
 
 
 def prune(thread_id: str, keep_last: int) -> Statements[PruneReport]:
-    """Keep the newest ``keep_last`` checkpoints of each namespace, with their writes."""
+    """Keep the newest ``keep_last`` checkpoints of each namespace, with their writes.
+
+    Subgraph call namespaces whose root checkpoint goes are deleted whole.
+    """
     thread = {"thread": thread_id}
     if (yield PRUNE_DELTA_SQL, thread, True):
         raise ConflictError(f"thread {thread_id!r} uses a DeltaChannel; pruning would lose state")
     deleted = writes = 0
-    for (ns,) in (yield PRUNE_NAMESPACES_SQL, thread, True):
+    root_cutoff: str | None = None
+    for (ns,) in sorted((yield PRUNE_NAMESPACES_SQL, thread, True)):
         scope = {**thread, "ns": ns}
+        root = (yield PRUNE_CALL_ROOT_SQL, scope, True)[0][0] if ns else None
+        if is_stale_call(ns, root, root_cutoff):
+            writes += len((yield PRUNE_CALL_WRITES_SQL, scope, True))
+            deleted += len((yield PRUNE_CALL_CHECKPOINTS_SQL, scope, True))
+            continue
         cutoff = yield PRUNE_CUTOFF_SQL, {**scope, "offset": keep_last - 1}, True
         if not cutoff:
             continue
+        root_cutoff = root_cutoff if ns else cutoff[0][0]
         bound = {**scope, "cutoff": cutoff[0][0]}
         writes += len((yield PRUNE_WRITES_SQL, bound, True))
         deleted += len((yield PRUNE_CHECKPOINTS_SQL, bound, True))
