@@ -101,6 +101,7 @@ def test_sigkill_in_the_executor_resumes_from_the_last_checkpoint(
     trace = _kill_at(home, tmp_path, f"tool:{tool_call}", "run", REQUEST, "--thread", "t1")
 
     crashed = MarketAnalyst(home=home).status(PRINCIPAL, "t1")
+    before = [h.checkpoint_id for h in MarketAnalyst(home=home).history(PRINCIPAL, "t1")]
     assert crashed.stage == "interrupted" and crashed.next_nodes == ("tools",)
     assert crashed.tool_calls == tool_call  # the executor's request for call N was persisted
     starts_before = Counter(
@@ -110,6 +111,8 @@ def test_sigkill_in_the_executor_resumes_from_the_last_checkpoint(
     resumed = _json(cli(home, "resume", "t1", "--json", env={"ENGRAM_AGENT_TRACE": str(trace)}))
     assert resumed["stage"] == "awaiting_approval"
     assert resumed["draft"] == reference_draft
+    after = [h.checkpoint_id for h in MarketAnalyst(home=home).history(PRINCIPAL, "t1")]
+    assert after[: len(before)] == before and before[-1] == crashed.checkpoint_id
 
     events = [line.split() for line in trace.read_text().splitlines()]
     starts = Counter(call for kind, call in events if kind == "start")

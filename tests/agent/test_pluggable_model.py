@@ -74,3 +74,31 @@ def test_pause_and_approve_on_postgresql(postgres_url: str, tmp_path: Path) -> N
     assert done.stage == "published" and done.draft == paused.draft
     assert [h.ran for h in second.history(PRINCIPAL, "pg-1")][-1] == ("publish",)
     assert len(ledger_rows(tmp_path)) == 1
+
+
+def test_bad_tool_calls_become_error_results_not_crashes(tmp_path: Path) -> None:
+    calls = [
+        {"name": "get_fundamentals", "args": {"ticker": "ZZZZ"}, "id": "c1", "type": "tool_call"},
+        {"name": "launch_rocket", "args": {}, "id": "c2", "type": "tool_call"},
+        {
+            "name": "get_news",
+            "args": {"ticker": "AMD", "limit": "many"},
+            "id": "c3",
+            "type": "tool_call",
+        },
+    ]
+    model = ScriptedModel(
+        responses=[
+            AIMessage("1. anything"),
+            AIMessage("", tool_calls=calls),
+            AIMessage("done"),
+            AIMessage(REPORT),
+            AIMessage('{"verdict": "approve", "score": 1, "issues": []}'),
+        ]
+    )
+    status = MarketAnalyst(home=tmp_path, model=model).run(PRINCIPAL, "AMD?", thread_id="t1")
+    assert status.stage == "awaiting_approval"
+    results = [m for m in model.prompts[2] if isinstance(m, ToolMessage)]
+    assert [m.status for m in results] == ["error", "error", "error"]
+    assert "unknown ticker 'ZZZZ'" in str(results[0].content)
+    assert "no tool 'launch_rocket'" in str(results[1].content)
