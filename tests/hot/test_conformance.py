@@ -3,7 +3,9 @@
 Each configuration (memory, SQLite, PostgreSQL; strict allow-list alone and with
 AES-GCM encryption) runs ``langgraph.checkpoint.conformance.validate`` through
 the async API. Base capabilities must all pass; every extended capability the
-saver implements must pass too.
+saver implements must pass too. engram adds ``prune``, ``copy_thread`` and
+``delete_for_runs`` to LangGraph's SQLite and in-memory savers; LangGraph's
+PostgreSQL saver brings ``prune`` itself.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def _check(report: CapabilityReport, detected: set[str]) -> None:
 
 
 BASE = {"put", "put_writes", "get_tuple", "list", "delete_thread"}
+EXTENDED = {"prune", "copy_thread", "delete_for_runs"}
 
 ENCRYPTION = pytest.mark.parametrize(
     "options", [{"encryption_key": None}, {"encryption_key": KEY}], ids=["strict", "encrypted"]
@@ -59,7 +62,7 @@ async def test_memory_saver_conforms(options: dict[str, Any]) -> None:
 @ENCRYPTION
 async def test_sqlite_saver_conforms(options: dict[str, Any], tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'conformance.db'}"
-    _check(await _conformance("engram-sqlite", url, **options), BASE)
+    _check(await _conformance("engram-sqlite", url, **options), BASE | EXTENDED)
 
 
 @pytest.mark.postgres

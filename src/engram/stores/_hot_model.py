@@ -19,7 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, CheckpointTuple
 
 from engram._principal import Principal
-from engram.errors import AccessDeniedError, NotFoundError
+from engram.errors import AccessDeniedError, InvalidInputError, NotFoundError
 
 TENANT_KEY = "tenant_id"
 USER_KEY = "user_id"
@@ -240,6 +240,19 @@ def require(
         where = f"checkpoint {checkpoint_id!r} of " if checkpoint_id else ""
         raise NotFoundError(f"no {where}thread {thread_id!r}")
     return tup
+
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+"""LangGraph's ``BaseCheckpointSaver.prune`` strategies."""
+
+
+def prune_targets(thread_ids: Sequence[str], strategy: str) -> list[str]:
+    """Validate LangGraph ``prune(thread_ids, strategy=...)`` arguments."""
+    if isinstance(thread_ids, str):
+        raise InvalidInputError("thread_ids must be a sequence of thread ids, not a str")
+    if strategy not in PRUNE_STRATEGIES:
+        raise InvalidInputError(f"unknown prune strategy {strategy!r}; known: keep_latest, delete")
+    return [str(t) for t in thread_ids]
 
 
 def is_stale_call(ns: str, root_parent: str | None, root_cutoff: str | None) -> bool:

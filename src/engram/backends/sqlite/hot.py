@@ -32,6 +32,7 @@ from engram.stores._hot_model import (
     adrive,
     drive,
     is_stale_call,
+    prune_targets,
 )
 
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000")
@@ -115,6 +116,32 @@ PRUNE_CALL_CHECKPOINTS_SQL = (
 
 COUNT_KEPT_SQL = "SELECT COUNT(*) FROM checkpoints WHERE thread_id = :thread"
 
+DELETE_THREAD_SQL = (
+    "DELETE FROM writes WHERE thread_id = :thread",
+    "DELETE FROM checkpoints WHERE thread_id = :thread",
+)
+
+COPY_THREAD_SQL = (
+    """INSERT OR REPLACE INTO checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+    SELECT :target, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata
+    FROM checkpoints WHERE thread_id = :source""",
+    """INSERT OR REPLACE INTO writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+    SELECT :target, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
+    FROM writes WHERE thread_id = :source""",
+)
+
+_OF_RUNS = f"{_META.format('run_id')} IN (SELECT value FROM json_each(:runs))"
+_RUN_CHECKPOINTS = (
+    f"SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE {_OF_RUNS}"
+)
+
+DELETE_RUNS_SQL = (
+    f"DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN ({_RUN_CHECKPOINTS})",
+    f"DELETE FROM checkpoints WHERE {_OF_RUNS}",
+)
+
 
 def _prepare(path: Path) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,11 +149,11 @@ def _prepare(path: Path) -> str:
 
 
 @contextmanager
-def open_sync(path: Path, serde: SerializerProtocol | None) -> Iterator[SqliteSaver]:
+def open_sync(path: Path, serde: SerializerProtocol | None) -> Iterator[EngramSqliteSaver]:
     with closing(sqlite3.connect(_prepare(path), check_same_thread=False)) as conn:
         for pragma in PRAGMAS:
             conn.execute(pragma)
-        saver = SqliteSaver(conn, serde=serde)
+        saver = EngramSqliteSaver(conn, serde=serde)
         saver.setup()
         yield saver
 
@@ -134,11 +161,11 @@ def open_sync(path: Path, serde: SerializerProtocol | None) -> Iterator[SqliteSa
 @asynccontextmanager
 async def open_async(
     path: Path, serde: SerializerProtocol | None
-) -> AsyncIterator[AsyncSqliteSaver]:
+) -> AsyncIterator[AsyncEngramSqliteSaver]:
     async with aiosqlite.connect(_prepare(path)) as conn:
         for pragma in PRAGMAS:
             await conn.execute(pragma)
-        saver = AsyncSqliteSaver(conn, serde=serde)
+        saver = AsyncEngramSqliteSaver(conn, serde=serde)
         await saver.setup()
         yield saver
 
@@ -195,6 +222,26 @@ def prune(thread_id: str, keep_last: int) -> Statements[PruneReport]:
         yield PRUNE_PARENTS_SQL, bound, False
     kept = yield COUNT_KEPT_SQL, thread, True
     return PruneReport(thread_id, kept[0][0], deleted, writes)
+
+
+def prune_threads(thread_ids: Sequence[str], strategy: str) -> Statements[None]:
+    """LangGraph's ``prune``: ``keep_latest`` is :func:`prune` with N = 1."""
+    for thread_id in prune_targets(thread_ids, strategy):
+        if strategy == "delete":
+            for sql in DELETE_THREAD_SQL:
+                yield sql, {"thread": thread_id}, False
+        else:
+            yield from prune(thread_id, 1)
+
+
+def copy_thread(source: str, target: str) -> Statements[None]:
+    for sql in COPY_THREAD_SQL:
+        yield sql, {"source": source, "target": target}, False
+
+
+def delete_for_runs(run_ids: Sequence[str]) -> Statements[None]:
+    for sql in DELETE_RUNS_SQL:
+        yield sql, {"runs": json.dumps([str(r) for r in run_ids])}, False
 
 
 # --- running them -----------------------------------------------------------------
@@ -256,3 +303,30 @@ class SqliteAdmin:
 
 def _rows(cursor: sqlite3.Cursor, fetch: bool) -> list[Any]:
     return cursor.fetchall() if fetch else []
+
+
+class EngramSqliteSaver(SqliteSaver):
+    """LangGraph's ``SqliteSaver`` plus the optional ``prune`` / ``copy_thread`` /
+    ``delete_for_runs`` capabilities it lacks (checked by LangGraph's conformance suite)."""
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        SqliteAdmin(self).run(prune_threads(thread_ids, strategy), write=True)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        SqliteAdmin(self).run(copy_thread(source_thread_id, target_thread_id), write=True)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        SqliteAdmin(self).run(delete_for_runs(run_ids), write=True)
+
+
+class AsyncEngramSqliteSaver(AsyncSqliteSaver):
+    """``AsyncSqliteSaver`` with the same added capabilities as :class:`EngramSqliteSaver`."""
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await SqliteAdmin(self).arun(prune_threads(thread_ids, strategy), write=True)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await SqliteAdmin(self).arun(copy_thread(source_thread_id, target_thread_id), write=True)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await SqliteAdmin(self).arun(delete_for_runs(run_ids), write=True)
