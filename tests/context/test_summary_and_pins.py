@@ -10,6 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatResult
+from pydantic import Field
 
 from engram.context import (
     PinRules,
@@ -22,6 +23,7 @@ from engram.context import (
     summarise,
 )
 from engram.context._pins import make_pin
+from engram.context._summary import SUMMARY_PROMPT
 from engram.tokens import count_tokens
 
 
@@ -190,3 +192,28 @@ def test_effects_from_artifacts_and_cleared_stubs() -> None:
     ]
     stub = done.model_copy(update={"additional_kwargs": {"engram_cleared": True}})
     assert extract_pins([call, stub]) == {}
+
+
+class RecordingModel(FakeListChatModel):
+    """Records the prompts it receives."""
+
+    prompts: list[str] = Field(default_factory=list)
+
+    def _call(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> str:
+        self.prompts.append(messages[-1].text)
+        return super()._call(messages, *args, **kwargs)
+
+
+def test_the_summariser_never_gets_more_than_its_input_budget() -> None:
+    history: list[BaseMessage] = []
+    for i in range(120):
+        history.append(HumanMessage(f"Question {i} about NVDA margins and data-centre growth?"))
+        history.append(AIMessage(f"Answer {i}: margins expanded again. " + "detail " * 40))
+    model = RecordingModel(responses=["ok"])
+    summary = summarise(history, model, max_input_tokens=1000)
+    assert summary.method == "model"
+    prompt = model.prompts[0]
+    template = count_tokens(SUMMARY_PROMPT)
+    assert count_tokens(prompt) <= 1000 + template
+    assert "Notes on the earliest part:\n- user: Question " in prompt
+    assert "Answer 119: margins expanded again." in prompt  # the recent part verbatim

@@ -7,7 +7,7 @@ fields re-rendered into every call. Plain functions for custom LangGraph graphs,
 :class:`WorkingMemoryMiddleware` for ``langchain.agents.create_agent``.
 """
 
-from engram.context._compact import Compaction, ContextPolicy, WorkingMemory, compaction_cut
+from engram.context._compact import Compaction, ContextPolicy, WorkingMemory
 from engram.context._middleware import WorkingMemoryAgentState, WorkingMemoryMiddleware
 from engram.context._pins import (
     Pin,
@@ -19,7 +19,13 @@ from engram.context._pins import (
     render_pins,
 )
 from engram.context._summary import Summary, asummarise, extractive_summary, summarise
-from engram.context._trim import clear_tool_results, group_units, is_well_paired, trim_to_budget
+from engram.context._trim import (
+    clear_tool_results,
+    compaction_cut,
+    group_units,
+    is_well_paired,
+    trim_to_budget,
+)
 
 __all__ = [
     "Compaction",

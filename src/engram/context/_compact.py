@@ -20,7 +20,6 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
-from langchain_core.messages import ToolMessage as _ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from engram.context._pins import (
@@ -36,7 +35,7 @@ from engram.context._pins import (
     render_pins,
 )
 from engram.context._summary import Summary, asummarise, summarise
-from engram.context._trim import clear_tool_results, split_system, trim_to_budget
+from engram.context._trim import clear_tool_results, compaction_cut, split_system, trim_to_budget
 from engram.errors import InvalidInputError
 from engram.tokens import TokenCounter, count_message_tokens, message_tokens
 
@@ -49,6 +48,7 @@ class ContextPolicy:
     compact_at_tokens: int | None = 6000  # history size that triggers compaction (None: never)
     keep_recent_tokens: int = 2000  # recent history kept verbatim by a compaction
     summary_tokens: int = 400  # length asked of a summary
+    summary_input_tokens: int = 12000  # most of the history shown to the summariser at once
     clear_keep_last: int = 3  # most recent tool results never cleared
     clear_min_tokens: int = 200  # smaller tool results are never cleared
     clear_exclude_tools: tuple[str, ...] = ()
@@ -77,26 +77,6 @@ class Compaction:
         update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *self.messages]
         update["summary"] = self.summary.text
         return update
-
-
-def compaction_cut(
-    messages: Sequence[BaseMessage], keep_tokens: int, counter: TokenCounter | None = None
-) -> int:
-    """Index into ``messages`` (no system message) where the kept recent part starts.
-
-    The cut falls on a unit boundary (never on a ``ToolMessage``), keeps at most ``keep_tokens``
-    and always keeps the last unit; 0 means there is nothing to summarise.
-    """
-    boundaries = [i for i, m in enumerate(messages) if not isinstance(m, _ToolMessage)]
-    if not boundaries:
-        return 0
-    cut, size = boundaries[-1], count_message_tokens(messages[boundaries[-1] :], counter)
-    for start in reversed(boundaries[:-1]):
-        size += count_message_tokens(messages[start:cut], counter)
-        if size > keep_tokens:
-            break
-        cut = start
-    return cut
 
 
 def pinned_texts(pins: Mapping[str, Any]) -> frozenset[str]:
@@ -165,6 +145,7 @@ class WorkingMemory:
             "counter": self.counter,
             "fallback_on": self.fallback_on,
             "omit": pinned_texts(pins),
+            "max_input_tokens": self.policy.summary_input_tokens,
         }
 
     def compact(self, state: Mapping[str, Any], *, force: bool = False) -> Compaction | None:

@@ -24,7 +24,8 @@ from langchain_core.messages import (
 )
 
 from engram.context._pins import SUMMARY_FLAG, normalise_key, split_sentences
-from engram.tokens import TokenCounter, count_tokens
+from engram.context._trim import compaction_cut
+from engram.tokens import TokenCounter, count_message_tokens, count_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +51,27 @@ class Summary:
     error: str | None = None
 
 
-def summary_prompt(messages: Sequence[BaseMessage], max_tokens: int) -> list[BaseMessage]:
-    conversation = get_buffer_string(list(messages))
+def summary_prompt(
+    messages: Sequence[BaseMessage],
+    max_tokens: int,
+    max_input_tokens: int = 12000,
+    counter: TokenCounter | None = None,
+) -> list[BaseMessage]:
+    """The summariser's prompt; a history over ``max_input_tokens`` is shortened first.
+
+    The earlier half of an over-long history enters as extractive notes, the recent half
+    verbatim (cut on a unit boundary), so the summariser's own context is never exceeded.
+    """
+    messages = list(messages)
+    notes = ""
+    if count_message_tokens(messages, counter) > max_input_tokens:
+        cut = compaction_cut(messages, max_input_tokens // 2, counter) or len(messages)
+        early = extractive_summary(messages[:cut], max_input_tokens // 4, counter)
+        notes, messages = f"Notes on the earliest part:\n{early}\n\n", messages[cut:]
+    conversation = notes + get_buffer_string(messages)
+    limit = max_input_tokens * 4  # characters: a last unit can still be one huge result
+    if len(conversation) > limit:
+        conversation = conversation[: limit // 2] + "\n[…]\n" + conversation[-limit // 2 :]
     return [HumanMessage(SUMMARY_PROMPT.format(max_tokens=max_tokens, conversation=conversation))]
 
 
@@ -63,12 +83,13 @@ def summarise(
     counter: TokenCounter | None = None,
     fallback_on: tuple[type[BaseException], ...] = (Exception,),
     omit: Collection[str] = (),
+    max_input_tokens: int = 12000,
 ) -> Summary:
     """A summary of ``messages`` by ``model``, or the extractive fallback."""
     if model is None or not messages:
         return Summary(extractive_summary(messages, max_tokens, counter, omit), "extractive")
     try:
-        reply = model.invoke(summary_prompt(messages, max_tokens))
+        reply = model.invoke(summary_prompt(messages, max_tokens, max_input_tokens, counter))
     except fallback_on as exc:
         return _fallback(messages, max_tokens, counter, exc, omit)
     return _checked(reply, messages, max_tokens, counter, omit)
@@ -82,12 +103,13 @@ async def asummarise(
     counter: TokenCounter | None = None,
     fallback_on: tuple[type[BaseException], ...] = (Exception,),
     omit: Collection[str] = (),
+    max_input_tokens: int = 12000,
 ) -> Summary:
     """Async twin of :func:`summarise` (same prompt, same fallback)."""
     if model is None or not messages:
         return Summary(extractive_summary(messages, max_tokens, counter, omit), "extractive")
     try:
-        reply = await model.ainvoke(summary_prompt(messages, max_tokens))
+        reply = await model.ainvoke(summary_prompt(messages, max_tokens, max_input_tokens, counter))
     except fallback_on as exc:
         return _fallback(messages, max_tokens, counter, exc, omit)
     return _checked(reply, messages, max_tokens, counter, omit)

@@ -140,3 +140,23 @@ def stub_tool_result(message: ToolMessage, size: int) -> ToolMessage:
     stub = f"[{name} result cleared to save context: {size} tokens; call the tool again if needed]"
     kwargs = {**message.additional_kwargs, CLEARED: True}
     return message.model_copy(update={"content": stub, "additional_kwargs": kwargs})
+
+
+def compaction_cut(
+    messages: Sequence[BaseMessage], keep_tokens: int, counter: TokenCounter | None = None
+) -> int:
+    """Index into ``messages`` (no system message) where the kept recent part starts.
+
+    The cut falls on a unit boundary (never on a ``ToolMessage``), keeps at most ``keep_tokens``
+    and always keeps the last unit; 0 means there is nothing to summarise.
+    """
+    boundaries = [i for i, m in enumerate(messages) if not isinstance(m, ToolMessage)]
+    if not boundaries:
+        return 0
+    cut, size = boundaries[-1], count_message_tokens(messages[boundaries[-1] :], counter)
+    for start in reversed(boundaries[:-1]):
+        size += count_message_tokens(messages[start:cut], counter)
+        if size > keep_tokens:
+            break
+        cut = start
+    return cut
