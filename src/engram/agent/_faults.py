@@ -26,7 +26,9 @@ def hold_if(point: str) -> None:
         return
     marker = os.environ.get(HOLD_FILE_ENV)
     if marker:
-        Path(marker).write_text(str(os.getpid()), encoding="utf-8")
+        partial = Path(marker + ".partial")
+        partial.write_text(str(os.getpid()), encoding="utf-8")
+        partial.replace(marker)  # atomic: a watcher never reads a half-written pid
     time.sleep(HOLD_SECONDS)
 
 
