@@ -26,6 +26,17 @@ from engram.errors import (
     SerializationError,
     UnsafeDeserializationError,
 )
+from engram.recall._scoring import Weights
+from engram.stores.cold import (
+    ForgetReport,
+    LongTermStore,
+    MemoryRecord,
+    Provenance,
+    Recalled,
+    WriteResult,
+    aopen_store,
+    open_store,
+)
 from engram.tokens import count_message_tokens, count_tokens
 
 __all__ = [
@@ -36,19 +47,28 @@ __all__ = [
     "ContextPolicy",
     "EncryptionError",
     "EngramError",
+    "ForgetReport",
     "InvalidInputError",
+    "LongTermStore",
+    "MemoryRecord",
     "MissingDependencyError",
     "NotFoundError",
     "PathEscapeError",
     "PolicyRejectedError",
     "Principal",
+    "Provenance",
+    "Recalled",
     "SerializationError",
     "StoreURL",
     "UnsafeDeserializationError",
+    "Weights",
     "WorkingMemory",
     "WorkingMemoryMiddleware",
     "WorkingMemoryState",
+    "WriteResult",
+    "aopen_store",
     "count_message_tokens",
     "count_tokens",
+    "open_store",
     "parse_url",
 ]
