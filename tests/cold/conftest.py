@@ -18,6 +18,7 @@ from engram.stores.cold import LongTermStore, open_store
 BACKENDS = [
     pytest.param("memory"),
     pytest.param("sqlite"),
+    pytest.param("postgres", marks=pytest.mark.postgres),
 ]
 
 

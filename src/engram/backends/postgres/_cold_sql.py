@@ -115,11 +115,16 @@ VACUUM = f"VACUUM (FULL, ANALYZE) {TABLE}"
 HNSW_SETTINGS = (
     "SELECT set_config('hnsw.ef_search', %s, true), "
     "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-    "set_config('hnsw.max_scan_tuples', %s, true)"
+    "set_config('hnsw.max_scan_tuples', %s, true), "
+    "set_config('enable_sort', 'off', true)"
 )
-"""Transaction-local HNSW settings: with pgvector's iterative index scan a filtered
-query keeps walking the graph until ``LIMIT`` rows pass the filter (or the scan
-budget is spent), instead of returning fewer rows than asked."""
+"""Transaction-local settings of an approximate search. With pgvector's iterative
+index scan a filtered query keeps walking the graph until ``LIMIT`` rows pass the
+filter (or the scan budget is spent), instead of returning fewer rows than asked.
+``enable_sort = off`` keeps the planner on the HNSW index: the many validity
+predicates make it underestimate the selection and prefer a b-tree scan plus a
+sort, which is an exact search over the whole selection (the caller only asks
+for an approximate search when the selection is large)."""
 
 
 def hnsw_index_name(dims: int) -> str:
@@ -190,9 +195,15 @@ DIALECT = PostgresFilterDialect()
 
 
 def prefix_sql(prefix: Namespace) -> Fragment:
-    """Label-wise prefix match (tenant first, so the tenant-keyed indexes apply)."""
+    """Label-wise prefix match (tenant first, so the tenant-keyed indexes apply).
+
+    The tenant column holds a namespace's first label, so a one-label prefix is
+    exactly a tenant.
+    """
     if not prefix:
         return "TRUE", ()
+    if len(prefix) == 1:
+        return "m.tenant = %s", (prefix[0],)
     joined = join_namespace(prefix)
     upper = chr(ord(NAMESPACE_SEPARATOR) + 1)
     return "m.tenant = %s AND (m.ns = %s OR (m.ns >= %s AND m.ns < %s))", (

@@ -237,14 +237,38 @@ class PostgresColdBackend(ColdBackend):
         if k <= 0 or query.ndim != 1 or not len(query):
             return []
         with self._tx() as cur:
-            rows: list[tuple[Any, ...]] = []
-            if not self._small(cur, scan, model_id, query):
-                rows = self._approximate(cur, scan, model_id, query, k)
-            if len(rows) < k:
-                rows = cur.execute(*q.vector_sql(scan, model_id, query, k, exact=True)).fetchall()
+            rows = self._nearest(cur, scan, model_id, query, k)
         ranked = [(str(i), _similarity(d)) for i, d in rows]
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))
         return ranked[:k]
+
+    def explain_vector_search(
+        self, scan: Scan, vector: Vector, model_id: str, k: int
+    ) -> dict[str, Any]:
+        """PostgreSQL's plan (``EXPLAIN (FORMAT JSON)``, top node) of the first query
+        :meth:`vector_candidates` runs for these arguments, with its settings."""
+        query = np.ascontiguousarray(vector, dtype=np.float32)
+        with self._tx() as cur:
+            exact = self._small(cur, scan, model_id, query)
+            sql, params = self._statement(cur, scan, model_id, query, k, exact=exact)
+            row = cur.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()
+        if row is None:
+            raise BackendError("EXPLAIN returned no plan")
+        plan: dict[str, Any] = row[0][0]["Plan"]
+        return plan
+
+    def _nearest(
+        self, cur: Cursor, scan: Scan, model_id: str, query: Vector, k: int
+    ) -> list[tuple[Any, ...]]:
+        """Approximate (HNSW) for large selections, exact for small ones, and exact
+        again when the index scan ran out of budget before finding ``k`` rows."""
+        if not self._small(cur, scan, model_id, query):
+            sql, params = self._statement(cur, scan, model_id, query, k, exact=False)
+            rows = cur.execute(sql, params).fetchall()
+            if len(rows) >= k:
+                return rows
+        sql, params = self._statement(cur, scan, model_id, query, k, exact=True)
+        return cur.execute(sql, params).fetchall()
 
     def _small(self, cur: Cursor, scan: Scan, model_id: str, query: Vector) -> bool:
         if self.exact_below <= 0:
@@ -253,12 +277,13 @@ class PostgresColdBackend(ColdBackend):
         row = cur.execute(sql, params).fetchone()
         return row is not None and int(row[0]) < self.exact_below
 
-    def _approximate(
-        self, cur: Cursor, scan: Scan, model_id: str, query: Vector, k: int
-    ) -> list[tuple[Any, ...]]:
-        ef = str(min(1000, max(self.ef_search, k)))
-        cur.execute(q.HNSW_SETTINGS, (ef, str(self.max_scan_tuples)))
-        return cur.execute(*q.vector_sql(scan, model_id, query, k, exact=False)).fetchall()
+    def _statement(
+        self, cur: Cursor, scan: Scan, model_id: str, query: Vector, k: int, *, exact: bool
+    ) -> tuple[str, tuple[object, ...]]:
+        if not exact:
+            ef = str(min(1000, max(self.ef_search, k)))
+            cur.execute(q.HNSW_SETTINGS, (ef, str(self.max_scan_tuples)))
+        return q.vector_sql(scan, model_id, query, k, exact=exact)
 
     def clear_caches(self) -> int:
         return 0

@@ -1,0 +1,323 @@
+"""PostgreSQL cold backend: what only a real PostgreSQL shows (query plans, many tenants,
+raw pages after erasure, binary vectors). The shared behaviour is in ``tests/cold``."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import psycopg
+import pytest
+from pgvector.psycopg import register_vector
+
+from engram import Principal
+from engram.backends.postgres import _cold_sql as q
+from engram.backends.postgres.cold import EXACT_BELOW, PostgresColdBackend
+from engram.errors import InvalidInputError
+from engram.recall import HashEmbedder
+from engram.recall._filters import parse_filter
+from engram.stores.cold import LongTermStore, Scan, View, open_store
+
+pytestmark = pytest.mark.postgres
+
+EMBEDDER = HashEmbedder(384)
+SMALL_TENANTS = 49
+PER_SMALL_TENANT = 30
+BIG_TENANT_ITEMS = 2500
+K = 20
+
+
+def _vocabulary(rng: random.Random) -> list[str]:
+    syllables = [a + b for a in "bdfgklmnprstvz" for b in "aeiou"]
+    return sorted({"".join(rng.choices(syllables, k=3)) for _ in range(800)})[:600]
+
+
+def _items(
+    rng: random.Random, vocab: list[str]
+) -> list[tuple[tuple[str, ...], str, dict[str, Any]]]:
+    items = []
+    for t in range(SMALL_TENANTS):
+        for i in range(PER_SMALL_TENANT):
+            text = " ".join(rng.choices(vocab, k=10))
+            items.append(((f"tenant{t:02d}", "user"), f"k{i}", {"text": text, "i": i}))
+    for i in range(BIG_TENANT_ITEMS):
+        text = " ".join(rng.choices(vocab, k=10))
+        items.append((("acme", f"user{i % 100}"), f"k{i}", {"text": text, "i": i}))
+    return items
+
+
+@pytest.fixture(scope="module")
+def loaded(postgres_server_url: str) -> Iterator[tuple[str, list[str], dict[str, str]]]:
+    """A database with 50 tenants (49 x 30 items, one with 2,500): URL, vocabulary, texts by key."""
+    name = "engram_cold_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    parts = urlsplit(postgres_server_url)
+    url = urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+    rng = random.Random(5)
+    vocab = _vocabulary(rng)
+    items = _items(rng, vocab)
+    with open_store(url, embedder=EMBEDDER) as store:
+        for start in range(0, len(items), 500):
+            store.put_many(items[start : start + 500])
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+        texts = {str(r[0]): str(r[1]) for r in conn.execute(f"SELECT id, text FROM {q.TABLE}")}
+    yield url, vocab, texts
+    with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _backend(url: str, **options: Any) -> Iterator[PostgresColdBackend]:
+    backend = PostgresColdBackend(url, **options)
+    backend.setup()
+    try:
+        yield backend
+    finally:
+        backend.close()
+
+
+@pytest.fixture
+def backend(loaded: tuple[str, list[str], dict[str, str]]) -> Iterator[PostgresColdBackend]:
+    yield from _backend(loaded[0])
+
+
+def _scan(prefix: tuple[str, ...], filter_: dict[str, Any] | None = None) -> Scan:
+    return Scan(prefix, View(datetime.now(UTC)), parse_filter(filter_))
+
+
+def _exact_sims(texts: dict[str, str], ids: list[str], query: str) -> list[float]:
+    """Brute-force cosine similarities (numpy), best first, of the given versions."""
+    matrix = EMBEDDER.embed([texts[i] for i in ids])
+    sims = matrix @ EMBEDDER.embed([query])[0]
+    return sorted((float(s) for s in sims), reverse=True)
+
+
+def _ids_in(url: str, tenant: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(f"SELECT id FROM {q.TABLE} WHERE tenant = %s", (tenant,)).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def _index_names(plan: dict[str, Any]) -> set[str]:
+    names = {str(plan["Index Name"])} if "Index Name" in plan else set()
+    for child in plan.get("Plans", ()):
+        names |= _index_names(child)
+    return names
+
+
+def test_large_search_uses_the_hnsw_index(
+    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
+) -> None:
+    url, vocab, texts = loaded
+    query = " ".join(vocab[100:103])
+    vector = EMBEDDER.embed([query])[0]
+    plan = backend.explain_vector_search(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
+    assert q.hnsw_index_name(384) in _index_names(plan), json.dumps(plan)[:2000]
+    found = backend.vector_candidates(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
+    exact = _exact_sims(texts, _ids_in(url, "acme"), query)[:50]
+    assert len(found) == 50
+    near_enough = sum(1 for _, sim in found if sim >= exact[-1] - 1e-6)
+    assert near_enough >= 45, (near_enough, [s for _, s in found][:10], exact[:10])
+
+
+def test_small_selection_is_searched_exactly(
+    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
+) -> None:
+    url, vocab, texts = loaded
+    query = " ".join(vocab[200:203])
+    vector = EMBEDDER.embed([query])[0]
+    plan = backend.explain_vector_search(_scan(("tenant07",)), vector, EMBEDDER.model_id, K)
+    assert q.hnsw_index_name(384) not in _index_names(plan)
+    found = backend.vector_candidates(_scan(("tenant07",)), vector, EMBEDDER.model_id, K)
+    exact = _exact_sims(texts, _ids_in(url, "tenant07"), query)[:K]
+    assert [s for _, s in found] == pytest.approx(exact, abs=1e-5)
+
+
+@pytest.mark.parametrize("exact_below", [EXACT_BELOW, 0], ids=["default", "hnsw-only"])
+def test_filtered_search_returns_k_rows_among_50_tenants(
+    loaded: tuple[str, list[str], dict[str, str]], exact_below: int
+) -> None:
+    url, vocab, _ = loaded
+    vector = EMBEDDER.embed([" ".join(vocab[300:303])])[0]
+    for backend in _backend(url, exact_below=exact_below):
+        for tenant in ("tenant00", "tenant23", "tenant48"):
+            found = backend.vector_candidates(_scan((tenant,)), vector, EMBEDDER.model_id, K)
+            assert len(found) == K, tenant
+            records = backend.fetch([i for i, _ in found])
+            assert {r.namespace[0] for r in records} == {tenant}
+        narrow = _scan(("tenant11",), {"i": {"$lt": 25}})
+        found = backend.vector_candidates(narrow, vector, EMBEDDER.model_id, K)
+        assert len(found) == K
+        assert all(r.value["i"] < 25 for r in backend.fetch([i for i, _ in found]))
+
+
+def test_without_iterative_scan_hnsw_loses_rows(
+    loaded: tuple[str, list[str], dict[str, str]],
+) -> None:
+    """The pitfall the backend avoids, reproduced: a plain filtered HNSW scan comes up short."""
+    url, vocab, _ = loaded
+    vector = EMBEDDER.embed([" ".join(vocab[300:303])])[0]
+    sql, params = q.vector_sql(_scan(("tenant23",)), EMBEDDER.model_id, vector, K, exact=False)
+    with psycopg.connect(url) as conn:
+        register_vector(conn)
+        conn.execute(q.HNSW_SETTINGS, ("40", "20000"))
+        conn.execute("SELECT set_config('hnsw.iterative_scan', 'off', true)")
+        assert len(conn.execute(sql, params).fetchall()) < K
+
+
+def test_exhausted_scan_budget_falls_back_to_exact(
+    loaded: tuple[str, list[str], dict[str, str]],
+) -> None:
+    url, vocab, texts = loaded
+    query = " ".join(vocab[400:403])
+    vector = EMBEDDER.embed([query])[0]
+    for backend in _backend(url, exact_below=0, max_scan_tuples=1, ef_search=1):
+        found = backend.vector_candidates(_scan(("tenant31",)), vector, EMBEDDER.model_id, K)
+    exact = _exact_sims(texts, _ids_in(url, "tenant31"), query)[:K]
+    assert [s for _, s in found] == pytest.approx(exact, abs=1e-5)
+
+
+def test_keyword_search_uses_the_gin_index(
+    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
+) -> None:
+    url, vocab, texts = loaded
+    word = vocab[250]
+    sql, params = q.keyword_sql(_scan(("acme",)), q.tsquery_text([word]), 10)
+    with psycopg.connect(url) as conn:
+        plan = conn.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()
+    assert plan is not None and f"{q.TABLE}_tsv" in _index_names(plan[0][0]["Plan"]), plan
+    found = backend.keyword_candidates(_scan(("acme",)), word.upper() + "!", 500)
+    expected = {i for i, t in texts.items() if word in t.split()} & set(_ids_in(url, "acme"))
+    assert set(found) == expected and expected
+
+
+# -- erasure, byte by byte ------------------------------------------------------------
+
+_TABLES = (
+    "SELECT quote_ident(table_name) FROM information_schema.tables "
+    "WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+)
+_RAW_HITS = """
+SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+CROSS JOIN LATERAL generate_series(
+    0, pg_relation_size(c.oid) / current_setting('block_size')::int - 1) AS b
+WHERE n.nspname IN (current_schema(), 'pg_toast') AND c.relkind IN ('r', 'i', 't')
+  AND c.relpersistence = 'p'
+GROUP BY c.relname
+HAVING bool_or(position(%s::bytea IN get_raw_page(c.oid::regclass::text, b::int)) > 0)
+"""
+
+
+def _rows_containing(conn: psycopg.Connection[Any], marker: str) -> dict[str, int]:
+    tables = [str(r[0]) for r in conn.execute(_TABLES)]
+    counts = {}
+    for table in tables:
+        row = conn.execute(
+            f"SELECT count(*) FROM {table} x WHERE x::text LIKE %s", (f"%{marker}%",)
+        ).fetchone()
+        counts[table] = int(row[0]) if row else 0
+    return counts
+
+
+def _pages_containing(conn: psycopg.Connection[Any], needle: bytes) -> set[str]:
+    return {str(r[0]) for r in conn.execute(_RAW_HITS, (needle,))}
+
+
+def test_forget_leaves_no_byte_in_tables_indexes_or_toast(postgres_url: str) -> None:
+    me = Principal("t", "me")
+    marker = "zq" + uuid.uuid4().hex[:10]
+    secret = f"my codename is {marker}"
+    with open_store(postgres_url, embedder=EMBEDDER) as store:
+        store.remember(me, secret, slot="codename", tags=["profile"])
+        store.remember(me, f"my codename is {marker} version two", slot="codename")
+        blob = "".join(marker + uuid.uuid4().hex for _ in range(300))  # long: goes to TOAST
+        store.put(("t", "me", "notes"), "n1", {"text": "note " + marker, "blob": blob})
+        store.remember(("t", "other"), "unrelated fact about sailing", tags=["preference"])
+        vector_bytes = EMBEDDER.embed([secret])[0].astype("<f4").tobytes()
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+            conn.execute("CHECKPOINT")
+            assert sum(_rows_containing(conn, marker).values()) == 3  # the scans can see it
+            assert {q.TABLE, f"{q.TABLE}_tsv"} <= _pages_containing(conn, marker.encode())
+            assert q.hnsw_index_name(384) in _pages_containing(conn, vector_bytes)
+            report = store.forget(me)
+            assert (report.versions, report.vectors, report.compacted) == (3, 3, True)
+            conn.execute("CHECKPOINT")
+            assert sum(_rows_containing(conn, marker).values()) == 0
+            assert _pages_containing(conn, marker.encode()) == set()
+            assert _pages_containing(conn, vector_bytes) == set()
+        assert [r.record.text for r in store.recall(Principal("t", "other"), "sailing")] == [
+            "unrelated fact about sailing"
+        ]
+
+
+# -- storage details --------------------------------------------------------------------
+
+
+def test_vectors_are_stored_bit_exact_as_pgvector(postgres_url: str) -> None:
+    with open_store(postgres_url, embedder=EMBEDDER) as store:
+        store.put(("t", "u"), "k", {"text": "binary vectors round trip"})
+    with psycopg.connect(postgres_url) as conn:
+        register_vector(conn)
+        row = conn.execute(f"SELECT embedding, dims, model FROM {q.TABLE}").fetchone()
+    assert row is not None
+    expected = EMBEDDER.embed(["binary vectors round trip"])[0]
+    stored = row[0].to_numpy()
+    assert stored.dtype == np.float32 and np.array_equal(stored, expected)
+    assert (row[1], row[2]) == (384, EMBEDDER.model_id)
+
+
+def test_setup_is_idempotent_and_versioned(postgres_url: str) -> None:
+    for backend in _backend(postgres_url):
+        backend.setup()
+    for _ in _backend(postgres_url):
+        pass
+    with psycopg.connect(postgres_url) as conn:
+        versions = [r[0] for r in conn.execute(f"SELECT version FROM {q.VERSION_TABLE_NAME}")]
+    assert versions == list(range(1, len(q.MIGRATIONS) + 1))
+
+
+def test_every_key_starts_with_the_tenant(postgres_url: str) -> None:
+    for _ in _backend(postgres_url):
+        pass
+    with psycopg.connect(postgres_url) as conn:
+        rows = conn.execute(
+            "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index "
+            "WHERE indrelid = %s::regclass AND (indisprimary OR indisunique)",
+            (q.TABLE,),
+        ).fetchall()
+    assert len(rows) == 2
+    assert all("(tenant," in str(definition) for _, definition in rows), rows
+
+
+def test_nul_characters_are_refused_with_a_typed_error(postgres_url: str) -> None:
+    with open_store(postgres_url, embedder=EMBEDDER) as store:
+        with pytest.raises(InvalidInputError):
+            store.put(("t", "u"), "k", {"text": "bad \x00 byte"})
+        assert store.get(("t", "u"), "k") is None
+
+
+async def test_concurrent_async_recalls_share_the_pool(postgres_url: str) -> None:
+    import asyncio
+
+    me = Principal("t", "me")
+    with open_store(postgres_url, embedder=EMBEDDER) as store:
+        for i in range(10):
+            store.remember(me, f"fact {i} about rivers and lakes", tags=["profile"])
+        results = await asyncio.gather(*(store.arecall(me, "rivers", k=5) for _ in range(8)))
+    assert all(len(r) == 5 for r in results)
+    assert len({tuple(x.record.id for x in r) for r in results}) == 1
+
+
+def test_the_store_is_a_basestore_on_postgres(postgres_url: str) -> None:
+    with open_store(postgres_url) as store:
+        assert isinstance(store, LongTermStore)
+        store.put(("t", "u"), "k", {"text": "no embedder: keyword search only"})
+        assert [i.key for i in store.search(("t",), query="keyword")] == ["k"]
