@@ -61,3 +61,15 @@ class AccessDeniedError(EngramError, PermissionError):
 
 class PathEscapeError(AccessDeniedError):
     """A document path resolves outside its root (``..``, absolute, symlink, NUL)."""
+
+
+class EmbeddingError(EngramError):
+    """An embedding service failed or answered something unusable; ``status`` is the HTTP code."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class EmbeddingTimeoutError(EmbeddingError, TimeoutError):
+    """An embedding service did not answer in time."""
