@@ -22,7 +22,9 @@ def test_remember_recall_history_forget(tmp_path: Path) -> None:
     first = _run("remember", "Lives in Oslo", "--slot", "city", "--tag", "profile", *who, *emb)
     assert first.startswith("added\t")
     key = first.split("\t")[1]
-    second = _run("remember", "Lives in Bergen", "--slot", "city", *who, *emb)
+    rejected = _run("remember", "Lives in Bergen", *who, *emb)
+    assert rejected.startswith("rejected\t-\tno stable tag")
+    second = _run("remember", "Lives in Bergen", "--slot", "city", "--tag", "profile", *who, *emb)
     assert second.startswith(f"updated\t{key}\t")
     lines = _run("recall", "where does she live", "--json", *who, *emb).splitlines()
     assert [json.loads(line)["text"] for line in lines] == ["Lives in Bergen"]
@@ -35,7 +37,7 @@ def test_remember_recall_history_forget(tmp_path: Path) -> None:
 def test_re_embed_command(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/m.db"
     who = ["--tenant", "acme", "--user", "bob", "--url", url]
-    _run("remember", "Plays the cello", *who, "--embedder", "hash")
+    _run("remember", "Plays the cello", "--tag", "skill", *who, "--embedder", "hash")
     assert "re-embedded 1 versions" in _run("re-embed", "--url", url, "--embedder", "minilm")
     assert "re-embedded 0 versions" in _run("re-embed", "--url", url, "--embedder", "minilm")
     found = _run("recall", "cello", *who, "--embedder", "minilm")

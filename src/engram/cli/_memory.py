@@ -16,6 +16,7 @@ import click
 
 from engram._principal import Principal
 from engram.config import default_url
+from engram.policy import WritePolicy
 from engram.recall import Embedder, HashEmbedder
 from engram.stores.cold import LongTermStore, MemoryRecord, open_store
 
@@ -52,7 +53,8 @@ def _options(command: F) -> F:
 
 @contextmanager
 def _store(url: str | None, embedder: str | None) -> Iterator[LongTermStore]:
-    with open_store(url, embedder=_embedder(embedder) if embedder else None) as store:
+    chosen = _embedder(embedder) if embedder else None
+    with open_store(url, embedder=chosen, policy=WritePolicy()) as store:
         yield store
 
 
@@ -88,7 +90,8 @@ def remember(
     url: str | None,
     embedder: str,
 ) -> None:
-    """Remember a fact; prints what happened (added/updated/deleted/noop/rejected/held).
+    """Remember a fact through the default write policy; prints what happened
+    (added/updated/deleted/noop/rejected/held) and why.
 
     Example: engram memory remember "Likes tea" --tag preference --tenant acme --user alice
     """

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from langgraph.store.base import MatchCondition, get_text_at_path, tokenize_path
 
 from engram._principal import Principal
+from engram.policy import WriteCandidate
 from engram.recall._fusion import rrf
 from engram.recall._scoring import Weights, combine, recency
 from engram.stores.cold._records import MemoryRecord, Namespace, Recalled, validate_namespace
@@ -113,7 +113,7 @@ def literal_prefix(conditions: Sequence[MatchCondition]) -> Namespace:
 
 
 class Decision(Protocol):
-    """What a write policy returns (see ``engram.policy.PolicyDecision``)."""
+    """What a write policy returns (see :class:`engram.policy.PolicyDecision`)."""
 
     @property
     def allowed(self) -> bool: ...
@@ -127,18 +127,7 @@ class Decision(Protocol):
     def redactions(self) -> tuple[str, ...]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """What a write policy evaluates (fields of ``engram.policy.WriteCandidate``)."""
-
-    text: str
-    tags: tuple[str, ...]
-    source: str
-    sensitivity: str
-    ttl_days: float | None
-
-
 class Policy(Protocol):
-    """Any write policy with ``evaluate(candidate) -> decision``."""
+    """Any write policy with ``evaluate(candidate) -> decision`` (e.g. ``WritePolicy``)."""
 
-    def evaluate(self, candidate: Any, /) -> Decision: ...
+    def evaluate(self, candidate: WriteCandidate, /) -> Decision: ...

@@ -18,7 +18,7 @@ from engram.errors import InvalidInputError
 Source = Literal["user", "tool", "policy", "agent"]
 """Who asserted a fact: the user, a tool result, the write policy itself, or the agent."""
 
-Sensitivity = Literal["low", "medium", "high"]
+Sensitivity = Literal["low", "normal", "high"]
 """How sensitive a fact is; the write policy decides what each level may do."""
 
 Namespace = tuple[str, ...]
@@ -119,7 +119,7 @@ class MemoryRecord:
     valid_from: datetime
     tags: tuple[str, ...] = ()
     source: Source = "user"
-    sensitivity: Sensitivity = "low"
+    sensitivity: Sensitivity = "normal"
     importance: float = 0.5
     valid_to: datetime | None = None
     expires_at: datetime | None = None

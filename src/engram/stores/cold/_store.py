@@ -30,6 +30,7 @@ from langgraph.store.base import (
 from engram._principal import Principal
 from engram.consolidation import Action, Existing, Fact, Resolution, Resolver, RuleResolver
 from engram.errors import InvalidInputError, NotFoundError
+from engram.policy import WriteCandidate
 from engram.recall._embedder import Embedder
 from engram.recall._filters import parse_filter
 from engram.recall._scoring import Weights
@@ -278,7 +279,7 @@ class LongTermStore(BaseStore):
         value: Mapping[str, Any] | None = None,
         tags: Sequence[str] = (),
         source: Source = "user",
-        sensitivity: Sensitivity = "low",
+        sensitivity: Sensitivity = "normal",
         importance: float = 0.5,
         ttl: timedelta | None = None,
         expires_at: datetime | None = None,
@@ -433,14 +434,15 @@ class LongTermStore(BaseStore):
         if self.policy is None:
             return note, None
         ttl_days = None if note.ttl is None else note.ttl.total_seconds() / 86400
-        candidate = pipe.Candidate(note.text, note.tags, note.source, note.sensitivity, ttl_days)
+        candidate = WriteCandidate(note.text, note.tags, note.source, note.sensitivity, ttl_days)
         decision = self.policy.evaluate(candidate)
-        if not decision.allowed:
-            return note, WriteResult("rejected", reason=decision.reason or "rejected by policy")
         redacted = replace(note, text=decision.text, redactions=tuple(decision.redactions))
         if decision.held_for_review:
             reason = decision.reason or "held for review"
             return redacted, WriteResult("held", reason=reason, redactions=redacted.redactions)
+        if not decision.allowed:
+            reason = decision.reason or "rejected by the write policy"
+            return redacted, WriteResult("rejected", reason=reason, redactions=redacted.redactions)
         return redacted, None
 
     def _neighbours(self, note: _Note) -> list[Existing]:
