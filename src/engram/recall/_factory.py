@@ -1,0 +1,56 @@
+"""Embedders by name, for CLI options (``--embedder``) and configuration files.
+
+=====================  ============================================================
+name                   embedder
+=====================  ============================================================
+``hash`` / ``hash:N``  :class:`HashEmbedder` (N dimensions, default 384), no model
+``minilm``             :class:`MiniLMEmbedder`, default runtime (numpy)
+``minilm:numpy``       all-MiniLM-L6-v2 run by numpy (extra ``local``)
+``minilm:onnx``        all-MiniLM-L6-v2 run by onnxruntime (extra ``onnx``)
+``openai:MODEL``       :class:`OpenAIEmbedder` for MODEL (``$OPENAI_BASE_URL``,
+                       ``$OPENAI_API_KEY``)
+=====================  ============================================================
+"""
+
+from __future__ import annotations
+
+import re
+
+from engram.errors import ConfigError
+from engram.recall._embedder import Embedder, HashEmbedder
+from engram.recall._http import OpenAIEmbedder
+from engram.recall._local import MODEL_ID as MINILM_ID
+from engram.recall._local import RUNTIMES, MiniLMEmbedder
+
+EMBEDDER_NAMES = ("hash", "hash:N", "minilm", "minilm:numpy", "minilm:onnx", "openai:MODEL")
+EMBEDDER_HELP = "Embedder: " + ", ".join(EMBEDDER_NAMES) + "."
+"""One line for a CLI option's help."""
+
+_HASH = re.compile(r"hash(?::(\d+))?")
+
+
+def embedder_from_name(name: str, *, threads: int | None = None) -> Embedder:
+    """The embedder that ``name`` designates (see the module table); ``threads`` caps MiniLM."""
+    name = name.strip()
+    if match := _HASH.fullmatch(name):
+        return HashEmbedder(int(match.group(1) or 384))
+    kind, _, detail = name.partition(":")
+    if kind == "minilm" and (not detail or detail in RUNTIMES):
+        if detail:
+            return MiniLMEmbedder(runtime=detail, threads=threads)
+        return MiniLMEmbedder(threads=threads)
+    if kind == "openai" and detail:
+        return OpenAIEmbedder(detail)
+    raise ConfigError(f"unknown embedder {name!r}; use one of: {', '.join(EMBEDDER_NAMES)}")
+
+
+def embedder_for_model_id(model_id: str, *, threads: int | None = None) -> Embedder:
+    """The embedder that produced vectors stored under ``model_id`` (reopening a store)."""
+    if model_id == MINILM_ID:
+        return MiniLMEmbedder(threads=threads)
+    if match := re.fullmatch(r"engram-hash-(\d+)", model_id):
+        return HashEmbedder(int(match.group(1)))
+    if match := re.fullmatch(r"openai:([^@]+)(?:@(\d+))?", model_id):
+        dims = int(match.group(2)) if match.group(2) else None
+        return OpenAIEmbedder(match.group(1), dimensions=dims)
+    raise ConfigError(f"no embedder known for model id {model_id!r}")
