@@ -56,7 +56,7 @@ ENCRYPTION = pytest.mark.parametrize(
 
 @ENCRYPTION
 async def test_memory_saver_conforms(options: dict[str, Any]) -> None:
-    _check(await _conformance("engram-memory", "memory://", **options), BASE)
+    _check(await _conformance("engram-memory", "memory://", **options), BASE | EXTENDED)
 
 
 @ENCRYPTION

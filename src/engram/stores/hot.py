@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Final, get_args
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.types import Durability
 
+from engram.backends.memory.hot import EngramMemorySaver
 from engram.config import StoreURL, default_url, parse_url
 from engram.errors import ConfigError, InvalidInputError
 from engram.stores._hot_model import (
@@ -164,7 +164,7 @@ def open_checkpointer(
     parsed = _resolve(url)
     options = _options(serde, allowed_types, encryption_key)
     if parsed.scheme == "memory":
-        yield InMemorySaver(serde=options.serde)
+        yield EngramMemorySaver(serde=options.serde)
     elif parsed.scheme == "sqlite":
         from engram.backends.sqlite.hot import open_sync
 
@@ -190,7 +190,7 @@ async def aopen_checkpointer(
     parsed = _resolve(url)
     options = _options(serde, allowed_types, encryption_key)
     if parsed.scheme == "memory":
-        yield InMemorySaver(serde=options.serde)
+        yield EngramMemorySaver(serde=options.serde)
     elif parsed.scheme == "sqlite":
         from engram.backends.sqlite.hot import open_async
 
