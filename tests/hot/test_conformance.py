@@ -4,8 +4,9 @@ Each configuration (memory, SQLite, PostgreSQL; strict allow-list alone and with
 AES-GCM encryption) runs ``langgraph.checkpoint.conformance.validate`` through
 the async API. Base capabilities must all pass; every extended capability the
 saver implements must pass too. engram adds ``prune``, ``copy_thread`` and
-``delete_for_runs`` to LangGraph's SQLite and in-memory savers; LangGraph's
-PostgreSQL saver brings ``prune`` itself.
+``delete_for_runs`` to LangGraph's SQLite and in-memory savers, and
+``copy_thread`` / ``delete_for_runs`` to its PostgreSQL saver (which brings
+``prune`` itself), so every configuration is checked on all 8 capabilities.
 """
 
 from __future__ import annotations
@@ -69,4 +70,4 @@ async def test_sqlite_saver_conforms(options: dict[str, Any], tmp_path: Path) ->
 @ENCRYPTION
 async def test_postgres_saver_conforms(options: dict[str, Any], postgres_url: str) -> None:
     report = await _conformance("engram-postgres", postgres_url, **options)
-    _check(report, BASE | {"prune"})
+    _check(report, BASE | EXTENDED)

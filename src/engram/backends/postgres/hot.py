@@ -141,6 +141,31 @@ PRUNE_CALL_SQL = tuple(
 
 COUNT_KEPT_SQL = "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s"
 
+COPY_THREAD_SQL = (
+    """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+        type, checkpoint, metadata)
+    SELECT %(target)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+        metadata
+    FROM checkpoints WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
+    """INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(target)s, checkpoint_ns, channel, version, type, blob
+    FROM checkpoint_blobs WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
+    """INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path,
+        idx, channel, type, blob)
+    SELECT %(target)s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
+    FROM checkpoint_writes WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
+)
+
+DELETE_RUNS_SQL = """
+DELETE FROM checkpoints WHERE metadata ->> 'run_id' = ANY(%s)
+RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
+"""
+
+DELETE_RUN_WRITES_SQL = """
+DELETE FROM checkpoint_writes
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)
+"""
+
 _PRIMITIVES = (str, int, float, bool)
 
 
@@ -165,7 +190,27 @@ def seal(
     return {**checkpoint, "channel_values": values}, versions
 
 
-class SealedPostgresSaver(PostgresSaver):
+class EngramPostgresSaver(PostgresSaver):
+    """LangGraph's ``PostgresSaver`` plus the ``copy_thread`` / ``delete_for_runs`` it lacks."""
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        PostgresAdmin(self).run(copy_thread(source_thread_id, target_thread_id), write=True)
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        PostgresAdmin(self).run(delete_for_runs(run_ids), write=True)
+
+
+class AsyncEngramPostgresSaver(AsyncPostgresSaver):
+    """``AsyncPostgresSaver`` with the same additions as :class:`EngramPostgresSaver`."""
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await PostgresAdmin(self).arun(copy_thread(source_thread_id, target_thread_id), write=True)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await PostgresAdmin(self).arun(delete_for_runs(run_ids), write=True)
+
+
+class SealedPostgresSaver(EngramPostgresSaver):
     """``PostgresSaver`` that keeps no channel value inline (for encryption at rest)."""
 
     def put(
@@ -178,7 +223,7 @@ class SealedPostgresSaver(PostgresSaver):
         return super().put(config, *_sealed_args(checkpoint, metadata, new_versions))
 
 
-class AsyncSealedPostgresSaver(AsyncPostgresSaver):
+class AsyncSealedPostgresSaver(AsyncEngramPostgresSaver):
     """``AsyncPostgresSaver`` that keeps no channel value inline (for encryption at rest)."""
 
     async def aput(
@@ -206,7 +251,7 @@ def _connect_kwargs() -> dict[str, Any]:
 def open_sync(
     dsn: str, serde: SerializerProtocol | None, *, sealed: bool = False
 ) -> Iterator[PostgresSaver]:
-    cls = SealedPostgresSaver if sealed else PostgresSaver
+    cls = SealedPostgresSaver if sealed else EngramPostgresSaver
     with Connection.connect(dsn, **_connect_kwargs()) as conn:
         saver = cls(conn, serde=serde)
         saver.setup()
@@ -217,7 +262,7 @@ def open_sync(
 async def open_async(
     dsn: str, serde: SerializerProtocol | None, *, sealed: bool = False
 ) -> AsyncIterator[AsyncPostgresSaver]:
-    cls = AsyncSealedPostgresSaver if sealed else AsyncPostgresSaver
+    cls = AsyncSealedPostgresSaver if sealed else AsyncEngramPostgresSaver
     async with await AsyncConnection.connect(dsn, **_connect_kwargs()) as conn:
         saver = cls(conn, serde=serde)
         await saver.setup()
@@ -302,6 +347,30 @@ def _prune_namespace(bound: tuple[str, str, str]) -> Statements[list[int]]:
     for channel, versions in _garbage(freed, referenced).items():
         blobs += len((yield PRUNE_BLOBS_SQL, (thread_id, ns, channel, versions), True))
     return [writes, len({r["checkpoint_id"] for r in freed}), blobs]
+
+
+def copy_thread(source: str, target: str) -> Statements[None]:
+    for sql in COPY_THREAD_SQL:
+        yield sql, {"source": source, "target": target}, False
+
+
+def delete_for_runs(run_ids: Sequence[str]) -> Statements[None]:
+    """Delete the runs' checkpoints, their writes, and blobs no remaining checkpoint uses."""
+    deleted = yield DELETE_RUNS_SQL, ([str(r) for r in run_ids],), True
+    scopes: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in deleted:
+        scopes.setdefault((row["thread_id"], row["checkpoint_ns"]), []).append(row)
+    for (thread_id, ns), rows in scopes.items():
+        ids = [r["checkpoint_id"] for r in rows]
+        yield DELETE_RUN_WRITES_SQL, (thread_id, ns, ids), False
+        freed = [
+            {"channel": c, "version": str(v)}
+            for r in rows
+            for c, v in (r["versions"] or {}).items()
+        ]
+        referenced = yield PRUNE_REFERENCED_BLOBS_SQL, (thread_id, ns), True
+        for channel, versions in _garbage(freed, referenced).items():
+            yield PRUNE_BLOBS_SQL, (thread_id, ns, channel, versions), True
 
 
 def _garbage(
