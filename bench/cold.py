@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import random
 import shutil
 import sqlite3
@@ -26,11 +27,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from engram.recall import Embedder, HashEmbedder
 
 Item = tuple[tuple[str, ...], str, dict[str, Any]]
 ROOT = ("bench",)
+USER = ("bench", "u7")
 
 
 def corpus(n: int, seed: int = 7) -> tuple[list[Item], list[str]]:
@@ -63,6 +66,8 @@ class Row:
     first_ms: float | None = None
     p50: float | None = None
     p95: float | None = None
+    user_p50: float | None = None
+    user_p95: float | None = None
     n_queries: int = 0
     note: str = ""
 
@@ -82,11 +87,21 @@ def _latencies(search: Callable[[str], object], qs: Sequence[str]) -> tuple[floa
     return first, [_timed(lambda q=q: search(q)) * 1000 for q in qs[1:]]
 
 
-def _fill(row: Row, first: float, lat: list[float]) -> Row:
-    row.first_ms = first
-    row.p50 = statistics.median(lat)
-    row.p95 = statistics.quantiles(lat, n=20)[18] if len(lat) >= 20 else max(lat)
-    row.n_queries = len(lat)
+def _p95(lat: Sequence[float]) -> float:
+    return statistics.quantiles(lat, n=20)[18] if len(lat) >= 20 else max(lat)
+
+
+def _measure(row: Row, store: Any, qs: Sequence[str]) -> Row:
+    """Latencies under the root prefix (every item) and under one user's namespace."""
+    first, lat = _latencies(lambda q: store.search(ROOT, query=q, limit=10), qs)
+    row.first_ms, row.p50, row.p95, row.n_queries = (
+        first,
+        statistics.median(lat),
+        _p95(lat),
+        len(lat),
+    )
+    _, user = _latencies(lambda q: store.search(USER, query=q, limit=10), qs)
+    row.user_p50, row.user_p95 = statistics.median(user), _p95(user)
     return row
 
 
@@ -121,8 +136,7 @@ def run_engram(
     store, seconds = _engram_load(urls("embed"), items, emb)
     row.ingest_embed = _rate(len(items), seconds)
     try:
-        first, lat = _latencies(lambda q: store.search(ROOT, query=q, limit=10), qs)
-        return _fill(row, first, lat)
+        return _measure(row, store, qs)
     finally:
         store.close()
 
@@ -171,8 +185,7 @@ def run_langgraph(
             row.ingest_plain = _rate(len(items), _lg_load(plain, items))
         with open_(_index(emb)) as store:
             row.ingest_embed = _rate(len(items), _lg_load(store, items))
-            first, lat = _latencies(lambda q: store.search(ROOT, query=q, limit=10), qs)
-            return _fill(row, first, lat)
+            return _measure(row, store, qs)
     except _FAILURES as exc:  # a benchmark reports what failed and goes on
         row.note = f"unavailable: {type(exc).__name__}: {str(exc)[:80]}"
         return row
@@ -242,9 +255,8 @@ def postgres(spec: str | None) -> Iterator[Callable[[str], str] | None]:
         name = f"bench_{tag}_{uuid.uuid4().hex[:8]}"
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
-        url = admin.rsplit("/", 1)[0] + "/" + name
-        if "?" in admin:
-            url += "?" + admin.split("?", 1)[1]
+        parts = urlsplit(admin)  # the socket directory may sit in the query (?host=/tmp/...)
+        url = urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         return url
@@ -264,20 +276,22 @@ def _fmt(x: float | None, spec: str) -> str:
 
 
 def report(rows: Sequence[Row], embedder: Embedder) -> None:
-    print(
-        f"\nembedder: {embedder.model_id} (dim {embedder.dim}); search k=10 under the root prefix"
-    )
-    head = f"{'system':<22}{'items':>8}{'ingest/s emb':>14}{'ingest/s raw':>14}"
-    print(head + f"{'first ms':>10}{'p50 ms':>9}{'p95 ms':>9}{'n':>5}  note")
+    print(f"\nembedder: {embedder.model_id} (dim {embedder.dim}); k=10; latency includes the")
+    print("query embedding; 'all' searches every item (root prefix), 'user' one of 100 users")
+    head = f"{'system':<20}{'items':>8}{'ingest/s emb':>13}{'ingest/s raw':>13}{'first ms':>9}"
+    print(head + f"{'all p50':>9}{'all p95':>9}{'user p50':>9}{'user p95':>9}{'n':>5}  note")
     for r in rows:
         print(
-            f"{r.system:<22}{r.size:>8}{_fmt(r.ingest_embed, ',.0f'):>14}"
-            f"{_fmt(r.ingest_plain, ',.0f'):>14}{_fmt(r.first_ms, '.1f'):>10}"
-            f"{_fmt(r.p50, '.2f'):>9}{_fmt(r.p95, '.2f'):>9}{r.n_queries:>5}  {r.note}"
+            f"{r.system:<20}{r.size:>8}{_fmt(r.ingest_embed, ',.0f'):>13}"
+            f"{_fmt(r.ingest_plain, ',.0f'):>13}{_fmt(r.first_ms, '.1f'):>9}"
+            f"{_fmt(r.p50, '.2f'):>9}{_fmt(r.p95, '.2f'):>9}{_fmt(r.user_p50, '.2f'):>9}"
+            f"{_fmt(r.user_p95, '.2f'):>9}{r.n_queries:>5}  {r.note}"
         )
+    load = os.getloadavg()
+    print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
 
 
-def make_embedder(name: str) -> Embedder:
+def make_embedder(name: str, threads: int, runtime: str = "onnx") -> Embedder:
     if name == "hash":
         return HashEmbedder(384)
     import engram.recall as recall
@@ -285,15 +299,15 @@ def make_embedder(name: str) -> Embedder:
     cls = getattr(recall, "MiniLMEmbedder", None)
     if cls is None:
         raise SystemExit("the local MiniLM embedder is not available in engram.recall")
-    embedder: Embedder = cls()
+    embedder: Embedder = cls(runtime=runtime, threads=threads)
     return embedder
 
 
-def _pin_torch_threads() -> None:
+def _pin_torch_threads(threads: int) -> None:
     with contextlib.suppress(ImportError):
         import torch
 
-        torch.set_num_threads(1)
+        torch.set_num_threads(threads)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -304,11 +318,13 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--slow-queries", type=int, default=6, help="queries for InMemoryStore")
     parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--runtime", default="onnx", help="minilm runtime: onnx or numpy")
+    parser.add_argument("--threads", type=int, default=1, help="embedder threads (minilm)")
     parser.add_argument("--postgres", help="server URL or 'embedded'")
     parser.add_argument("--skip-langgraph", action="store_true")
     args = parser.parse_args(list(argv))
-    _pin_torch_threads()
-    emb = make_embedder(args.embedder)
+    _pin_torch_threads(args.threads)
+    emb = make_embedder(args.embedder, args.threads, args.runtime)
     rows: list[Row] = []
     workdir = Path(tempfile.mkdtemp(prefix="engram-bench-"))
     try:
