@@ -1,9 +1,10 @@
 """Cold tier on one SQLite file: rows + FTS5 keyword index + float32 vector BLOBs.
 
 Vectors are searched without extensions: the current versions of a namespace
-prefix are loaded once into a numpy matrix (cached per prefix and model,
-dropped when a write touches that prefix or another process commits), and each
-query is one matrix-vector product.
+prefix are loaded once into a numpy matrix (cached per prefix and model, least
+recently used first out beyond ``cache_rows`` rows, dropped when a write
+touches that prefix or another process commits), and each query is one
+matrix-vector product.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,11 +63,12 @@ class _Matrix:
 class SQLiteColdBackend(ColdBackend):
     """Cold store in a SQLite file (WAL mode); one connection guarded by a lock."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, cache_rows: int = 1_000_000) -> None:
         self._path = Path(path)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._cache: dict[tuple[Namespace, str], _Matrix] = {}
+        self._cache: OrderedDict[tuple[Namespace, str], _Matrix] = OrderedDict()
+        self._cache_rows = cache_rows
         self._data_version = -1
 
     @property
@@ -263,11 +266,14 @@ class SQLiteColdBackend(ColdBackend):
         key = (scan.prefix, model_id)
         with self._lock:
             cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
         if cached is None:
             heads = View(now=view.now, include_expired=True, include_superseded=True)
             cached = self._load(Scan(scan.prefix, heads), model_id, with_bounds=True)
             with self._lock:
                 self._cache[key] = cached
+                self._trim_cache()
         return cached
 
     def _load(self, scan: Scan, model_id: str, *, with_bounds: bool) -> _Matrix:
@@ -299,6 +305,13 @@ class SQLiteColdBackend(ColdBackend):
             for key in list(self._cache):
                 if any(in_prefix(ns, key[0]) for ns in namespaces):
                     del self._cache[key]
+
+    def _trim_cache(self) -> None:
+        """Drop least recently used matrices beyond ``cache_rows`` rows (keeps the newest)."""
+        while len(self._cache) > 1 and sum(len(m.ids) for m in self._cache.values()) > (
+            self._cache_rows
+        ):
+            self._cache.popitem(last=False)
 
     def clear_caches(self) -> int:
         with self._lock:

@@ -1,0 +1,71 @@
+"""SQLite-specific behaviour of the cold backend: caches, other writers, migrations, FTS input."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engram import Principal
+from engram.backends.sqlite import _cold_sql
+from engram.backends.sqlite.cold import SQLiteColdBackend
+from engram.recall import HashEmbedder
+from engram.stores.cold import LongTermStore, open_store
+
+ME = Principal("t", "me")
+
+
+def test_a_write_by_another_process_invalidates_the_vector_cache(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/m.db"
+    with (
+        open_store(url, embedder=HashEmbedder()) as a,
+        open_store(url, embedder=HashEmbedder()) as b,
+    ):
+        a.remember(ME, "likes sailing on lakes", tags=["preference"])
+        assert len(a.recall(ME, "sailing lakes")) == 1  # matrix cached in a
+        b.remember(ME, "sailing lessons every sunday on lakes", tags=["plan"])
+        assert len(a.recall(ME, "sailing lakes")) == 2
+
+
+def test_the_matrix_cache_is_bounded(tmp_path: Path) -> None:
+    backend = SQLiteColdBackend(tmp_path / "m.db", cache_rows=3)
+    store = LongTermStore(backend, embedder=HashEmbedder())
+    store.setup()
+    try:
+        for user in ("u1", "u2"):
+            for i in range(2):
+                store.remember(("t", user), f"fact {i} about {user} gardens", tags=["fact"])
+        store.recall(("t", "u1"), "gardens")
+        store.recall(("t", "u2"), "gardens")
+        assert store.backend.clear_caches() == 1  # 2 + 2 rows > 3: the older matrix left
+    finally:
+        store.close()
+
+
+def test_setup_is_idempotent_and_versioned(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    for _ in range(2):
+        backend = SQLiteColdBackend(path)
+        backend.setup()
+        backend.close()
+    with sqlite3.connect(path) as conn:
+        versions = conn.execute("SELECT version FROM cold_schema_version").fetchall()
+    assert versions == [(v,) for v in range(1, len(_cold_sql.MIGRATIONS) + 1)]
+
+
+@pytest.mark.parametrize(
+    "query", ['"quoted', "a AND b OR NOT c", "NEAR(x y)", "star*", "col:umn", "^caret", "'", "  "]
+)
+def test_keyword_queries_are_never_parsed_as_fts_syntax(tmp_path: Path, query: str) -> None:
+    with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder()) as store:
+        store.remember(ME, "a note about stars and columns", tags=["fact"])
+        found = store.recall(ME, query)
+        assert all(r.record.namespace == ME.namespace for r in found)
+
+
+def test_unset_backend_raises_a_clear_error(tmp_path: Path) -> None:
+    from engram.errors import BackendError
+
+    with pytest.raises(BackendError, match="setup"):
+        SQLiteColdBackend(tmp_path / "m.db").history(("t",), "k")
