@@ -54,6 +54,10 @@ def test_history_diff_fork_prune_sizes(url: str) -> None:
     history = _cli("history", "a1", "--url", url, "--limit", "3").splitlines()
     assert [line.split("\t")[0] for line in history] == ids[:3]
     assert "~ items: appended" in _cli("diff", "a1", ids[4], ids[0], "--url", url)
+    shown = _cli("get", "a1", ids[3], "--url", url).splitlines()
+    assert shown[0].startswith(f"{ids[3]}\tstep 5\tloop")
+    assert "  items: ['turn 0', 'a', 'b', 'c', 'turn 1']" in shown
+    assert any(line.startswith("  pending write: task ") for line in shown)
     assert "-> a1-copy" in _cli("fork", "a1", ids[2], "--to", "a1-copy", "--url", url)
     assert "kept 2 checkpoints, deleted 8 checkpoints" in _cli(
         "prune", "a1", "--keep", "2", "--url", url

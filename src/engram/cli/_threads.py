@@ -15,6 +15,7 @@ import click
 from engram._principal import Principal
 from engram.config import default_url
 from engram.errors import InvalidInputError
+from engram.stores._hot_model import checkpoint_info, user_channels
 from engram.stores.hot import Threads, open_checkpointer
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,6 +79,28 @@ def history(
         for c in api.history(thread_id, _principal(tenant, user), limit):
             writes = f"\t{c.pending_writes} pending writes" if c.pending_writes else ""
             click.echo(f"{c.checkpoint_id}\tstep {c.step}\t{c.source}\t{c.created_at}{writes}")
+
+
+@threads.command("get")
+@click.argument("thread_id")
+@click.argument("checkpoint_id", required=False)
+@_options
+def get(
+    thread_id: str, checkpoint_id: str | None, url: str | None, tenant: str | None, user: str | None
+) -> None:
+    """Show a checkpoint's state, channel by channel (default: the latest).
+
+    Example: engram threads get analyst-1
+    """
+    with _threads(url) as api:
+        tup = api.get(thread_id, checkpoint_id, _principal(tenant, user))
+        info = checkpoint_info(tup)
+        click.echo(f"{info.checkpoint_id}\tstep {info.step}\t{info.source}\t{info.created_at}")
+        for channel, value in sorted(user_channels(tup.checkpoint["channel_values"]).items()):
+            text = repr(value)
+            click.echo(f"  {channel}: {text if len(text) <= 200 else text[:197] + '...'}")
+        for task_id, channel, _ in tup.pending_writes or ():
+            click.echo(f"  pending write: task {task_id} -> {channel}")
 
 
 @threads.command("diff")
