@@ -167,7 +167,7 @@ def test_without_iterative_scan_hnsw_loses_rows(
     sql, params = q.vector_sql(_scan(("tenant23",)), EMBEDDER.model_id, vector, K, exact=False)
     with psycopg.connect(url) as conn:
         register_vector(conn)
-        conn.execute(q.HNSW_SETTINGS, ("40", "20000"))
+        conn.execute(q.HNSW_SETTINGS, q.hnsw_settings_params(40, 20000))
         conn.execute("SELECT set_config('hnsw.iterative_scan', 'off', true)")
         assert len(conn.execute(sql, params).fetchall()) < K
 

@@ -107,24 +107,41 @@ HISTORY = f"{SELECT} WHERE m.tenant = %s AND m.ns = %s AND m.key = %s ORDER BY m
 STALE = f"{SELECT} WHERE m.text <> '' AND (m.model IS NULL OR m.model <> %s) ORDER BY m.id LIMIT %s"
 SWEEP = f"DELETE FROM {TABLE} WHERE expires_at <= %s"
 FETCH = f"{SELECT} WHERE m.id = ANY(%s)"
+SIGNALS = f"SELECT m.id, m.recorded_at, m.importance FROM {TABLE} m WHERE m.id = ANY(%s)"
 HEADS = (
     f"{SELECT} WHERE m.tenant = %s AND m.ns = %s AND m.superseded_by IS NULL AND m.key = ANY(%s)"
 )
 ERASED = "RETURNING ns, key, text <> '', embedding IS NOT NULL"
 VACUUM = f"VACUUM (FULL, ANALYZE) {TABLE}"
+
+
 HNSW_SETTINGS = (
     "SELECT set_config('hnsw.ef_search', %s, true), "
     "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
     "set_config('hnsw.max_scan_tuples', %s, true), "
     "set_config('enable_sort', 'off', true)"
 )
-"""Transaction-local settings of an approximate search. With pgvector's iterative
-index scan a filtered query keeps walking the graph until ``LIMIT`` rows pass the
-filter (or the scan budget is spent), instead of returning fewer rows than asked.
-``enable_sort = off`` keeps the planner on the HNSW index: the many validity
-predicates make it underestimate the selection and prefer a b-tree scan plus a
-sort, which is an exact search over the whole selection (the caller only asks
-for an approximate search when the selection is large)."""
+"""Transaction-local settings of a vector search.
+
+With pgvector's iterative index scan a filtered query keeps walking the graph
+until ``LIMIT`` rows pass the filter (or ``hnsw.max_scan_tuples`` is spent)
+instead of returning fewer rows than asked. ``enable_sort = off`` keeps the
+planner on the HNSW index: the validity predicates make it underestimate the
+selection and prefer a b-tree scan plus a sort, an exact search over the whole
+selection (the backend only runs the approximate query when the selection is
+large; the exact query has no index to use, so its sort stays).
+"""
+
+
+def hnsw_settings_params(ef_search: int, max_scan_tuples: int) -> tuple[str, str]:
+    """Parameters of :data:`HNSW_SETTINGS` (``ef_search`` capped at pgvector's 1000)."""
+    return str(min(_positive(ef_search), 1000)), str(_positive(max_scan_tuples))
+
+
+def _positive(n: int) -> int:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise InvalidInputError(f"expected a positive integer, got {n!r}")
+    return n
 
 
 def hnsw_index_name(dims: int) -> str:
@@ -304,10 +321,17 @@ def _embedded_where(scan: Scan, model_id: str, dims: int) -> Fragment:
     return f"m.dims = {_dims(dims)} AND m.model = %s AND {where}", (model_id, *params)
 
 
-def count_sql(scan: Scan, model_id: str, dims: int, cap: int) -> Fragment:
-    """How many embedded versions ``scan`` selects, counting at most ``cap``."""
-    where, params = _embedded_where(scan, model_id, dims)
-    sql = f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} m WHERE {where} LIMIT %s) s"
+def count_sql(prefix: Namespace, cap: int) -> Fragment:
+    """How many current versions lie under ``prefix``, counting at most ``cap``.
+
+    An index-only scan of the head index: a cheap upper bound of what a search
+    for live versions selects, used to choose between exact and HNSW search.
+    """
+    where, params = prefix_sql(prefix)
+    sql = (
+        f"SELECT count(*) FROM (SELECT 1 FROM {TABLE} m "
+        f"WHERE m.superseded_by IS NULL AND {where} LIMIT %s) s"
+    )
     return sql, (*params, cap)
 
 

@@ -107,6 +107,7 @@ class PostgresColdBackend(ColdBackend):
             min_size=1,
             max_size=self._max_connections,
             configure=register_vector,
+            kwargs={"autocommit": True},
             open=False,
         )
         try:
@@ -129,19 +130,26 @@ class PostgresColdBackend(ColdBackend):
         return self._pool
 
     @contextmanager
-    def _tx(self) -> Iterator[Cursor]:
-        """A cursor inside one transaction; driver errors become engram errors."""
+    def _connection(self) -> Iterator[Connection]:
+        """A pooled connection (autocommit); driver errors become engram errors."""
         try:
-            with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                yield cur
+            with self.pool.connection() as conn:
+                yield conn
         except psycopg.DataError as exc:
             raise InvalidInputError(f"PostgreSQL cannot store this value: {exc}") from exc
         except psycopg.Error as exc:
             raise BackendError(f"PostgreSQL cold store query failed: {exc}") from exc
 
+    @contextmanager
+    def _tx(self) -> Iterator[Cursor]:
+        """A cursor inside one transaction."""
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            yield cur
+
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        with self._tx() as cur:
-            return cur.execute(sql, tuple(params)).fetchall()
+        """One statement, one round trip (no BEGIN/COMMIT around a single read)."""
+        with self._connection() as conn:
+            return conn.execute(sql, tuple(params)).fetchall()
 
     # -- writes -----------------------------------------------------------------------
 
@@ -169,7 +177,7 @@ class PostgresColdBackend(ColdBackend):
             self._indexed.add(d)
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
-        rows = self._read(*q.erase_sql(prefix, keys))
+        rows = self._read(*q.erase_sql(prefix, keys))  # one statement: atomic on its own
         return EraseCounts(
             keys=len({(r[0], r[1]) for r in rows}),
             versions=len(rows),
@@ -212,6 +220,11 @@ class PostgresColdBackend(ColdBackend):
             return []
         return [_record(r) for r in self._read(q.FETCH, (list(ids),))]
 
+    def signals(self, ids: Sequence[str]) -> dict[str, tuple[datetime, float]]:
+        if not ids:
+            return {}
+        return {str(r[0]): (utc(r[1]), float(r[2])) for r in self._read(q.SIGNALS, (list(ids),))}
+
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.scan_sql(scan))]
 
@@ -236,7 +249,7 @@ class PostgresColdBackend(ColdBackend):
         query = np.ascontiguousarray(vector, dtype=np.float32)
         if k <= 0 or query.ndim != 1 or not len(query):
             return []
-        with self._tx() as cur:
+        with self._search(k) as cur:
             rows = self._nearest(cur, scan, model_id, query, k)
         ranked = [(str(i), _similarity(d)) for i, d in rows]
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))
@@ -248,42 +261,45 @@ class PostgresColdBackend(ColdBackend):
         """PostgreSQL's plan (``EXPLAIN (FORMAT JSON)``, top node) of the first query
         :meth:`vector_candidates` runs for these arguments, with its settings."""
         query = np.ascontiguousarray(vector, dtype=np.float32)
-        with self._tx() as cur:
-            exact = self._small(cur, scan, model_id, query)
-            sql, params = self._statement(cur, scan, model_id, query, k, exact=exact)
+        with self._search(k) as cur:
+            exact = self._small(cur, scan.prefix)
+            sql, params = q.vector_sql(scan, model_id, query, k, exact=exact)
             row = cur.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()
         if row is None:
             raise BackendError("EXPLAIN returned no plan")
         plan: dict[str, Any] = row[0][0]["Plan"]
         return plan
 
+    @contextmanager
+    def _search(self, k: int) -> Iterator[Cursor]:
+        """A read transaction with the vector-search settings, pipelined: BEGIN and
+        the settings travel with the first query (one round trip, not three)."""
+        params = q.hnsw_settings_params(max(self.ef_search, k), self.max_scan_tuples)
+        with (
+            self._connection() as conn,
+            conn.pipeline(),
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
+            cur.execute(q.HNSW_SETTINGS, params)
+            yield cur
+
     def _nearest(
         self, cur: Cursor, scan: Scan, model_id: str, query: Vector, k: int
     ) -> list[tuple[Any, ...]]:
         """Approximate (HNSW) for large selections, exact for small ones, and exact
         again when the index scan ran out of budget before finding ``k`` rows."""
-        if not self._small(cur, scan, model_id, query):
-            sql, params = self._statement(cur, scan, model_id, query, k, exact=False)
-            rows = cur.execute(sql, params).fetchall()
+        if not self._small(cur, scan.prefix):
+            rows = cur.execute(*q.vector_sql(scan, model_id, query, k, exact=False)).fetchall()
             if len(rows) >= k:
                 return rows
-        sql, params = self._statement(cur, scan, model_id, query, k, exact=True)
-        return cur.execute(sql, params).fetchall()
+        return cur.execute(*q.vector_sql(scan, model_id, query, k, exact=True)).fetchall()
 
-    def _small(self, cur: Cursor, scan: Scan, model_id: str, query: Vector) -> bool:
+    def _small(self, cur: Cursor, prefix: Namespace) -> bool:
         if self.exact_below <= 0:
             return False
-        sql, params = q.count_sql(scan, model_id, int(query.shape[0]), self.exact_below)
-        row = cur.execute(sql, params).fetchone()
+        row = cur.execute(*q.count_sql(prefix, self.exact_below)).fetchone()
         return row is not None and int(row[0]) < self.exact_below
-
-    def _statement(
-        self, cur: Cursor, scan: Scan, model_id: str, query: Vector, k: int, *, exact: bool
-    ) -> tuple[str, tuple[object, ...]]:
-        if not exact:
-            ef = str(min(1000, max(self.ef_search, k)))
-            cur.execute(q.HNSW_SETTINGS, (ef, str(self.max_scan_tuples)))
-        return q.vector_sql(scan, model_id, query, k, exact=exact)
 
     def clear_caches(self) -> int:
         return 0
