@@ -80,3 +80,17 @@ def test_future_validity_is_hidden_until_it_starts(store: LongTermStore, clock: 
     assert len(store.recall(ME, "job Initech", as_of=start + timedelta(hours=1))) == 1
     clock.advance(days=6)
     assert len(store.recall(ME, "job Initech")) == 1
+
+
+def test_background_sweeper_deletes_expired_versions(store: LongTermStore, clock: Clock) -> None:
+    import time
+
+    store.put(("t", "me"), "gone", {"text": "short lived"}, ttl=1)
+    store.put(("t", "me"), "kept", {"text": "long lived"})
+    clock.advance(minutes=2)
+    with store.start_sweeper(interval_seconds=0.01) as sweeper:
+        deadline = time.monotonic() + 10
+        while sweeper.removed == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert sweeper.removed == 1
+    assert store.history(ME, "gone") == [] and len(store.history(ME, "kept")) == 1

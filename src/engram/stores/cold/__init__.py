@@ -35,6 +35,7 @@ from engram.stores.cold._records import (
     validate_namespace,
 )
 from engram.stores.cold._store import LongTermStore, Options
+from engram.stores.cold._sweeper import Sweeper
 
 __all__ = [
     "NAMESPACE_SEPARATOR",
@@ -53,6 +54,7 @@ __all__ = [
     "Scan",
     "Sensitivity",
     "Source",
+    "Sweeper",
     "Vector",
     "View",
     "WriteAction",

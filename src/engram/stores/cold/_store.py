@@ -49,6 +49,7 @@ from engram.stores.cold._records import (
     WriteResult,
     utc,
 )
+from engram.stores.cold._sweeper import Sweeper
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -380,6 +381,11 @@ class LongTermStore(BaseStore):
     def sweep(self) -> int:
         """Delete expired versions now; returns how many were removed."""
         return self.backend.sweep(self.now())
+
+    def start_sweeper(self, interval_seconds: float = 3600.0) -> Sweeper:
+        """Sweep expired versions every ``interval_seconds`` in a daemon thread; returns
+        the running :class:`Sweeper` (``stop()`` it, or use it as a context manager)."""
+        return Sweeper(self.sweep, interval_seconds).start()
 
     def re_embed(self, embedder: Embedder, *, batch_size: int = 256) -> int:
         """Re-embed every version not embedded with ``embedder``; then use it. Returns the count."""
