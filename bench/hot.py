@@ -44,7 +44,7 @@ def _cfg(thread_id: str) -> dict[str, Any]:
 
 
 def _growth(url: str, turns: int) -> None:
-    print(f"growth of one thread ({url.split('://')[0]}), 5 checkpoints per turn:")
+    print(f"growth of one thread ({url.split('://')[0]}), 6 checkpoints per turn:")
     with open_checkpointer(url, encryption_key=None) as saver:
         graph, threads = _graph(saver), Threads(saver)
         for turn in range(1, turns + 1):
