@@ -18,8 +18,8 @@ from pgvector.psycopg import register_vector
 
 from engram import Principal
 from engram.backends.postgres import _cold_sql as q
-from engram.backends.postgres.cold import EXACT_BELOW, PostgresColdBackend
-from engram.errors import InvalidInputError
+from engram.backends.postgres.cold import EXACT_BELOW, PostgresColdBackend, require_pgvector
+from engram.errors import ConfigError, InvalidInputError
 from engram.recall import HashEmbedder
 from engram.recall._filters import parse_filter
 from engram.stores.cold import LongTermStore, Scan, View, open_store
@@ -321,3 +321,11 @@ def test_the_store_is_a_basestore_on_postgres(postgres_url: str) -> None:
         assert isinstance(store, LongTermStore)
         store.put(("t", "u"), "k", {"text": "no embedder: keyword search only"})
         assert [i.key for i in store.search(("t",), query="keyword")] == ["k"]
+
+
+@pytest.mark.parametrize("version", ["0.7.4", "0.5", "", "dev"])
+def test_pgvector_without_iterative_scans_is_refused(version: str) -> None:
+    with pytest.raises(ConfigError, match=r"pgvector >= 0\.8"):
+        require_pgvector(version)
+    require_pgvector("0.8.0")
+    require_pgvector("1.0")

@@ -68,6 +68,9 @@ created when the first vector of that dimension arrives (:func:`hnsw_index_sql`)
 SETUP_LOCK = "SELECT pg_advisory_xact_lock(hashtext('engram_cold_setup'))"
 VERSION_TABLE = f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE_NAME} (version integer PRIMARY KEY)"
 GET_VERSION = f"SELECT coalesce(max(version), 0) FROM {VERSION_TABLE_NAME}"
+PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+PGVECTOR_MINIMUM = (0, 8)
+"""Iterative index scans (``hnsw.iterative_scan``) arrived in pgvector 0.8."""
 SET_VERSION = f"INSERT INTO {VERSION_TABLE_NAME} (version) VALUES (%s)"
 
 COLUMNS = (

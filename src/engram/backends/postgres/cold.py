@@ -26,7 +26,7 @@ import numpy as np
 
 from engram.backends.memory.cold import words
 from engram.backends.postgres import _cold_sql as q
-from engram.errors import BackendError, InvalidInputError, MissingDependencyError
+from engram.errors import BackendError, ConfigError, InvalidInputError, MissingDependencyError
 from engram.stores.cold._backend import ChangeSet, ColdBackend, NewVersion, Scan, Vector
 from engram.stores.cold._records import (
     EraseCounts,
@@ -98,6 +98,8 @@ class PostgresColdBackend(ColdBackend):
                     for statement in statements:
                         conn.execute(statement.encode())
                     conn.execute(q.SET_VERSION, (version,))
+                row = conn.execute(q.PGVECTOR_VERSION).fetchone()
+                require_pgvector(str(row[0]) if row else "")
         except psycopg.Error as exc:
             raise BackendError(f"PostgreSQL cold schema setup failed: {exc}") from exc
 
@@ -303,6 +305,14 @@ class PostgresColdBackend(ColdBackend):
 
     def clear_caches(self) -> int:
         return 0
+
+
+def require_pgvector(version: str) -> None:
+    """Refuse a pgvector without iterative index scans (filtered searches would lose rows)."""
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if len(parts) < 2 or parts < q.PGVECTOR_MINIMUM:
+        wanted = ".".join(map(str, q.PGVECTOR_MINIMUM))
+        raise ConfigError(f"the cold store needs pgvector >= {wanted}, found {version or 'none'}")
 
 
 def _similarity(distance: object) -> float:
