@@ -76,6 +76,7 @@ def _runs(url: str, runs: int, key: str | None, durability: str) -> list[float]:
 def _durability(url: str, runs: int) -> None:
     print(f"one 4-node run ({runs} runs each), ms:")
     key = generate_key()
+    _runs(url, 5, key, "sync")  # warm up imports, the serializer and the file
     for mode in DURABILITY_MODES:
         for label, k in (("strict", None), ("encrypted", key)):
             t = sorted(_runs(url, runs, k, mode))
