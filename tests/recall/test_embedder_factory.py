@@ -20,7 +20,9 @@ def test_hash_names() -> None:
     assert isinstance(sized, HashEmbedder) and sized.dim == 64
 
 
-@pytest.mark.parametrize(("name", "runtime"), [("minilm", "numpy"), ("minilm:onnx", "onnx")])
+@pytest.mark.parametrize(
+    ("name", "runtime"), [("minilm", "auto"), ("minilm:numpy", "numpy"), ("minilm:onnx", "onnx")]
+)
 def test_minilm_names(name: str, runtime: str) -> None:
     embedder = embedder_from_name(name, threads=1)
     assert isinstance(embedder, MiniLMEmbedder) and embedder.runtime == runtime

@@ -109,3 +109,15 @@ def test_runs_without_torch_or_sentence_transformers(runtime: str) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_auto_prefers_onnx_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _local.resolve_runtime("auto") == "onnx"
+    real = _local.importlib.util.find_spec
+
+    def hide_onnx(name: str, *args: Any) -> Any:
+        return None if name == "onnxruntime" else real(name, *args)
+
+    monkeypatch.setattr(_local.importlib.util, "find_spec", hide_onnx)
+    assert _local.resolve_runtime("auto") == "numpy"
+    assert _local.resolve_runtime("numpy") == "numpy"

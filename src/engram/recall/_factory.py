@@ -4,7 +4,7 @@
 name                   embedder
 =====================  ============================================================
 ``hash`` / ``hash:N``  :class:`HashEmbedder` (N dimensions, default 384), no model
-``minilm``             :class:`MiniLMEmbedder`, default runtime (numpy)
+``minilm``             :class:`MiniLMEmbedder`, runtime ``auto`` (onnx if installed)
 ``minilm:numpy``       all-MiniLM-L6-v2 run by numpy (extra ``local``)
 ``minilm:onnx``        all-MiniLM-L6-v2 run by onnxruntime (extra ``onnx``)
 ``openai:MODEL``       :class:`OpenAIEmbedder` for MODEL (``$OPENAI_BASE_URL``,
@@ -36,6 +36,7 @@ def embedder_from_name(name: str, *, threads: int | None = None) -> Embedder:
         return HashEmbedder(int(match.group(1) or 384))
     kind, _, detail = name.partition(":")
     if kind == "minilm" and (not detail or detail in RUNTIMES):
+        # "minilm" and "minilm:auto" both leave the choice to the installation.
         if detail:
             return MiniLMEmbedder(runtime=detail, threads=threads)
         return MiniLMEmbedder(threads=threads)

