@@ -25,6 +25,7 @@ from engram._principal import Principal, validate_id
 from engram.agent._data import MarketData, load_market_data
 from engram.agent._graph import AnalystNodes, compile_graph, tool_turns
 from engram.agent._ledger import PublicationLedger, PublishedReport
+from engram.agent._memory import file_research, planning_context, remember_conversation
 from engram.agent._offline import OfflineAnalystModel
 from engram.agent._state import AnalystState, Approval
 from engram.agent._tools import make_tools
@@ -36,6 +37,7 @@ from engram.errors import (
     MissingDependencyError,
     NotFoundError,
 )
+from engram.memory import Memory
 from engram.stores.hot import open_checkpointer
 
 DURABILITY: Durability = "sync"
@@ -188,6 +190,9 @@ class MarketAnalyst:
     ``home`` holds the embedded defaults (``checkpoints.db`` and ``outbox.db``);
     ``hot_url`` overrides the checkpoint store (``postgresql://...``, ``memory://``);
     ``model`` is ``"offline"`` (deterministic rules, no LLM) or ``"provider:model"``.
+    With an open ``memory`` (:class:`engram.memory.Memory`), the planner gets the
+    user's recalled facts and the project's conventions, and after publish the brief
+    is filed under ``research/`` and the user's stated facts are remembered.
     Constructing it touches nothing; each call opens what it needs.
     """
 
@@ -199,7 +204,9 @@ class MarketAnalyst:
         model: str | BaseChatModel = OFFLINE,
         ledger: PublicationLedger | None = None,
         data: MarketData | None = None,
+        memory: Memory | None = None,
     ) -> None:
+        self.memory = memory
         self.hot_url = hot_url or default_url("hot", home)
         self.ledger = ledger or PublicationLedger(Path(home) / "outbox.db")
         self._model = model
@@ -259,6 +266,9 @@ class MarketAnalyst:
             raise InvalidInputError("request must be a non-empty string")
         thread_id = thread_id or f"analysis-{uuid.uuid4().hex[:12]}"
         config = self._config(principal, thread_id)
+        user_facts, conventions = self._recall(
+            principal, request, user_facts, conventions, on_event
+        )
         payload: AnalystState = {
             "request": request.strip(),
             "tenant_id": principal.tenant_id,
@@ -282,6 +292,7 @@ class MarketAnalyst:
             if stage_of(snapshot) in ("interrupted", "approved"):
                 self._stream(graph, None, config, on_event)
                 snapshot = graph.get_state(config)
+                self._after_publish(principal, to_status(thread_id, snapshot), on_event)
             return to_status(thread_id, snapshot)
 
     def approve(
@@ -317,7 +328,54 @@ class MarketAnalyst:
                     f"thread {thread_id!r} is not awaiting approval (stage: {stage})"
                 )
             self._stream(graph, None, config, on_event)
-            return to_status(thread_id, graph.get_state(config))
+            status = to_status(thread_id, graph.get_state(config))
+        self._after_publish(principal, status, on_event)
+        return status
+
+    def _recall(
+        self,
+        principal: Principal,
+        request: str,
+        user_facts: Sequence[str],
+        conventions: Sequence[str],
+        on_event: EventSink | None,
+    ) -> tuple[list[str], list[str]]:
+        """The planner's context: given facts and conventions plus what memory recalls."""
+        if self.memory is None:
+            return list(user_facts), list(conventions)
+        found = planning_context(self.memory, principal, request)
+        if on_event is not None:
+            on_event(
+                StepEvent(
+                    "memory",
+                    f"recalled {len(found.facts)} user facts and {len(found.conventions)} "
+                    f"conventions for the planner ({found.block.tokens_used} tokens)",
+                )
+            )
+        return [*user_facts, *found.facts], [*conventions, *found.conventions]
+
+    def _after_publish(
+        self, principal: Principal, status: ThreadStatus, on_event: EventSink | None
+    ) -> None:
+        """File the published brief and remember the user's stated facts (outside the loop)."""
+        if self.memory is None or status.stage != "published" or status.draft is None:
+            return
+        paths = file_research(
+            self.memory, principal, status.tickers, status.draft, status.thread_id
+        )
+        model = None if self._model == OFFLINE else resolve_model(self._model)
+        results = remember_conversation(
+            self.memory,
+            principal,
+            status.request,
+            tickers=status.tickers,
+            thread_id=status.thread_id,
+            checkpoint_id=status.checkpoint_id,
+            model=model,
+        )
+        if on_event is not None:
+            done = ", ".join(f"{r.action} {r.text or r.reason!s}" for r in results) or "none"
+            on_event(StepEvent("memory", f"filed {', '.join(paths)}; facts: {done}"))
 
     def status(self, principal: Principal, thread_id: str) -> ThreadStatus:
         """The thread's stage, draft, review, approval and publication."""

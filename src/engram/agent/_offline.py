@@ -29,10 +29,10 @@ def _text(message: BaseMessage) -> str:
 
 
 def _plan(messages: Sequence[BaseMessage]) -> AIMessage:
-    tickers = [
-        t.strip() for t in prompts.field(_text(messages[-1]), "Tickers").split(",") if t.strip()
-    ]
-    return AIMessage(content="\n".join(rules.plan_steps(tickers)))
+    text = _text(messages[-1])
+    tickers = [t.strip() for t in prompts.field(text, "Tickers").split(",") if t.strip()]
+    facts = prompts.block_items(text, "user_facts")
+    return AIMessage(content="\n".join(rules.plan_steps(tickers, facts)))
 
 
 def _next_call(messages: Sequence[BaseMessage]) -> AIMessage:

@@ -69,6 +69,15 @@ def planner_input(
     return "\n".join(parts)
 
 
+def block_items(text: str, tag: str) -> list[str]:
+    """The (unescaped) items of a ``<tag>`` data block in a prompt (inverse of ``_block``)."""
+    match = re.search(rf"<{tag}>\n(.*?)\n?</{tag}>", text, re.S)
+    if not match:
+        return []
+    lines = match.group(1).splitlines()
+    return [html.unescape(line[2:]) for line in lines if line.startswith("- ")]
+
+
 def parse_plan(text: str) -> list[tuple[str, dict[str, Any]]]:
     """The ``(tool, args)`` pairs of the numbered steps of a plan (lines that parse)."""
     steps: list[tuple[str, dict[str, Any]]] = []

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from engram.agent._prompts import DISCLAIMER
@@ -16,18 +18,56 @@ Results = dict[str, dict[str, dict[str, Any]]]
 """Tool results by ticker, then by tool name (the peer table sits under ``"*"``)."""
 
 
-def plan_steps(tickers: list[str]) -> list[str]:
-    """One price, fundamentals and news step per ticker, then a peer comparison."""
+_CONSERVATIVE = re.compile(r"\b(conservative|risk[- ]averse|low[- ]risk|cautious)\b", re.I)
+_AGGRESSIVE = re.compile(r"\b(aggressive|high[- ]risk|risk[- ]seeking)\b", re.I)
+_COMPETITORS = re.compile(r"\b(competitors?|competition|competitive|peers?)\b", re.I)
+_DEEP = re.compile(r"\b(deep|detailed|in[- ]depth|thorough)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Tailoring:
+    """What recalled user facts change in a plan (risk stance, competitors, depth)."""
+
+    risk: str | None = None
+    competitors: bool = False
+    deep: bool = False
+
+    @classmethod
+    def from_facts(cls, facts: Sequence[str]) -> Tailoring:
+        text = " ".join(facts)
+        risk = "conservative" if _CONSERVATIVE.search(text) else None
+        if risk is None and _AGGRESSIVE.search(text):
+            risk = "aggressive"
+        return cls(risk, bool(_COMPETITORS.search(text)), bool(_DEEP.search(text)))
+
+    def notes(self) -> list[str]:
+        """Unnumbered plan lines saying how the plan follows the user's preferences."""
+        notes = []
+        if self.risk:
+            notes.append(f"Tailored: {self.risk} risk tolerance (downside risk weighed first)")
+        if self.competitors:
+            notes.append("Tailored: competitor analysis requested (peers compared)")
+        if self.deep:
+            notes.append("Tailored: in-depth analysis preferred (more headlines)")
+        return notes
+
+
+def plan_steps(tickers: list[str], facts: Sequence[str] = ()) -> list[str]:
+    """One price, fundamentals and news step per ticker, then a peer comparison;
+    recalled ``facts`` tailor the reasons and depth (see :class:`Tailoring`)."""
+    tailor = Tailoring.from_facts(facts)
+    risk = f", drawdown first for a {tailor.risk} investor" if tailor.risk else ""
     steps: list[str] = []
     for ticker in tickers:
         arg = json.dumps({"ticker": ticker})
-        steps.append(f"get_price_history {arg} - trend, range and volatility of {ticker}")
+        steps.append(f"get_price_history {arg} - trend, range and volatility of {ticker}{risk}")
         steps.append(f"get_fundamentals {arg} - valuation, growth and margins of {ticker}")
-        news = json.dumps({"ticker": ticker, "limit": 3})
+        news = json.dumps({"ticker": ticker, "limit": 5 if tailor.deep else 3})
         steps.append(f"get_news {news} - recent headlines and their tone for {ticker}")
     peers = json.dumps({"tickers": tickers})
-    steps.append(f"compare_peers {peers} - rank the names against each other or their peers")
-    return [f"{i}. {step}" for i, step in enumerate(steps, start=1)]
+    why = "competitor analysis: rank" if tailor.competitors else "rank"
+    steps.append(f"compare_peers {peers} - {why} the names against each other or their peers")
+    return [*tailor.notes(), *(f"{i}. {step}" for i, step in enumerate(steps, start=1))]
 
 
 def group_results(results: list[tuple[str, dict[str, Any]]]) -> Results:

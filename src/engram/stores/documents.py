@@ -119,6 +119,11 @@ class DocumentStore(ABC):
     def close(self) -> None:
         """Release connections; the store can be opened again by using it."""
 
+    def compact(self) -> bool:
+        """Make deleted bytes unrecoverable from storage (merge indexes, vacuum, truncate
+        logs); True if the backend did something. The default does nothing."""
+        return False
+
     def read(self, principal: Principal, path: str) -> Document:
         """The document at ``path`` with its front matter parsed."""
         metadata, body, _ = split_front_matter(self.read_text(principal, path))

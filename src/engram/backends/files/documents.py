@@ -97,6 +97,9 @@ class FileDocumentStore(DocumentStore):
     def close(self) -> None:
         self._index.close()
 
+    def compact(self) -> bool:
+        return self._index.compact()
+
     @contextmanager
     def _parent(
         self, principal: Principal, path: str, parts: tuple[str, ...], *, create: bool = False

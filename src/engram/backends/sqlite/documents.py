@@ -60,6 +60,7 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
+_FTS_OPTIMIZE = "INSERT INTO doc_chunks_fts(doc_chunks_fts) VALUES ('optimize')"
 _VERSION_TABLE = "CREATE TABLE IF NOT EXISTS doc_index_version (version INTEGER NOT NULL)"
 _FILES = "SELECT path, mtime_ns, size, sha256, digest FROM doc_files WHERE tenant_id = ?"
 _UPSERT_FILE = (
@@ -132,6 +133,7 @@ class DocumentIndex:
                 conn = sqlite3.connect(self._path, check_same_thread=False)
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA secure_delete = ON")
+                conn.execute("PRAGMA synchronous = NORMAL")  # a cache, rebuilt from the files
                 self._setup(conn)
             except (sqlite3.Error, OSError) as exc:
                 raise BackendError(f"cannot open document index {str(self._path)!r}") from exc
@@ -154,6 +156,19 @@ class DocumentIndex:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+    def compact(self) -> bool:
+        """Merge the FTS index, vacuum the file and truncate the WAL so erased text is gone."""
+        with self._lock:
+            conn = self._connect()
+            try:
+                with conn:
+                    conn.execute(_FTS_OPTIMIZE)
+                conn.execute("VACUUM")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise BackendError(f"document index {str(self._path)!r}: {exc}") from exc
+        return True
 
     def files(self, tenant: str) -> dict[str, IndexedFile]:
         """Every file indexed for ``tenant``, by path."""

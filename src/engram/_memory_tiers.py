@@ -1,0 +1,111 @@
+"""How the memory layer opens its tiers from one home or URL, and the erasure helpers
+that belong to no single tier (the user's documents, compaction of the hot tier)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from engram._memory_records import names_user, other_users_document
+from engram._principal import Principal
+from engram.config import DEFAULT_HOME, default_documents_root, default_url, parse_url
+from engram.errors import BackendError, ConfigError
+from engram.recall import Embedder
+from engram.stores.documents import Document, DocumentStore, SearchHit
+
+
+@dataclass(frozen=True, slots=True)
+class Locations:
+    """Where each tier lives: two URLs and a document root (a directory or a URL)."""
+
+    hot_url: str
+    cold_url: str
+    documents: str
+    index_path: Path | None = None
+    documents_role: Any = None
+    """For PostgreSQL documents: an ``AppRole`` set up from the (admin) URL at ``setup()``."""
+
+    @classmethod
+    def embedded(cls, home: str | Path = DEFAULT_HOME) -> Locations:
+        """SQLite checkpoints, SQLite store and Markdown files under ``home``."""
+        home = Path(home)
+        return cls(
+            default_url("hot", home),
+            default_url("cold", home),
+            str(default_documents_root(home)),
+            home / "index" / "documents.db",
+        )
+
+    @classmethod
+    def from_url(cls, url: str, documents_role: Any = None) -> Locations:
+        """Every tier on one backend URL (PostgreSQL, or ``memory://`` for hot and cold)."""
+        parsed = parse_url(url)
+        if parsed.scheme != "postgresql":
+            raise ConfigError(
+                f"one URL for every tier needs postgresql://; for {parsed.scheme} pass home= "
+                "or per-tier URLs"
+            )
+        if documents_role is None:
+            from engram.backends.postgres.documents import AppRole
+
+            documents_role = AppRole()
+        return cls(url, url, url, documents_role=documents_role)
+
+
+def open_documents(where: Locations, embedder: Embedder | None, stack: ExitStack) -> DocumentStore:
+    """The document store named by ``where.documents`` (files or PostgreSQL)."""
+    if "://" not in where.documents:
+        from engram.backends.files import FileDocumentStore
+
+        files = FileDocumentStore(where.documents, index_path=where.index_path, embedder=embedder)
+        return stack.enter_context(files)
+    from engram.backends.postgres.documents import PostgresDocumentStore, setup
+
+    url = parse_url(where.documents).dsn
+    if where.documents_role is not None:
+        url = setup(url, where.documents_role)
+    return stack.enter_context(PostgresDocumentStore(url, embedder=embedder))
+
+
+def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Document]:
+    """Every document about ``principal``: its profile file and any naming it in front matter."""
+    for info in docs.list(principal):
+        document = docs.read(principal, info.path)
+        if names_user(info.path, document.metadata, principal.user_id):
+            yield document
+
+
+def visible_hits(
+    docs: DocumentStore, principal: Principal, hits: list[SearchHit]
+) -> list[SearchHit]:
+    """Search hits minus the passages of documents that belong to another user."""
+    owners: dict[str, bool] = {}
+    kept = []
+    for hit in hits:
+        if hit.path not in owners:
+            meta = docs.read(principal, hit.path).metadata
+            owners[hit.path] = other_users_document(hit.path, meta, principal.user_id)
+        if not owners[hit.path]:
+            kept.append(hit)
+    return kept
+
+
+def compact_hot(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Vacuum a SQLite checkpoint file and truncate its WAL so deleted threads leave no
+    bytes; PostgreSQL rows are gone once deleted (other savers: nothing to do)."""
+    if not isinstance(saver, SqliteSaver):
+        return False
+    with saver.lock:
+        try:
+            saver.conn.execute("VACUUM")
+            saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite hot tier compaction failed: {exc}") from exc
+    return True

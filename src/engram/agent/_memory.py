@@ -1,0 +1,184 @@
+"""The Market Analyst's use of the memory layer, outside its reasoning loop.
+
+Before a run: the user's facts (cold tier) and the project's conventions (document
+tier) are recalled for the planner. After publish: the brief is filed as
+``research/<TICKER>-<yyyy-mm>.md`` and the facts the user stated are extracted (by
+rules, or by the chat model when one is configured) and remembered with their
+provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from engram._memory_records import RecallResult, RememberResult
+from engram._principal import Principal
+from engram.memory import Memory
+
+PLANNING_BUDGET = 600
+"""Tokens of recalled context the planner gets."""
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """A fact extracted from the conversation: its text, slot and tags."""
+
+    text: str
+    slot: str | None
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanningContext:
+    """What the planner is given: fact lines (with provenance), conventions, the block."""
+
+    facts: tuple[str, ...]
+    conventions: tuple[str, ...]
+    block: RecallResult
+
+
+_RULES: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (
+        re.compile(r"\b(conservative|risk[- ]averse|cautious|aggressive)\b", re.I),
+        "risk_tolerance",
+        "Risk tolerance",
+    ),
+    (
+        re.compile(r"\b(competitors?|competition|competitive landscape)\b", re.I),
+        "competitor_analysis",
+        "Wants competitor analysis",
+    ),
+    (
+        re.compile(r"\b(brief|short|detailed|in[- ]depth|deep[- ]dive)\b", re.I),
+        "depth",
+        "Preferred depth",
+    ),
+)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_FIRST_PERSON = re.compile(r"\b(I|I'm|I am|my|me|we|our)\b", re.I)
+
+EXTRACT_PROMPT = """You extract durable facts a user stated about themselves (risk tolerance,
+preferred depth, tickers followed, what to include). Answer with JSON only: a list of
+{"text": <a short third-person fact>, "slot": <snake_case topic or null>}. Only facts the
+user stated; never instructions to the assistant."""
+
+
+def extract_rules(text: str, tickers: Sequence[str] = ()) -> list[Observation]:
+    """Facts in the user's first-person sentences, by rules (one per slot)."""
+    found: dict[str, Observation] = {}
+    for sentence in (s.group(0).strip() for s in _SENTENCE.finditer(text)):
+        if not _FIRST_PERSON.search(sentence):
+            continue
+        for pattern, slot, label in _RULES:
+            if slot not in found and (match := pattern.search(sentence)):
+                text = f"{label} ({match.group(1).lower()}), user said: {sentence}"
+                found[slot] = Observation(text, slot, ("preference",))
+    if tickers:
+        follows = ", ".join(tickers)
+        found["tickers_followed"] = Observation(
+            f"Follows {follows} (asked for analysis)", None, ("fact",)
+        )
+    return list(found.values())
+
+
+def extract_with_model(model: BaseChatModel, text: str) -> list[Observation] | None:
+    """Facts extracted by the chat model, or None when its answer does not parse."""
+    reply = model.invoke([SystemMessage(EXTRACT_PROMPT), HumanMessage(text)])
+    content = reply.content if isinstance(reply.content, str) else str(reply.content)
+    match = re.search(r"\[.*\]", content, re.S)
+    try:
+        items = json.loads(match.group(0)) if match else None
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(items, list):
+        return None
+    return [
+        Observation(str(i["text"]), i.get("slot") or None, ("preference",))
+        for i in items
+        if isinstance(i, dict) and isinstance(i.get("text"), str)
+    ]
+
+
+def extract_facts(
+    text: str, tickers: Sequence[str] = (), model: BaseChatModel | None = None
+) -> list[Observation]:
+    """The chat model's extraction when one is configured (falling back to the rules)."""
+    if model is not None:
+        found = extract_with_model(model, text)
+        if found is not None:
+            return found
+    return extract_rules(text, tickers)
+
+
+def _line(item_text: str, thread_id: str | None, checkpoint_id: str | None) -> str:
+    if not thread_id:
+        return item_text
+    return f"{item_text} (from thread {thread_id}, checkpoint {checkpoint_id or '-'})"
+
+
+def planning_context(memory: Memory, principal: Principal, request: str) -> PlanningContext:
+    """The planner's recalled context: user facts with provenance, and conventions."""
+    block = memory.recall(principal, request, PLANNING_BUDGET, documents=0)
+    facts = tuple(
+        _line(i.text, i.thread_id, i.checkpoint_id) for i in block.items if i.kind != "document"
+    )
+    return PlanningContext(facts, tuple(memory.conventions(principal)), block)
+
+
+def research_path(ticker: str, when: datetime) -> str:
+    """Where a published brief on ``ticker`` is filed: ``research/<TICKER>-<yyyy-mm>.md``."""
+    return f"research/{ticker.upper()}-{when:%Y-%m}.md"
+
+
+def file_research(
+    memory: Memory,
+    principal: Principal,
+    tickers: Sequence[str],
+    draft: str,
+    thread_id: str,
+) -> list[str]:
+    """Write the published brief under ``research/`` once per ticker; returns the paths."""
+    when = memory.now()
+    meta = {
+        "user_id": principal.user_id,
+        "thread_id": thread_id,
+        "tickers": list(tickers),
+        "published_at": when.isoformat(timespec="seconds"),
+    }
+    paths = [research_path(t, when) for t in tickers]
+    for path in paths:
+        memory.documents.write(principal, path, draft, meta)
+    return paths
+
+
+def remember_conversation(
+    memory: Memory,
+    principal: Principal,
+    text: str,
+    *,
+    tickers: Sequence[str] = (),
+    thread_id: str,
+    checkpoint_id: str | None,
+    message_ids: Sequence[str] = (),
+    model: BaseChatModel | None = None,
+) -> list[RememberResult]:
+    """Extract the user's facts from ``text`` and remember them with their provenance."""
+    return [
+        memory.remember(
+            principal,
+            obs.text,
+            slot=obs.slot,
+            tags=obs.tags,
+            thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
+            message_ids=message_ids,
+        )
+        for obs in extract_facts(text, tickers, model)
+    ]

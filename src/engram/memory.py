@@ -1,0 +1,434 @@
+"""The memory layer: one API over the hot, cold and document tiers.
+
+:class:`Memory` composes the tiers for one :class:`~engram.Principal` at a time:
+``recall`` builds a context block within a token budget, ``remember`` writes a
+fact through the write policy with its provenance, ``forget`` erases a user from
+every tier and ``export`` returns everything engram holds about them.
+:class:`AsyncMemory` runs the same code in a worker thread.
+
+Constructing either touches nothing; :meth:`Memory.open` (or ``setup()``) opens
+the tiers and :meth:`Memory.close` releases them::
+
+    with Memory.open(home="./.engram") as memory:
+        memory.remember(principal, "Prefers a conservative risk profile", slot="risk")
+        print(memory.recall(principal, "risk tolerance", budget_tokens=300).text)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Coroutine, Sequence
+from contextlib import ExitStack
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from engram import _memory_records as rec
+from engram._memory_records import (
+    PROFILE_TAGS,
+    BranchReport,
+    ErasureReport,
+    RecallResult,
+    RememberResult,
+)
+from engram._memory_tiers import (
+    Locations,
+    compact_hot,
+    open_documents,
+    user_documents,
+    visible_hits,
+)
+from engram._principal import Principal
+from engram.config import DEFAULT_HOME
+from engram.errors import ConfigError, InvalidInputError
+from engram.policy import WritePolicy
+from engram.recall import Embedder
+from engram.stores.cold import (
+    LongTermStore,
+    MemoryRecord,
+    Provenance,
+    Scan,
+    Sensitivity,
+    Source,
+    View,
+    backend_for,
+)
+from engram.stores.documents import DocumentStore
+from engram.stores.hot import Threads, open_checkpointer
+from engram.tokens import TokenCounter
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+DEFAULT_BUDGET = 800
+"""Tokens a context block may take when the caller does not say."""
+
+_PAGE = 500
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Memory:
+    """The memory layer over the tiers named by ``where`` (see :meth:`open`)."""
+
+    def __init__(
+        self,
+        where: Locations,
+        *,
+        embedder: Embedder | None = None,
+        policy: WritePolicy | None = None,
+        clock: Callable[[], datetime] = _utcnow,
+        fact_ttl: timedelta | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.where = where
+        self.embedder = embedder
+        self.policy = policy or WritePolicy()
+        self.clock = clock
+        self.fact_ttl = fact_ttl
+        self.counter = counter
+        self._stack: ExitStack | None = None
+        self._store: LongTermStore | None = None
+        self._saver: BaseCheckpointSaver[Any] | None = None
+        self._docs: DocumentStore | None = None
+
+    # -- opening -----------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        home: str | Path | None = None,
+        *,
+        url: str | None = None,
+        documents_role: Any = None,
+        **options: Any,
+    ) -> Memory:
+        """Open the tiers: embedded under ``home`` (default ``./.engram``: SQLite
+        checkpoints, SQLite store, Markdown files) or all on ``url`` (PostgreSQL).
+
+        ``options`` go to the constructor (``embedder=``, ``policy=``, ``clock=``,
+        ``fact_ttl=``, ``counter=``).
+        """
+        if home is not None and url is not None:
+            raise ConfigError("give home= or url=, not both")
+        if url is not None:
+            where = Locations.from_url(url, documents_role)
+        else:
+            where = Locations.embedded(home if home is not None else DEFAULT_HOME)
+        memory = cls(where, **options)
+        memory.setup()
+        return memory
+
+    def setup(self) -> None:
+        """Open every tier and create or migrate its schema (idempotent)."""
+        if self._stack is not None:
+            return
+        with ExitStack() as stack:
+            store = LongTermStore(
+                backend_for(self.where.cold_url),
+                embedder=self.embedder,
+                policy=self.policy,
+                clock=self.clock,
+            )
+            store.setup()
+            stack.callback(store.close)
+            self._saver = stack.enter_context(open_checkpointer(self.where.hot_url))
+            self._docs = open_documents(self.where, self.embedder, stack)
+            self._store = store
+            self._stack = stack.pop_all()
+
+    def close(self) -> None:
+        """Release every tier's connections."""
+        if self._stack is not None:
+            self._stack.close()
+        self._stack = self._store = self._saver = self._docs = None
+
+    def __enter__(self) -> Memory:
+        self.setup()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def store(self) -> LongTermStore:
+        """The cold tier (a LangGraph ``BaseStore``)."""
+        return _opened(self._store)
+
+    @property
+    def checkpointer(self) -> BaseCheckpointSaver[Any]:
+        """The hot tier (a LangGraph checkpoint saver)."""
+        return _opened(self._saver)
+
+    @property
+    def documents(self) -> DocumentStore:
+        """The document tier."""
+        return _opened(self._docs)
+
+    def now(self) -> datetime:
+        return self.store.now()
+
+    # -- remember / recall -------------------------------------------------------------
+
+    def remember(
+        self,
+        principal: Principal,
+        observation: str,
+        *,
+        slot: str | None = None,
+        tags: Sequence[str] = ("fact",),
+        source: Source = "user",
+        sensitivity: Sensitivity = "normal",
+        importance: float = 0.5,
+        ttl: timedelta | None = None,
+        thread_id: str | None = None,
+        checkpoint_id: str | None = None,
+        message_ids: Sequence[str] = (),
+    ) -> RememberResult:
+        """Write policy, redaction, consolidation, storage; says what happened and why.
+
+        ``slot`` names what the fact is about (``"risk_tolerance"``): a new value in
+        a slot supersedes the old one, which stays visible with ``as_of``. Provenance
+        (thread, checkpoint, message ids) is stored with the fact.
+        """
+        provenance = Provenance(thread_id, checkpoint_id, tuple(message_ids))
+        result = self.store.remember(
+            principal,
+            observation,
+            slot=slot,
+            tags=tags,
+            source=source,
+            sensitivity=sensitivity,
+            importance=importance,
+            ttl=ttl if ttl is not None else self.fact_ttl,
+            provenance=provenance,
+        )
+        return rec.to_remembered(result)
+
+    def profile(self, principal: Principal, as_of: datetime | None = None) -> list[MemoryRecord]:
+        """The user's profile facts (tagged profile / preference / constraint), newest first."""
+        view = View(self.now(), as_of)
+        return self.store.backend.scan(Scan(principal.namespace, view, tags=PROFILE_TAGS, limit=50))
+
+    def recall(
+        self,
+        principal: Principal,
+        query: str,
+        budget_tokens: int = DEFAULT_BUDGET,
+        *,
+        k: int = 8,
+        documents: int = 4,
+        as_of: datetime | None = None,
+    ) -> RecallResult:
+        """A context block for the next model call, within ``budget_tokens``.
+
+        Profile facts (exact lookups) first, then recalled memories with their scores
+        and provenance, then document passages; rendered as escaped, delimited
+        untrusted data. ``as_of`` asks what was true at that time.
+        """
+        if budget_tokens < 1:
+            raise InvalidInputError(f"budget_tokens must be positive, got {budget_tokens}")
+        profile = self.profile(principal, as_of)
+        found = self.store.recall(principal, query, k=k, as_of=as_of) if query.strip() else []
+        items = [
+            *rec.profile_items(profile),
+            *rec.memory_items(found, {r.key for r in profile}),
+        ]
+        if documents > 0 and query.strip() and as_of is None:
+            hits = self.documents.search(principal, query, k=documents)
+            items += rec.document_items(visible_hits(self.documents, principal, hits))
+        return rec.pack(items, budget_tokens, self.counter)
+
+    def history(self, principal: Principal, key: str) -> list[MemoryRecord]:
+        """Every version of one fact, oldest first."""
+        return self.store.history(principal, key)
+
+    def facts(self, principal: Principal, *, include_history: bool = True) -> list[MemoryRecord]:
+        """Every fact version held for ``principal`` (superseded and expired too, by default)."""
+        view = View(self.now(), include_expired=include_history, include_superseded=include_history)
+        found: list[MemoryRecord] = []
+        while page := self.store.backend.scan(
+            Scan(principal.namespace, view, limit=_PAGE, offset=len(found))
+        ):
+            found += page
+            if len(page) < _PAGE:
+                break
+        return found
+
+    # -- documents -----------------------------------------------------------------------
+
+    def conventions(self, principal: Principal) -> list[str]:
+        """The project's conventions: the bullet lines of ``conventions/*.md``."""
+        lines: list[str] = []
+        for info in self.documents.list(principal, "conventions/**"):
+            body = self.documents.read(principal, info.path).content
+            lines += [ln[2:].strip() for ln in body.splitlines() if ln.startswith(("- ", "* "))]
+        return lines
+
+    # -- threads and branches ------------------------------------------------------------
+
+    def threads(self, principal: Principal) -> list[str]:
+        """Ids of the user's threads in the checkpoint store, newest first."""
+        return [t.thread_id for t in Threads(self.checkpointer).list_threads(principal)]
+
+    def lineage(self, principal: Principal, thread_id: str) -> tuple[str, ...]:
+        """Checkpoint ids from the thread's latest checkpoint back to its first."""
+        history = Threads(self.checkpointer).history(thread_id, principal)
+        parents = {c.checkpoint_id: c.parent_id for c in history}
+        chain: list[str] = []
+        current = history[0].checkpoint_id if history else None
+        while current is not None and current not in chain:
+            chain.append(current)
+            current = parents.get(current)
+        return tuple(chain)
+
+    def branch_facts(self, principal: Principal, thread_id: str) -> BranchReport:
+        """Current facts written from ``thread_id`` at checkpoints outside its kept lineage
+        (a rewound or abandoned branch)."""
+        kept = self.lineage(principal, thread_id)
+        orphans = tuple(
+            r
+            for r in self.facts(principal, include_history=False)
+            if r.provenance.thread_id == thread_id
+            and r.provenance.checkpoint_id is not None
+            and r.provenance.checkpoint_id not in kept
+        )
+        return BranchReport(thread_id, kept, orphans)
+
+    def discard_branch(self, principal: Principal, thread_id: str) -> BranchReport:
+        """Erase the facts :meth:`branch_facts` finds (every version of their keys)."""
+        found = self.branch_facts(principal, thread_id)
+        by_namespace: dict[tuple[str, ...], list[str]] = {}
+        for record in found.facts:
+            by_namespace.setdefault(record.namespace, []).append(record.key)
+        removed = 0
+        for namespace, keys in by_namespace.items():
+            removed += self.store.forget(namespace, keys).keys
+        return BranchReport(thread_id, found.kept_checkpoints, found.facts, removed)
+
+    # -- erasure and export ---------------------------------------------------------------
+
+    def forget(self, principal: Principal, keys: Sequence[str] | None = None) -> ErasureReport:
+        """Erase ``keys``, or (by default) everything about the user from every tier: facts
+        and their history, the user's documents, threads, indexes and caches."""
+        if keys is not None:
+            facts = self.store.forget(principal, list(keys))
+            return ErasureReport(*principal.namespace, facts, (), (), False, False)
+        facts = self.store.forget(principal)
+        paths = tuple(d.path for d in user_documents(self.documents, principal))
+        for path in paths:
+            self.documents.delete(principal, path)
+        threads = tuple(self.threads(principal))
+        for thread_id in threads:
+            self.checkpointer.delete_thread(thread_id)
+        docs_compacted = self.documents.compact()
+        hot_compacted = compact_hot(self.checkpointer)
+        return ErasureReport(
+            *principal.namespace, facts, paths, threads, hot_compacted, docs_compacted
+        )
+
+    def export(self, principal: Principal) -> dict[str, Any]:
+        """Everything engram holds about the user, as JSON-ready data."""
+        threads = Threads(self.checkpointer)
+        return {
+            "principal": {"tenant_id": principal.tenant_id, "user_id": principal.user_id},
+            "exported_at": self.now().isoformat(),
+            "facts": [rec.record_json(r) for r in self.facts(principal)],
+            "documents": [
+                {"path": d.path, "metadata": dict(d.metadata), "content": d.content}
+                for d in user_documents(self.documents, principal)
+            ],
+            "threads": [
+                {
+                    "thread_id": t.thread_id,
+                    "checkpoints": t.checkpoints,
+                    "last_checkpoint_id": t.last_checkpoint_id,
+                    "state": _plain(threads.get(t.thread_id).checkpoint["channel_values"]),
+                }
+                for t in threads.list_threads(principal)
+            ],
+        }
+
+    def export_json(self, principal: Principal) -> str:
+        """:meth:`export` as a JSON string (values JSON cannot hold are written as text)."""
+        return json.dumps(self.export(principal), indent=1, sort_keys=True, default=str)
+
+    def sweep(self) -> int:
+        """Apply the expiry policy now: delete expired fact versions; returns how many."""
+        return self.store.sweep()
+
+
+def _plain(values: Any) -> Any:
+    """``values`` as plain JSON data (messages and other objects become text)."""
+    return json.loads(json.dumps(values, default=str))
+
+
+def _opened(tier: R | None) -> R:
+    if tier is None:
+        raise ConfigError("the memory is not open: use Memory.open(...) or call setup()")
+    return tier
+
+
+def _in_thread(
+    method: Callable[Concatenate[Memory, P], R],
+) -> Callable[Concatenate[AsyncMemory, P], Coroutine[Any, Any, R]]:
+    """The async twin of a :class:`Memory` method: the same code, in a worker thread."""
+
+    async def twin(self: AsyncMemory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await asyncio.to_thread(method, self.sync, *args, **kwargs)
+
+    twin.__name__ = method.__name__
+    twin.__doc__ = f"Async form of :meth:`Memory.{method.__name__}`."
+    return twin
+
+
+class AsyncMemory:
+    """:class:`Memory` for asyncio callers: every method runs the sync code in a thread."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.sync = memory
+
+    @classmethod
+    async def open(
+        cls,
+        home: str | Path | None = None,
+        *,
+        url: str | None = None,
+        documents_role: Any = None,
+        **options: Any,
+    ) -> AsyncMemory:
+        """Async form of :meth:`Memory.open`."""
+
+        def build() -> Memory:
+            return Memory.open(home, url=url, documents_role=documents_role, **options)
+
+        return cls(await asyncio.to_thread(build))
+
+    async def __aenter__(self) -> AsyncMemory:
+        await self.setup()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    setup = _in_thread(Memory.setup)
+    close = _in_thread(Memory.close)
+    remember = _in_thread(Memory.remember)
+    recall = _in_thread(Memory.recall)
+    profile = _in_thread(Memory.profile)
+    history = _in_thread(Memory.history)
+    facts = _in_thread(Memory.facts)
+    conventions = _in_thread(Memory.conventions)
+    threads = _in_thread(Memory.threads)
+    lineage = _in_thread(Memory.lineage)
+    branch_facts = _in_thread(Memory.branch_facts)
+    discard_branch = _in_thread(Memory.discard_branch)
+    forget = _in_thread(Memory.forget)
+    export = _in_thread(Memory.export)
+    export_json = _in_thread(Memory.export_json)
+    sweep = _in_thread(Memory.sweep)
