@@ -324,15 +324,26 @@ def _blob(vector: npt.NDArray[np.floating]) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
+_VALUE_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_TAGS_JSON = json.JSONEncoder(ensure_ascii=False)
+_NO_PROVENANCE = Provenance()
+
+
+def _provenance_json(provenance: Provenance) -> str:
+    if provenance == _NO_PROVENANCE:
+        return '{"checkpoint_id": null, "message_ids": [], "thread_id": null}'
+    return _VALUE_JSON.encode(provenance.to_json())
+
+
 def _row(new: NewVersion) -> tuple[object, ...]:
     r = new.record
     return (
         r.id,
         join_namespace(r.namespace),
         r.key,
-        json.dumps(dict(r.value), ensure_ascii=False, sort_keys=True),
+        _VALUE_JSON.encode(dict(r.value)),
         r.text,
-        json.dumps(list(r.tags), ensure_ascii=False),
+        _TAGS_JSON.encode(list(r.tags)) if r.tags else "[]",
         r.source,
         r.sensitivity,
         r.importance,
@@ -342,7 +353,7 @@ def _row(new: NewVersion) -> tuple[object, ...]:
         to_epoch(r.valid_to),
         to_epoch(r.expires_at),
         r.ttl_seconds,
-        json.dumps(r.provenance.to_json()),
+        _provenance_json(r.provenance),
         r.superseded_by,
         r.embedding_model if new.vector is not None else None,
         None if new.vector is None else _blob(new.vector),

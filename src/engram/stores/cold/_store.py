@@ -8,7 +8,7 @@ twin runs the same method in a worker thread (:func:`_in_thread`).
 from __future__ import annotations
 
 import asyncio
-import uuid
+import secrets
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -75,7 +75,7 @@ def _utcnow() -> datetime:
 def _new_id() -> str:
     """A fresh version id (random). Ties in recall are broken by id, so a run that must
     be reproducible (evaluation) passes a deterministic ``new_id`` instead."""
-    return uuid.uuid4().hex
+    return secrets.token_hex(16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,7 +475,7 @@ class LongTermStore(BaseStore):
     def _enact(self, note: _Note, resolution: Resolution) -> WriteResult:
         target = resolution.target
         if resolution.action in (Action.ADD, Action.UPDATE):
-            key = target or uuid.uuid4().hex
+            key = target or self._new_id()
             record, previous = self._store(
                 note.namespace,
                 key,
