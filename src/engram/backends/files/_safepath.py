@@ -23,6 +23,7 @@ from pathlib import Path
 from engram.errors import (
     BackendError,
     ConflictError,
+    EngramError,
     InvalidInputError,
     NotFoundError,
     PathEscapeError,
@@ -168,15 +169,28 @@ def read_bytes(dir_fd: int, name: str) -> tuple[bytes, os.stat_result]:
         fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         raise _translate(exc, dir_fd, name) from exc
-    with os.fdopen(fd, "rb") as handle:
+    try:
         info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise InvalidInputError(f"{name!r} is a directory")
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInputError(f"{name!r} is not a regular file")
-        if info.st_nlink > 1:
-            raise PathEscapeError(f"{name!r} has several hard links; it may live outside")
-        return handle.read(), info
+        _check_regular(name, info)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks), info
+    except EngramError:
+        raise
+    except OSError as exc:
+        raise _translate(exc, dir_fd, name) from exc
+    finally:
+        os.close(fd)
+
+
+def _check_regular(name: str, info: os.stat_result) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise InvalidInputError(f"{name!r} is a directory")
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInputError(f"{name!r} is not a regular file")
+    if info.st_nlink > 1:
+        raise PathEscapeError(f"{name!r} has several hard links; it may live outside")
 
 
 def write_atomic(dir_fd: int, name: str, data: bytes, *, overwrite: bool) -> None:
@@ -190,6 +204,8 @@ def write_atomic(dir_fd: int, name: str, data: bytes, *, overwrite: bool) -> Non
             os.fsync(fd)
         _publish(dir_fd, temp, name, overwrite=overwrite)
         os.fsync(dir_fd)
+    except EngramError:
+        raise
     except OSError as exc:
         raise _translate(exc, dir_fd, name) from exc
     finally:
@@ -198,6 +214,9 @@ def write_atomic(dir_fd: int, name: str, data: bytes, *, overwrite: bool) -> Non
 
 
 def _publish(dir_fd: int, temp: str, name: str, *, overwrite: bool) -> None:
+    existing = lstat(dir_fd, name)
+    if existing is not None and stat.S_ISLNK(existing.st_mode):
+        raise PathEscapeError(f"{name!r} is a symbolic link; links are never followed")
     if overwrite:
         os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         return
@@ -221,6 +240,8 @@ def remove(dir_fd: int, name: str) -> int:
         with open_dir(dir_fd, (name,)) as child:
             count = sum(1 for _ in walk_files(child))
         shutil.rmtree(name, dir_fd=dir_fd)
+    except EngramError:
+        raise
     except OSError as exc:
         raise _translate(exc, dir_fd, name) from exc
     os.fsync(dir_fd)
