@@ -3,6 +3,13 @@
 Public names only; implementation modules are private.
 """
 
+from engram._memory_records import (
+    BranchReport,
+    ContextItem,
+    ErasureReport,
+    RecallResult,
+    RememberResult,
+)
 from engram._principal import Principal
 from engram.config import StoreURL, parse_url
 from engram.context import (
@@ -28,6 +35,7 @@ from engram.errors import (
     SerializationError,
     UnsafeDeserializationError,
 )
+from engram.memory import AsyncMemory, Memory
 from engram.recall._scoring import Weights
 from engram.stores.cold import (
     ForgetReport,
@@ -43,17 +51,22 @@ from engram.tokens import count_message_tokens, count_tokens
 
 __all__ = [
     "AccessDeniedError",
+    "AsyncMemory",
     "BackendError",
+    "BranchReport",
     "ConfigError",
     "ConflictError",
+    "ContextItem",
     "ContextPolicy",
     "EmbeddingError",
     "EmbeddingTimeoutError",
     "EncryptionError",
     "EngramError",
+    "ErasureReport",
     "ForgetReport",
     "InvalidInputError",
     "LongTermStore",
+    "Memory",
     "MemoryRecord",
     "MissingDependencyError",
     "NotFoundError",
@@ -61,7 +74,9 @@ __all__ = [
     "PolicyRejectedError",
     "Principal",
     "Provenance",
+    "RecallResult",
     "Recalled",
+    "RememberResult",
     "SerializationError",
     "StoreURL",
     "UnsafeDeserializationError",

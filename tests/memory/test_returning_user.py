@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memory_support import ALICE, Clock
+
 from engram.agent import MarketAnalyst, StepEvent
 from engram.memory import Memory
-from memory_support import ALICE, Clock
 
 FIRST = (
     "Analyse NVDA for me. I'm a conservative investor and I want a competitor analysis "

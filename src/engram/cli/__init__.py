@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._agent",
     "engram.cli._threads",
     "engram.cli._memory",
+    "engram.cli._layer",
 )
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 

@@ -1,0 +1,178 @@
+"""``engram remember | recall | forget | export``: the memory layer from the command line.
+
+A thin skin over :class:`engram.memory.Memory`: each command is the kebab-case
+name of one method, acting for the principal given by ``--tenant`` / ``--user``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engram._principal import Principal
+from engram.config import DEFAULT_HOME
+from engram.memory import Memory
+from engram.recall import Embedder, HashEmbedder
+
+F = TypeVar("F", bound=Callable[..., Any])
+EMBEDDERS = ("minilm", "hash", "none")
+
+
+def _embedder(name: str) -> Embedder | None:
+    if name == "none":
+        return None
+    if name == "hash":
+        return HashEmbedder(384)
+    from engram.recall import MiniLMEmbedder
+
+    return MiniLMEmbedder(threads=1)
+
+
+def _options(command: F) -> F:
+    for decorator in (
+        click.option(
+            "--embedder",
+            type=click.Choice(EMBEDDERS),
+            default="minilm",
+            show_default=True,
+            help="Embedding model (keep the one the memory was written with).",
+        ),
+        click.option("--url", default=None, help="All tiers on one PostgreSQL URL."),
+        click.option(
+            "--home",
+            type=click.Path(path_type=Path, file_okay=False),
+            default=None,
+            envvar="ENGRAM_HOME",
+            help=f"Folder of the embedded default (default: {DEFAULT_HOME}).",
+        ),
+        click.option("--user", required=True, envvar="ENGRAM_USER", help="User id."),
+        click.option("--tenant", required=True, envvar="ENGRAM_TENANT", help="Tenant id."),
+    ):
+        command = decorator(command)
+    return command
+
+
+@contextmanager
+def _memory(home: Path | None, url: str | None, embedder: str) -> Iterator[Memory]:
+    with Memory.open(home, url=url, embedder=_embedder(embedder)) as memory:
+        yield memory
+
+
+def _dump(data: Any) -> None:
+    click.echo(json.dumps(data, indent=1, sort_keys=True, default=str))
+
+
+@click.command("remember")
+@click.argument("observation")
+@click.option("--slot", default=None, help="What the fact is about; a new value supersedes.")
+@click.option("--tag", "tags", multiple=True, default=("fact",), show_default=True)
+@click.option("--thread", "thread_id", default=None, help="Provenance: the thread id.")
+@click.option("--checkpoint", "checkpoint_id", default=None, help="Provenance: checkpoint id.")
+@click.option("--message", "message_ids", multiple=True, help="Provenance: a message id.")
+@_options
+def remember_cmd(
+    observation: str,
+    slot: str | None,
+    tags: tuple[str, ...],
+    thread_id: str | None,
+    checkpoint_id: str | None,
+    message_ids: tuple[str, ...],
+    tenant: str,
+    user: str,
+    home: Path | None,
+    url: str | None,
+    embedder: str,
+) -> None:
+    """Remember OBSERVATION about the user (write policy, redaction, consolidation).
+
+    Prints what happened: added, updated, ignored, held (for review) or rejected, and why.
+
+    Example: engram remember "Prefers conservative risk" --slot risk --tag preference
+    --tenant acme --user alice
+    """
+    with _memory(home, url, embedder) as memory:
+        result = memory.remember(
+            Principal(tenant, user),
+            observation,
+            slot=slot,
+            tags=tags,
+            thread_id=thread_id,
+            checkpoint_id=checkpoint_id,
+            message_ids=message_ids,
+        )
+    click.echo(f"{result.action}: {result.reason or '-'} (key {result.key or '-'})")
+
+
+@click.command("recall")
+@click.argument("query")
+@click.option("--budget", "budget_tokens", type=int, default=800, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the items as JSON.")
+@_options
+def recall_cmd(
+    query: str,
+    budget_tokens: int,
+    as_json: bool,
+    tenant: str,
+    user: str,
+    home: Path | None,
+    url: str | None,
+    embedder: str,
+) -> None:
+    """Print the context block for QUERY: profile, memories, documents, within a budget.
+
+    Example: engram recall "Update my NVDA analysis" --budget 500 --tenant acme --user alice
+    """
+    with _memory(home, url, embedder) as memory:
+        block = memory.recall(Principal(tenant, user), query, budget_tokens)
+    if as_json:
+        _dump([dataclasses.asdict(item) for item in block.items])
+        return
+    click.echo(block.text or "(nothing recalled)")
+    click.echo(f"-- {block.tokens_used}/{block.budget_tokens} tokens, {block.dropped} left out")
+
+
+@click.command("forget")
+@click.option("--key", "keys", multiple=True, help="Only these facts (default: everything).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@_options
+def forget_cmd(
+    keys: tuple[str, ...],
+    yes: bool,
+    tenant: str,
+    user: str,
+    home: Path | None,
+    url: str | None,
+    embedder: str,
+) -> None:
+    """Erase the user from every tier (facts, history, documents, threads); print the report.
+
+    Example: engram forget --tenant acme --user alice --yes
+    """
+    if not (yes or keys):
+        click.confirm(f"Erase everything engram holds about {tenant}/{user}?", abort=True)
+    with _memory(home, url, embedder) as memory:
+        report = memory.forget(Principal(tenant, user), list(keys) if keys else None)
+    _dump(report.to_json())
+
+
+@click.command("export")
+@_options
+def export_cmd(tenant: str, user: str, home: Path | None, url: str | None, embedder: str) -> None:
+    """Print everything engram holds about the user as JSON.
+
+    Example: engram export --tenant acme --user alice > alice.json
+    """
+    with _memory(home, url, embedder) as memory:
+        click.echo(memory.export_json(Principal(tenant, user)))
+
+
+def register(main: click.Group) -> None:
+    """Add ``remember``, ``recall``, ``forget`` and ``export`` to the CLI."""
+    for command in (remember_cmd, recall_cmd, forget_cmd, export_cmd):
+        main.add_command(command)
