@@ -5,6 +5,7 @@ router -> planner -> executor (ReAct over offline market-data tools) -> reporter
 an idempotent publication outbox. The default model is rule-based (no LLM).
 """
 
+from engram._memory_tools import memory_tools
 from engram.agent._analyst import (
     DURABILITY,
     CheckpointInfo,
@@ -42,5 +43,6 @@ __all__ = [
     "draft_hash",
     "load_market_data",
     "make_tools",
+    "memory_tools",
     "resolve_model",
 ]

@@ -14,16 +14,19 @@ import shlex
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
+from engram._memory_tiers import Locations
 from engram._principal import Principal
 from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
 from engram.config import DEFAULT_HOME
 from engram.errors import ConflictError
+from engram.memory import Memory
 from engram.stores.hot import Threads, open_checkpointer
 
 DEMO_TENANT = "demo"
@@ -53,6 +56,13 @@ _model = click.option(
 _tenant = click.option("--tenant", default=DEMO_TENANT, show_default=True, envvar="ENGRAM_TENANT")
 _user = click.option("--user", default=DEMO_USER, show_default=True, envvar="ENGRAM_USER")
 _json = click.option("--json", "as_json", is_flag=True, help="Print the thread status as JSON.")
+_use_memory = click.option(
+    "--memory/--no-memory",
+    "use_memory",
+    default=False,
+    help="Recall facts and conventions from the memory layer under --home before planning; "
+    "file the brief and remember stated facts after publish.",
+)
 
 
 def _options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,8 +71,19 @@ def _options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _analyst(home: Path, hot_url: str | None, model: str) -> MarketAnalyst:
-    return MarketAnalyst(home=home, hot_url=hot_url, model=model)
+def _analyst(
+    home: Path, hot_url: str | None, model: str, memory: Memory | None = None
+) -> MarketAnalyst:
+    return MarketAnalyst(home=home, hot_url=hot_url, model=model, memory=memory)
+
+
+@contextmanager
+def _memory(home: Path, use_memory: bool) -> Iterator[Memory | None]:
+    if not use_memory:
+        yield None
+        return
+    with Memory.open(home) as memory:
+        yield memory
 
 
 def _echo_event(event: StepEvent) -> None:
@@ -106,12 +127,14 @@ def agent() -> None:
 @click.option("--thread", "thread_id", default=None, help="Thread id (default: a new one).")
 @click.option("--fact", "facts", multiple=True, help="A recalled user fact for the planner.")
 @click.option("--convention", "conventions", multiple=True, help="A project convention.")
+@_use_memory
 @_options
 def run_cmd(
     request: str,
     thread_id: str | None,
     facts: tuple[str, ...],
     conventions: tuple[str, ...],
+    use_memory: bool,
     home: Path,
     hot_url: str | None,
     model: str,
@@ -123,22 +146,25 @@ def run_cmd(
 
     Example: engram agent run "Compare NVDA and AMD" --thread t1
     """
-    status = _analyst(home, hot_url, model).run(
-        Principal(tenant, user),
-        request,
-        thread_id=thread_id,
-        user_facts=facts,
-        conventions=conventions,
-        on_event=None if as_json else _echo_event,
-    )
+    with _memory(home, use_memory) as memory:
+        status = _analyst(home, hot_url, model, memory).run(
+            Principal(tenant, user),
+            request,
+            thread_id=thread_id,
+            user_facts=facts,
+            conventions=conventions,
+            on_event=None if as_json else _echo_event,
+        )
     print_status(status, as_json, show_draft=True)
 
 
 @agent.command("resume")
 @click.argument("thread_id")
+@_use_memory
 @_options
 def resume_cmd(
     thread_id: str,
+    use_memory: bool,
     home: Path,
     hot_url: str | None,
     model: str,
@@ -150,9 +176,10 @@ def resume_cmd(
 
     Example: engram agent resume t1
     """
-    status = _analyst(home, hot_url, model).resume(
-        Principal(tenant, user), thread_id, on_event=None if as_json else _echo_event
-    )
+    with _memory(home, use_memory) as memory:
+        status = _analyst(home, hot_url, model, memory).resume(
+            Principal(tenant, user), thread_id, on_event=None if as_json else _echo_event
+        )
     print_status(status, as_json)
 
 
@@ -160,11 +187,13 @@ def resume_cmd(
 @click.argument("thread_id")
 @click.option("--draft-hash", default=None, help="Hash (or 8+ char prefix) of the draft you read.")
 @click.option("--approver", default=None, help="Who approves (default: the user).")
+@_use_memory
 @_options
 def approve_cmd(
     thread_id: str,
     draft_hash: str | None,
     approver: str | None,
+    use_memory: bool,
     home: Path,
     hot_url: str | None,
     model: str,
@@ -176,13 +205,14 @@ def approve_cmd(
 
     Example: engram agent approve t1 --draft-hash 38bfd73a6dfe
     """
-    status = _analyst(home, hot_url, model).approve(
-        Principal(tenant, user),
-        thread_id,
-        draft_hash=draft_hash,
-        approver=approver,
-        on_event=None if as_json else _echo_event,
-    )
+    with _memory(home, use_memory) as memory:
+        status = _analyst(home, hot_url, model, memory).approve(
+            Principal(tenant, user),
+            thread_id,
+            draft_hash=draft_hash,
+            approver=approver,
+            on_event=None if as_json else _echo_event,
+        )
     print_status(status, as_json)
 
 
@@ -256,9 +286,13 @@ def publications_cmd(
         click.echo(f"{row.published_at}  {row.thread_id}  key {row.idempotency_key[:12]}")
 
 
-DEMO_REQUEST = "Compare NVDA and AMD: which looks stronger this half-year?"
-DEMO_FACTS = ("Holds a small position in AMD",)
+DEMO_REQUEST = (
+    "Compare NVDA and AMD: which looks stronger this half-year? "
+    "I'm a conservative investor and I want a competitor analysis."
+)
+DEMO_FOLLOW_UP = "Update my NVDA analysis"
 DEMO_CONVENTIONS = ("Every brief ends with the data-set disclaimer",)
+CONVENTIONS_PATH = "conventions/briefs.md"
 
 
 def _say(title: str, text: str = "") -> None:
@@ -278,7 +312,7 @@ def _approve_in_new_process(
     assert status.draft_hash is not None
     cmd = [sys.executable, "-m", "engram", "agent", "approve", status.thread_id]
     cmd += ["--home", str(home.resolve()), "--tenant", principal.tenant_id]
-    cmd += ["--user", principal.user_id, "--draft-hash", status.draft_hash[:12]]
+    cmd += ["--user", principal.user_id, "--draft-hash", status.draft_hash[:12], "--memory"]
     if hot_url:
         cmd += ["--hot-url", hot_url]
     click.echo("$ python -m engram " + " ".join(shlex.quote(c) for c in cmd[3:]))
@@ -297,35 +331,49 @@ def _approve_in_new_process(
 def demo(thread_id: str | None, home: Path, hot_url: str | None, tenant: str, user: str) -> None:
     """Run the Market Analyst story on the embedded default, narrating each tier.
 
-    Run, pause for approval, approve from a new process, publish exactly once,
-    then show the checkpoint history. Uses the offline rule-based model (no LLM).
+    Run, pause for approval, approve from a new process, publish exactly once, show
+    the checkpoint history and what was remembered, recall it in a second thread,
+    then erase the user from every tier. Uses the offline rule-based model (no LLM).
 
     Example: engram demo --home /tmp/engram-demo
     """
     principal = Principal(tenant, user)
-    analyst = MarketAnalyst(home=home, hot_url=hot_url)
-    thread_id = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
+    where = Locations.embedded(home)
+    if hot_url:
+        where = dataclasses.replace(where, hot_url=hot_url)
+    with Memory(where) as memory:
+        analyst = MarketAnalyst(home=home, hot_url=hot_url, memory=memory)
+        thread_id = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
+        _demo_first_thread(analyst, memory, home, hot_url, principal, thread_id)
+        _demo_second_thread(analyst, memory, principal, f"{thread_id}-next")
+        _demo_erasure(memory, principal)
+
+
+def _demo_first_thread(
+    analyst: MarketAnalyst,
+    memory: Memory,
+    home: Path,
+    hot_url: str | None,
+    principal: Principal,
+    thread_id: str,
+) -> None:
+    where = memory.where
     _say(
         "engram demo: the Market Analyst (offline rule-based model, no LLM)",
-        f"principal {tenant}/{user}, thread {thread_id}\n"
-        f"hot tier: {analyst.hot_url} (LangGraph checkpoints, durability={DURABILITY!r})\n"
-        f"outbox:   {analyst.ledger.path} (publications keyed by idempotency key)",
+        f"principal {principal.tenant_id}/{principal.user_id}, thread {thread_id}\n"
+        f"hot tier:  {analyst.hot_url} (LangGraph checkpoints, durability={DURABILITY!r})\n"
+        f"cold tier: {where.cold_url} (long-term facts, versions, FTS + vectors)\n"
+        f"documents: {where.documents} (Markdown files, index {where.index_path})\n"
+        f"outbox:    {analyst.ledger.path} (publications keyed by idempotency key)",
     )
+    conventions = "# Briefs\n\n" + "".join(f"- {c}\n" for c in DEMO_CONVENTIONS)
+    memory.documents.write(principal, CONVENTIONS_PATH, conventions)
     _say(
-        "1. Recalled context for the planner",
-        f"user facts (cold tier): {list(DEMO_FACTS)}\n"
-        f"conventions (documents tier): {list(DEMO_CONVENTIONS)}\n"
-        "(passed in by hand here; the memory layer fills these fields)",
+        "1. Documents tier: the project's conventions, read by the planner",
+        f"{CONVENTIONS_PATH}:\n{_indent(conventions)}",
     )
-    _say(f"2. Run: {DEMO_REQUEST!r} (working memory: the executor's messages)")
-    status = analyst.run(
-        principal,
-        DEMO_REQUEST,
-        thread_id=thread_id,
-        user_facts=DEMO_FACTS,
-        conventions=DEMO_CONVENTIONS,
-        on_event=_echo_event,
-    )
+    _say(f"2. Run: {DEMO_REQUEST!r} (memory recalled first; working memory: the messages)")
+    status = analyst.run(principal, DEMO_REQUEST, thread_id=thread_id, on_event=_echo_event)
     _narrate_pause(status)
     _say(f"3. A new process (pid != {os.getpid()}) approves the exact draft and publishes")
     click.echo(_indent(_approve_in_new_process(home, hot_url, principal, status)))
@@ -333,8 +381,37 @@ def demo(thread_id: str | None, home: Path, hot_url: str | None, tenant: str, us
     _say("5. Checkpoint history of the thread (hot tier)")
     print_history(analyst.history(principal, thread_id))
     _narrate_size(analyst.hot_url, principal, thread_id)
-    click.echo(f"\nInspect it again with: engram agent status {thread_id} --home {home}")
-    click.echo(f"or: engram threads history {thread_id} --url {analyst.hot_url}")
+    _say("6. Cold tier: facts remembered after publish, with their provenance")
+    for fact in memory.facts(principal, include_history=False):
+        prov = fact.provenance
+        click.echo(
+            f"  - {fact.text}\n    (thread {prov.thread_id}, checkpoint {prov.checkpoint_id})"
+        )
+    filed = memory.documents.list(principal, "research/**")
+    click.echo(f"  documents tier: {', '.join(i.path for i in filed)}")
+
+
+def _demo_second_thread(
+    analyst: MarketAnalyst, memory: Memory, principal: Principal, thread_id: str
+) -> None:
+    _say(f"7. A second thread {thread_id}: {DEMO_FOLLOW_UP!r}")
+    status = analyst.run(principal, DEMO_FOLLOW_UP, thread_id=thread_id, on_event=_echo_event)
+    click.echo("  plan:")
+    click.echo(_indent("\n".join(status.plan)))
+    block = memory.recall(principal, DEMO_FOLLOW_UP, 600)
+    click.echo(f"  context block recalled for it ({block.tokens_used} of 600 tokens):")
+    click.echo(_indent(block.text))
+
+
+def _demo_erasure(memory: Memory, principal: Principal) -> None:
+    _say("8. Erasure: forget the user in every tier (engram forget)")
+    report = memory.forget(principal)
+    click.echo(_indent(json.dumps(report.to_json(), indent=1)))
+    left = memory.export(principal)
+    click.echo(
+        f"  export afterwards: {len(left['facts'])} facts, {len(left['documents'])} documents, "
+        f"{len(left['threads'])} threads (the outbox keeps its publication receipt)"
+    )
 
 
 def _narrate_size(hot_url: str, principal: Principal, thread_id: str) -> None:
