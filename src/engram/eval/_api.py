@@ -37,9 +37,9 @@ def _cached(name: str, folder: Path | None) -> CachedEmbedder:
 
 
 def _engram_methods(embedder: Embedder) -> Sequence[Method]:
-    from engram.eval._engram import EngramColdMethod
+    from engram.eval._engram import EngramColdMethod, EngramContextMethod
 
-    return (EngramColdMethod(embedder),)
+    return (EngramColdMethod(embedder), EngramContextMethod(embedder))
 
 
 def run_benchmark(

@@ -21,8 +21,9 @@ from engram._principal import Principal
 from engram.eval._context import line
 from engram.eval._data import Question, Turn
 from engram.eval._methods import Method
+from engram.eval._rerank import Candidate, RerankWeights, rerank
 from engram.recall import Embedder
-from engram.stores.cold import LongTermStore, Options, open_store
+from engram.stores.cold import LongTermStore, Options, Recalled, open_store
 
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 """The store's fixed clock: every run sees the same time, so recency is neutral and stable."""
@@ -70,11 +71,13 @@ class EngramColdMethod(Method):
     def index(self, user: str, turns: Sequence[Turn]) -> None:
         store = self._open()
         namespace = _principal(user).namespace
-        store.put_many([(namespace, t.id, _value(t)) for t in turns])
+        store.put_many([(namespace, t.id, _value(t, i)) for i, t in enumerate(turns)])
 
     def search(self, user: str, question: Question, k: int) -> list[str]:
-        hits = self._open().recall(_principal(user), question.text, k=k, **self._recall_options)
-        return [hit.record.key for hit in hits]
+        return [hit.record.key for hit in self._recall(user, question, k)]
+
+    def _recall(self, user: str, question: Question, k: int) -> list[Recalled]:
+        return self._open().recall(_principal(user), question.text, k=k, **self._recall_options)
 
     def close(self) -> None:
         self._store = None
@@ -91,5 +94,39 @@ def _principal(user: str) -> Principal:
     return Principal("eval", user.replace("/", "_"))
 
 
-def _value(turn: Turn) -> dict[str, Any]:
-    return {"text": line(turn), "speaker": turn.speaker, "session": turn.session, "date": turn.date}
+def _value(turn: Turn, position: int) -> dict[str, Any]:
+    return {
+        "text": line(turn),
+        "speaker": turn.speaker,
+        "session": turn.session,
+        "date": turn.date,
+        "position": position,
+    }
+
+
+class EngramContextMethod(EngramColdMethod):
+    """engram's hybrid recall, re-ranked with session, neighbour and speaker context.
+
+    The re-ranking (:mod:`engram.eval._rerank`) uses only what recall returns: each
+    turn's fused relevance and the session, position and speaker stored with it.
+    """
+
+    def __init__(self, embedder: Embedder, *, weights: RerankWeights | None = None) -> None:
+        super().__init__(embedder, name="engram hybrid + session/neighbour context")
+        self._weights = weights or RerankWeights()
+
+    def search(self, user: str, question: Question, k: int) -> list[str]:
+        hits = self._recall(user, question, k)
+        candidates = [_candidate(hit) for hit in hits]
+        return rerank(question.text, candidates, self._weights)[:k]
+
+
+def _candidate(hit: Recalled) -> Candidate:
+    value = hit.record.value
+    return Candidate(
+        hit.record.key,
+        hit.relevance,
+        str(value.get("session", "")),
+        int(value.get("position", -1)),
+        str(value.get("speaker", "")),
+    )
