@@ -5,12 +5,12 @@ To add a backend, append its name to ``BACKENDS`` and teach ``cold_url`` its URL
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cold_support import Clock, StoreFactory
 
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore, open_store
@@ -20,6 +20,23 @@ BACKENDS = [
     pytest.param("sqlite"),
     pytest.param("postgres", marks=pytest.mark.postgres),
 ]
+
+
+StoreFactory = Callable[..., LongTermStore]
+
+
+class Clock:
+    """A test clock: starts at a fixed instant and ticks one microsecond per reading."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(microseconds=1)
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
 
 
 @pytest.fixture

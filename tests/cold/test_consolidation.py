@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from cold_support import StoreFactory
+from typing import TYPE_CHECKING
+
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from engram import Principal
 from engram.consolidation import Action, Existing, Fact, LLMResolver, RuleResolver
 from engram.stores.cold import LongTermStore
+
+if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
+    from conftest import StoreFactory
 
 ME = Principal("t", "me")
 

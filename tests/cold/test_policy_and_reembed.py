@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from cold_support import StoreFactory
 
 from engram import Principal
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore
+
+if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
+    from conftest import StoreFactory
 
 ME = Principal("t", "me")
 

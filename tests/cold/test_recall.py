@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
-from cold_support import Clock, StoreFactory
 
 from engram import Principal
 from engram.errors import InvalidInputError
 from engram.recall._fusion import rrf
 from engram.recall._scoring import Weights, combine, recency
 from engram.stores.cold import LongTermStore, Options
+
+if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
+    from conftest import Clock, StoreFactory
 
 ME = Principal("t", "me")
 

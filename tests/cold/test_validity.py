@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
-
-from cold_support import Clock, StoreFactory
+from typing import TYPE_CHECKING
 
 from engram import Principal
 from engram.stores.cold import LongTermStore, Options
+
+if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
+    from conftest import Clock, StoreFactory
 
 ME = Principal("t", "me")
 
@@ -94,3 +96,16 @@ def test_background_sweeper_deletes_expired_versions(store: LongTermStore, clock
             time.sleep(0.01)
     assert sweeper.removed == 1
     assert store.history(ME, "gone") == [] and len(store.history(ME, "kept")) == 1
+
+
+def test_recall_with_refresh_keeps_facts_alive(make_store: StoreFactory, clock: Clock) -> None:
+    store = make_store(options=Options(refresh_on_read=True))
+    store.remember(ME, "reads keep this fact about owls alive", ttl=timedelta(days=2))
+    store.remember(ME, "this fact about owls is never read", ttl=timedelta(days=2), tags=["x"])
+    for _ in range(3):
+        clock.advance(days=1.5)
+        found = store.recall(ME, "reads keep alive", k=1)
+        assert [r.record.text for r in found] == ["reads keep this fact about owls alive"]
+    assert [r.record.text for r in store.recall(ME, "owls", k=5)] == [
+        "reads keep this fact about owls alive"
+    ]

@@ -26,7 +26,14 @@ import numpy.typing as npt
 from engram.backends.memory.cold import words
 from engram.backends.sqlite import _cold_sql as q
 from engram.errors import BackendError
-from engram.stores.cold._backend import ChangeSet, ColdBackend, NewVersion, Scan, Vector
+from engram.stores.cold._backend import (
+    ChangeSet,
+    Closure,
+    ColdBackend,
+    NewVersion,
+    Scan,
+    Vector,
+)
 from engram.stores.cold._records import (
     EraseCounts,
     MemoryRecord,
@@ -58,6 +65,21 @@ class _Matrix:
     opens: npt.NDArray[np.float64]
     closes: npt.NDArray[np.float64]
     expires: npt.NDArray[np.float64]
+    index: dict[str, int]
+
+    def patch(
+        self, closures: Sequence[Closure], expiry: Sequence[tuple[str, float | None]]
+    ) -> None:
+        """Apply validity changes in place (a superseded version leaves the heads)."""
+        for closure in closures:
+            at = self.index.get(closure.id)
+            if at is not None:
+                closes = to_epoch(closure.valid_to)
+                self.closes[at] = -np.inf if closure.superseded_by or closes is None else closes
+        for row_id, expires in expiry:
+            at = self.index.get(row_id)
+            if at is not None:
+                self.expires[at] = np.inf if expires is None else expires
 
 
 class SQLiteColdBackend(ColdBackend):
@@ -153,7 +175,8 @@ class SQLiteColdBackend(ColdBackend):
             cur.executemany(q.INSERT, [_row(new) for new in changes.inserts])
             cur.execute(q.FTS_INSERT, (json.dumps([n.record.id for n in changes.inserts]),))
             cur.executemany(q.SET_EXPIRY, expiry)
-        self._invalidate(touched if not (changes.closures or changes.expiry) else None)
+        self._invalidate(touched)
+        self._patch(changes.closures, [(row_id, when) for when, row_id in expiry])
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         with self._tx() as cur:
@@ -286,7 +309,8 @@ class SQLiteColdBackend(ColdBackend):
         closes = np.array([inf if r[5] is None else r[5] for r in rows] if with_bounds else [])
         expires = np.array([inf if r[6] is None else r[6] for r in rows] if with_bounds else [])
         rowids = np.array([r[0] for r in rows], dtype=np.int64)
-        return _Matrix(ids, rowids, vectors, opens, closes, expires)
+        index = {row_id: at for at, row_id in enumerate(ids)} if with_bounds else {}
+        return _Matrix(ids, rowids, vectors, opens, closes, expires, index)
 
     # -- caches -----------------------------------------------------------------------
 
@@ -305,6 +329,14 @@ class SQLiteColdBackend(ColdBackend):
             for key in list(self._cache):
                 if any(in_prefix(ns, key[0]) for ns in namespaces):
                     del self._cache[key]
+
+    def _patch(
+        self, closures: Sequence[Closure], expiry: Sequence[tuple[str, float | None]]
+    ) -> None:
+        if closures or expiry:
+            with self._lock:
+                for matrix in self._cache.values():
+                    matrix.patch(closures, expiry)
 
     def _trim_cache(self) -> None:
         """Drop least recently used matrices beyond ``cache_rows`` rows (keeps the newest)."""
