@@ -1,0 +1,215 @@
+"""``engram docs ...``: the document tier from the shell.
+
+A thin skin over :class:`engram.backends.files.FileDocumentStore`; each command is the
+kebab-case name of one method (``sync`` is :func:`engram.stores.documents.sync`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engram._principal import Principal
+from engram.config import DEFAULT_HOME
+from engram.errors import InvalidInputError
+from engram.recall import Embedder, HashEmbedder
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _embedder(name: str) -> Embedder | None:
+    if name == "none":
+        return None
+    if name == "hash":
+        return HashEmbedder(384)
+    from engram.recall import MiniLMEmbedder
+
+    chosen: Embedder = MiniLMEmbedder(threads=1)
+    return chosen
+
+
+def _options(command: F) -> F:
+    for decorator in (
+        click.option(
+            "--embedder",
+            type=click.Choice(["none", "hash", "minilm"]),
+            default="none",
+            show_default=True,
+            help="Embedder for semantic search (none: keyword only).",
+        ),
+        click.option(
+            "--root",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Folder holding one document root per tenant (default: HOME/documents).",
+        ),
+        click.option(
+            "--home",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=DEFAULT_HOME,
+            show_default=True,
+            help="engram home (the index lives in HOME/index/).",
+        ),
+        click.option("--user", default="cli", show_default=True, help="User id acting."),
+        click.option("--tenant", required=True, help="Tenant id: whose documents."),
+    ):
+        command = decorator(command)
+    return command
+
+
+@contextmanager
+def _store(opts: dict[str, Any]) -> Iterator[tuple[Any, Principal]]:
+    from engram.backends.files import FileDocumentStore
+
+    principal = Principal(opts.pop("tenant"), opts.pop("user"))
+    embedder = _embedder(opts.pop("embedder"))
+    with FileDocumentStore(opts.pop("root"), home=opts.pop("home"), embedder=embedder) as store:
+        yield store, principal
+
+
+def _metadata(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InvalidInputError(f"--meta takes key=value, got {pair!r}")
+        out[key] = value
+    return out
+
+
+@click.group("docs")
+def docs() -> None:
+    """Markdown documents a project keeps (the document tier)."""
+
+
+@docs.command("init")
+@_options
+def init(**opts: Any) -> None:
+    """Create the standard layout: README, PROGRESS, user-profiles/, research/...
+
+    Example: engram docs init --tenant acme
+    """
+    with _store(opts) as (store, principal):
+        for path in store.init(principal):
+            click.echo(f"created {path}")
+
+
+@docs.command("write")
+@click.argument("path")
+@click.option("--text", default=None, help="The body (default: read standard input).")
+@click.option("--meta", "meta", multiple=True, help="Front-matter entry key=value.")
+@click.option("--no-overwrite", is_flag=True, help="Fail if the document exists.")
+@_options
+def write(
+    path: str, text: str | None, meta: tuple[str, ...], no_overwrite: bool, **opts: Any
+) -> None:
+    """Write a document atomically (metadata as YAML front matter).
+
+    Example: echo "# Rates" | engram docs write research/rates.md --tenant acme --meta title=Rates
+    """
+    body = sys.stdin.read() if text is None else text
+    with _store(opts) as (store, principal):
+        info = store.write(principal, path, body, _metadata(meta), overwrite=not no_overwrite)
+        click.echo(f"wrote {info.path} ({info.size} bytes)")
+
+
+@docs.command("read")
+@click.argument("path")
+@_options
+def read(path: str, **opts: Any) -> None:
+    """Print a document's text, front matter included.
+
+    Example: engram docs read PROGRESS.md --tenant acme
+    """
+    with _store(opts) as (store, principal):
+        click.echo(store.read_text(principal, path), nl=False)
+
+
+@docs.command("list")
+@click.argument("pattern", default="**")
+@_options
+def list_(pattern: str, **opts: Any) -> None:
+    """List documents matching a glob (``*`` within a folder, ``**`` across folders).
+
+    Example: engram docs list "research/**/*.md" --tenant acme
+    """
+    with _store(opts) as (store, principal):
+        for info in store.list(principal, pattern):
+            click.echo(f"{info.size}\t{info.path}")
+
+
+@docs.command("search")
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--mode", type=click.Choice(["hybrid", "keyword", "semantic"]), default="hybrid")
+@_options
+def search(query: str, k: int, mode: str, **opts: Any) -> None:
+    """Search paragraphs: path, line span, heading and the matching text.
+
+    Example: engram docs search "rate outlook" --tenant acme -k 3
+    """
+    with _store(opts) as (store, principal):
+        for hit in store.search(principal, query, k=k, mode=mode):
+            click.echo(f"{hit.path}:{hit.line_start}-{hit.line_end}\t[{hit.heading}]")
+            click.echo("    " + hit.text.replace("\n", "\n    "))
+
+
+@docs.command("delete")
+@click.argument("path")
+@_options
+def delete(path: str, **opts: Any) -> None:
+    """Delete a document or a whole folder.
+
+    Example: engram docs delete research/old.md --tenant acme
+    """
+    with _store(opts) as (store, principal):
+        click.echo(f"deleted {store.delete(principal, path)} document(s)")
+
+
+@docs.command("move")
+@click.argument("source")
+@click.argument("target")
+@_options
+def move(source: str, target: str, **opts: Any) -> None:
+    """Move or rename a document or folder (never overwrites).
+
+    Example: engram docs move research/draft.md learnings/rates.md --tenant acme
+    """
+    with _store(opts) as (store, principal):
+        store.move(principal, source, target)
+        click.echo(f"moved {source} -> {target}")
+
+
+@docs.command("sync")
+@click.option("--to", "url", required=True, help="PostgreSQL URL of the application role.")
+@click.option(
+    "--admin-url", default=None, help="Run setup() first with this admin URL (schema + role)."
+)
+@_options
+def sync_(url: str, admin_url: str | None, **opts: Any) -> None:
+    """Author in files, serve from PostgreSQL: upsert changed files, remove deleted ones.
+
+    Example: engram docs sync --tenant acme --to postgresql://engram_app@db/engram
+    """
+    from engram.backends.postgres.documents import PostgresDocumentStore, setup
+    from engram.stores.documents import sync
+
+    if admin_url is not None:
+        setup(admin_url)
+    with _store(opts) as (files, principal), PostgresDocumentStore(url) as target:
+        report = sync(files, target, principal)
+    for path in report.upserted:
+        click.echo(f"upserted {path}")
+    for path in report.deleted:
+        click.echo(f"deleted {path}")
+    click.echo(f"{report.unchanged} unchanged")
+
+
+def register(main: click.Group) -> None:
+    """Add ``engram docs`` to the CLI."""
+    main.add_command(docs)
