@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -20,6 +20,9 @@ from engram.errors import BackendError, ConfigError
 from engram.recall import Embedder
 from engram.stores.documents import Document, DocumentStore, SearchHit
 
+if TYPE_CHECKING:
+    from engram.backends.postgres.documents import AppRole
+
 
 @dataclass(frozen=True, slots=True)
 class Locations:
@@ -29,7 +32,7 @@ class Locations:
     cold_url: str
     documents: str
     index_path: Path | None = None
-    documents_role: Any = None
+    documents_role: AppRole | None = None
     """For PostgreSQL documents: an ``AppRole`` set up from the (admin) URL at ``setup()``."""
 
     @classmethod
@@ -44,7 +47,7 @@ class Locations:
         )
 
     @classmethod
-    def from_url(cls, url: str, documents_role: Any = None) -> Locations:
+    def from_url(cls, url: str, documents_role: AppRole | None = None) -> Locations:
         """Every tier on one backend URL (PostgreSQL, or ``memory://`` for hot and cold)."""
         parsed = parse_url(url)
         if parsed.scheme != "postgresql":

@@ -22,7 +22,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -59,6 +59,9 @@ from engram.stores.cold import (
 from engram.stores.documents import DocumentStore
 from engram.stores.hot import Threads, open_checkpointer
 from engram.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from engram.backends.postgres.documents import AppRole
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -105,7 +108,7 @@ class Memory:
         home: str | Path | None = None,
         *,
         url: str | None = None,
-        documents_role: Any = None,
+        documents_role: AppRole | None = None,
         **options: Any,
     ) -> Memory:
         """Open the tiers: embedded under ``home`` (default ``./.engram``: SQLite
@@ -222,14 +225,15 @@ class Memory:
         budget_tokens: int = DEFAULT_BUDGET,
         *,
         k: int = 8,
-        documents: int = 4,
+        passages: int = 4,
         as_of: datetime | None = None,
     ) -> RecallResult:
         """A context block for the next model call, within ``budget_tokens``.
 
         Profile facts (exact lookups) first, then recalled memories with their scores
         and provenance, then document passages; rendered as escaped, delimited
-        untrusted data. ``as_of`` asks what was true at that time.
+        untrusted data. ``k`` facts and ``passages`` document paragraphs are candidates;
+        ``as_of`` asks what was true at that time (documents have no history: left out).
         """
         if budget_tokens < 1:
             raise InvalidInputError(f"budget_tokens must be positive, got {budget_tokens}")
@@ -239,8 +243,8 @@ class Memory:
             *rec.profile_items(profile),
             *rec.memory_items(found, {r.key for r in profile}),
         ]
-        if documents > 0 and query.strip() and as_of is None:
-            hits = self.documents.search(principal, query, k=documents)
+        if passages > 0 and query.strip() and as_of is None:
+            hits = self.documents.search(principal, query, k=passages)
             items += rec.document_items(visible_hits(self.documents, principal, hits))
         return rec.pack(items, budget_tokens, self.counter)
 
@@ -399,7 +403,7 @@ class AsyncMemory:
         home: str | Path | None = None,
         *,
         url: str | None = None,
-        documents_role: Any = None,
+        documents_role: AppRole | None = None,
         **options: Any,
     ) -> AsyncMemory:
         """Async form of :meth:`Memory.open`."""

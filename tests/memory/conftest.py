@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from memory_support import Clock
 
 from engram.memory import Memory
 from engram.recall import HashEmbedder
+
+
+@dataclass
+class Clock:
+    """A clock the test moves forward by hand."""
+
+    now: datetime = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> datetime:
+        self.now += timedelta(**delta)
+        return self.now
 
 
 @pytest.fixture

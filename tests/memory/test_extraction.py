@@ -3,11 +3,18 @@ and the expiry policy applied to every remembered fact."""
 
 from __future__ import annotations
 
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-from memory_support import ALICE, Clock
+from typing import TYPE_CHECKING
 
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from engram import Principal
 from engram.agent._memory import extract_facts, extract_rules, remember_conversation
 from engram.memory import Memory
+
+if TYPE_CHECKING:
+    from conftest import Clock
+
+ALICE = Principal("acme", "alice")
 
 REQUEST = "Analyse NVDA. I'm a cautious investor and I like detailed briefs. Thanks!"
 

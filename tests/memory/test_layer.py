@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import operator
 from pathlib import Path
-from typing import Annotated, TypedDict
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import pytest
 from langgraph.graph import END, START, StateGraph
-from memory_support import ALICE, BOB, CAROL, Clock
 
-from engram import AccessDeniedError, ConfigError, InvalidInputError
+from engram import AccessDeniedError, ConfigError, InvalidInputError, Principal
 from engram.memory import AsyncMemory, Memory
 from engram.policy import UNTRUSTED_PREAMBLE
 from engram.recall import HashEmbedder
 from engram.stores.hot import Threads, thread_config
+
+if TYPE_CHECKING:
+    from conftest import Clock
+
+ALICE = Principal("acme", "alice")
+BOB = Principal("globex", "bob")
+CAROL = Principal("acme", "carol")
 
 RISK = "risk_tolerance"
 

@@ -4,12 +4,16 @@ the preference stated in the first thread, and the recalled facts carry provenan
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memory_support import ALICE, Clock
-
+from engram import Principal
 from engram.agent import MarketAnalyst, StepEvent
 from engram.memory import Memory
 
+if TYPE_CHECKING:
+    from conftest import Clock
+
+ALICE = Principal("acme", "alice")
 FIRST = (
     "Analyse NVDA for me. I'm a conservative investor and I want a competitor analysis "
     "in every brief."

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from memory_support import ALICE, BOB
 
-from engram import InvalidInputError
+from engram import InvalidInputError, Principal
 from engram.agent import memory_tools
 from engram.memory import Memory
+
+ALICE = Principal("acme", "alice")
+BOB = Principal("globex", "bob")
 
 
 def test_an_agent_stores_updates_searches_and_deletes_its_memory(memory: Memory) -> None:

@@ -125,7 +125,7 @@ def _line(item_text: str, thread_id: str | None, checkpoint_id: str | None) -> s
 
 def planning_context(memory: Memory, principal: Principal, request: str) -> PlanningContext:
     """The planner's recalled context: user facts with provenance, and conventions."""
-    block = memory.recall(principal, request, PLANNING_BUDGET, documents=0)
+    block = memory.recall(principal, request, PLANNING_BUDGET, passages=0)
     facts = tuple(
         _line(i.text, i.thread_id, i.checkpoint_id) for i in block.items if i.kind != "document"
     )

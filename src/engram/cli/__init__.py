@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._threads",
     "engram.cli._memory",
     "engram.cli._layer",
+    "engram.cli._docs",
 )
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 
