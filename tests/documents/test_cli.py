@@ -27,7 +27,7 @@ def test_docs_commands_end_to_end(tmp_path: Path) -> None:
     assert _run(home, "list", "research/*").split() == [
         "41",
         "research/README.md",
-        "37",
+        "38",
         "research/rates.md",
     ]
     assert _run(home, "search", "hawkish", "-k", "1").startswith("research/rates.md:6-6\t[Rates]")
