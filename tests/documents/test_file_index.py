@@ -1,0 +1,100 @@
+"""The file store's index: updated on write, notices hand edits, never re-reads the corpus."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import engram.backends.files._safepath as safepath
+import engram.backends.files.documents as documents
+from engram import BackendError, Principal
+from engram.backends.files import FileDocumentStore
+
+ALICE = Principal("acme", "alice")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> FileDocumentStore:
+    store = FileDocumentStore(home=tmp_path / ".engram")
+    for n in range(40):
+        store.write_text(ALICE, f"notes/n{n:02d}.md", f"# Note {n}\n\nordinary text number {n}\n")
+    return store
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the files the store reads from disk."""
+    seen: list[str] = []
+
+    def counting(dir_fd: int, name: str) -> tuple[bytes, os.stat_result]:
+        seen.append(name)
+        return safepath.read_bytes(dir_fd, name)
+
+    monkeypatch.setattr(documents, "read_bytes", counting)
+    return seen
+
+
+def test_queries_do_not_reread_unchanged_files(store: FileDocumentStore, reads: list[str]) -> None:
+    for _ in range(3):
+        assert store.search(ALICE, "ordinary text 7", k=3)
+        store.list(ALICE, "notes/*")
+    assert reads == []
+    assert store.refresh(ALICE).checked == 40
+
+
+def test_a_hand_edit_is_noticed_and_only_that_file_is_read(
+    store: FileDocumentStore, reads: list[str]
+) -> None:
+    path = store.root(ALICE) / "notes/n07.md"
+    path.write_text("# Note 7\n\nnow about a capybara\n")
+    hits = store.search(ALICE, "capybara")
+    assert [(h.path, h.line_start) for h in hits] == [("notes/n07.md", 3)]
+    assert reads == ["n07.md"]
+
+
+def test_a_touch_without_change_is_read_but_not_reindexed(store: FileDocumentStore) -> None:
+    path = store.root(ALICE) / "notes/n03.md"
+    os.utime(path, ns=(1, 1))
+    report = store.refresh(ALICE)
+    assert (report.read, report.reindexed) == (1, 0)
+    assert store.refresh(ALICE).read == 0
+
+
+def test_files_added_or_removed_by_hand(store: FileDocumentStore) -> None:
+    root = store.root(ALICE)
+    (root / "notes/n01.md").unlink()
+    (root / "learnings").mkdir()
+    (root / "learnings/hand.md").write_text("---\ntitle: [unclosed\n---\nwombat facts\n")
+    report = store.refresh(ALICE)
+    assert (report.removed, report.reindexed) == (1, 1)
+    assert store.search(ALICE, "ordinary text number 1", k=50)[0].path != "notes/n01.md"
+    assert [h.path for h in store.search(ALICE, "wombat")] == ["learnings/hand.md"]
+
+
+def test_a_failed_write_leaves_the_old_document_whole(
+    store: FileDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def crash(fd: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(safepath.os, "fsync", crash)
+    with pytest.raises(BackendError):
+        store.write_text(ALICE, "notes/n05.md", "half" * 1000)
+    monkeypatch.undo()
+    assert store.read_text(ALICE, "notes/n05.md") == "# Note 5\n\nordinary text number 5\n"
+    leftovers = [p.name for p in (store.root(ALICE) / "notes").iterdir()]
+    assert len(leftovers) == 40 and all(n.endswith(".md") for n in leftovers)
+
+
+def test_nothing_is_created_before_a_write(tmp_path: Path) -> None:
+    store = FileDocumentStore(home=tmp_path / "home")
+    assert store.list(ALICE) == [] and store.search(ALICE, "anything") == []
+    assert not (tmp_path / "home/documents").exists()
+
+
+def test_the_index_lives_outside_the_document_root(store: FileDocumentStore) -> None:
+    root = store.root(ALICE)
+    assert not any(p.suffix == ".db" for p in root.rglob("*"))
+    assert (root.parent.parent / "index/documents.db").is_file()
