@@ -89,6 +89,7 @@ class FileDocumentStore(DocumentStore):
         self._base = Path(root) if root is not None else default_documents_root(home)
         index = Path(index_path) if index_path is not None else Path(home) / "index/documents.db"
         self._index = DocumentIndex(index, embedder)
+        self._embedded: set[str] = set()
 
     def root(self, principal: Principal) -> Path:
         """The directory holding ``principal``'s tenant's documents."""
@@ -208,7 +209,9 @@ class FileDocumentStore(DocumentStore):
         except NotFoundError:
             pass
         self._index.drop(tenant, list(known))
-        self._index.embed_stale(tenant)
+        if tenant not in self._embedded:  # vectors of another model: once per process
+            self._index.embed_stale(tenant)
+            self._embedded.add(tenant)
         return RefreshReport(checked, read, reindexed, len(known))
 
     def _refresh_one(self, root: int, tenant: str, path: str, old: IndexedFile | None) -> int:
