@@ -98,3 +98,17 @@ def test_the_index_lives_outside_the_document_root(store: FileDocumentStore) -> 
     root = store.root(ALICE)
     assert not any(p.suffix == ".db" for p in root.rglob("*"))
     assert (root.parent.parent / "index/documents.db").is_file()
+
+
+def test_deleted_text_leaves_the_index_files(tmp_path: Path) -> None:
+    store = FileDocumentStore(home=tmp_path / ".engram")
+    for n in range(30):
+        store.write_text(ALICE, f"keep/{n}.md", f"# Keep {n}\n\nplain words {n}\n")
+    store.write_text(ALICE, "secret.md", "# Secret\n\nzanzibarquokka account 4411\n")
+    assert store.search(ALICE, "zanzibarquokka")
+    store.delete(ALICE, "secret.md")
+    assert store.search(ALICE, "zanzibarquokka") == []
+    assert store.compact()
+    for path in (tmp_path / ".engram/index").iterdir():
+        assert b"zanzibarquokka" not in path.read_bytes(), path.name
+    store.close()
