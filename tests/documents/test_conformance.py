@@ -47,6 +47,18 @@ def test_overwrite_and_create_only(store: DocumentStore) -> None:
     assert store.read_text(ALICE, "a.md") == "two"
 
 
+def test_files_and_folders_do_not_collide(store: DocumentStore) -> None:
+    store.write_text(ALICE, "a.md", "file\n")
+    store.write_text(ALICE, "dir/b.md", "inside\n")
+    with pytest.raises(InvalidInputError):
+        store.write_text(ALICE, "a.md/c.md", "under a file")
+    with pytest.raises(InvalidInputError):
+        store.write_text(ALICE, "dir", "over a folder")
+    with pytest.raises(NotFoundError):
+        store.read_text(ALICE, "a.md/c.md")
+    assert [i.path for i in store.list(ALICE)] == ["a.md", "dir/b.md"]
+
+
 def test_missing_document_is_not_found(store: DocumentStore) -> None:
     with pytest.raises(NotFoundError):
         store.read_text(ALICE, "nope.md")
@@ -169,3 +181,15 @@ def test_paths_are_nfc_normalised(store: DocumentStore) -> None:
     store.write_text(ALICE, decomposed, "du café\n")
     assert store.read_text(ALICE, "café.md") == "du café\n"
     assert [i.path for i in store.list(ALICE)] == ["café.md"]
+
+
+def test_a_filtered_vector_search_still_returns_k_among_many_tenants(
+    store: DocumentStore,
+) -> None:
+    tenants = [Principal(f"tenant{n}", "u") for n in range(12)]
+    for tenant in tenants:
+        for d in range(6):
+            store.write_text(tenant, f"d{d}.md", f"market note {tenant.tenant_id} {d}\n")
+    hits = store.search(tenants[5], "market note", k=5, mode="semantic")
+    assert len(hits) == 5
+    assert all("tenant5" in hit.text for hit in hits)

@@ -109,6 +109,8 @@ def _open_child(dir_fd: int, name: str, *, create: bool) -> int:
         if not create:
             raise NotFoundError(f"directory {name!r} does not exist") from None
     except OSError as exc:
+        if create and exc.errno == errno.ENOTDIR and not _is_link(dir_fd, name):
+            raise InvalidInputError(f"{name!r} is a file, not a directory") from exc
         raise _translate(exc, dir_fd, name) from exc
     with suppress(FileExistsError):
         os.mkdir(name, 0o755, dir_fd=dir_fd)

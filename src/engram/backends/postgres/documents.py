@@ -122,6 +122,7 @@ _LIST = (
 )
 _UNDER = "SELECT EXISTS (SELECT 1 FROM engram_documents WHERE tenant_id = %s AND {})"
 _IN_TREE = "(path = %s OR starts_with(path, %s))"
+_ANY_OF = _UNDER.format("path = ANY(%s)")
 _DELETE = f"DELETE FROM engram_documents WHERE tenant_id = %s AND {_IN_TREE} RETURNING path"
 _MOVE = (
     "UPDATE engram_documents SET path = %s || substr(path, %s), updated_at = now() "
@@ -269,7 +270,8 @@ class PostgresDocumentStore(DocumentStore):
     def write_text(
         self, principal: Principal, path: str, text: str, *, overwrite: bool = True
     ) -> DocumentInfo:
-        key = join(split_path(path))
+        parts = split_path(path)
+        key = join(parts)
         parsed = parse_text(text)
         chunks = parsed.paragraphs()
         vectors, model_id = self._embed([f"{c.heading}\n{c.text}" for c in chunks])
@@ -279,6 +281,9 @@ class PostgresDocumentStore(DocumentStore):
         with self.transaction(principal) as conn:
             if self._under(conn, tenant, key):
                 raise InvalidInputError(f"{key}: is a directory")
+            ancestors = ["/".join(parts[:n]) for n in range(1, len(parts))]
+            if ancestors and conn.execute(_ANY_OF, (tenant, ancestors)).fetchone() != (False,):
+                raise InvalidInputError(f"{key}: a parent folder is a document")
             written = conn.execute(_UPSERT if overwrite else _INSERT, row).rowcount
             if not written:
                 raise ConflictError(f"{key}: already exists")
