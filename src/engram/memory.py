@@ -43,7 +43,7 @@ from engram._memory_tiers import (
 )
 from engram._principal import Principal
 from engram.config import DEFAULT_HOME
-from engram.errors import ConfigError, InvalidInputError
+from engram.errors import ConfigError, InvalidInputError, NotFoundError
 from engram.policy import WritePolicy
 from engram.recall import Embedder
 from engram.stores.cold import (
@@ -280,21 +280,29 @@ class Memory:
         """Ids of the user's threads in the checkpoint store, newest first."""
         return [t.thread_id for t in Threads(self.checkpointer).list_threads(principal)]
 
-    def lineage(self, principal: Principal, thread_id: str) -> tuple[str, ...]:
-        """Checkpoint ids from the thread's latest checkpoint back to its first."""
+    def lineage(
+        self, principal: Principal, thread_id: str, keep: str | None = None
+    ) -> tuple[str, ...]:
+        """Checkpoint ids from ``keep`` (default: the thread's latest checkpoint) back to
+        its first: the lineage a rewind or fork keeps."""
         history = Threads(self.checkpointer).history(thread_id, principal)
         parents = {c.checkpoint_id: c.parent_id for c in history}
+        if keep is not None and keep not in parents:
+            raise NotFoundError(f"no checkpoint {keep!r} in thread {thread_id!r}")
         chain: list[str] = []
-        current = history[0].checkpoint_id if history else None
+        current = keep or (history[0].checkpoint_id if history else None)
         while current is not None and current not in chain:
             chain.append(current)
             current = parents.get(current)
         return tuple(chain)
 
-    def branch_facts(self, principal: Principal, thread_id: str) -> BranchReport:
-        """Current facts written from ``thread_id`` at checkpoints outside its kept lineage
-        (a rewound or abandoned branch)."""
-        kept = self.lineage(principal, thread_id)
+    def branch_facts(
+        self, principal: Principal, thread_id: str, keep: str | None = None
+    ) -> BranchReport:
+        """Current facts written from ``thread_id`` at checkpoints outside its kept lineage:
+        a rewound branch, or (with ``keep`` = the checkpoint a fork started from) whatever
+        the source thread did after the fork."""
+        kept = self.lineage(principal, thread_id, keep)
         orphans = tuple(
             r
             for r in self.facts(principal, include_history=False)
@@ -304,9 +312,11 @@ class Memory:
         )
         return BranchReport(thread_id, kept, orphans)
 
-    def discard_branch(self, principal: Principal, thread_id: str) -> BranchReport:
+    def discard_branch(
+        self, principal: Principal, thread_id: str, keep: str | None = None
+    ) -> BranchReport:
         """Erase the facts :meth:`branch_facts` finds (every version of their keys)."""
-        found = self.branch_facts(principal, thread_id)
+        found = self.branch_facts(principal, thread_id, keep)
         by_namespace: dict[tuple[str, ...], list[str]] = {}
         for record in found.facts:
             by_namespace.setdefault(record.namespace, []).append(record.key)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from engram import AccessDeniedError, ConfigError, InvalidInputError, Principal
+from engram import AccessDeniedError, ConfigError, InvalidInputError, NotFoundError, Principal
 from engram.memory import AsyncMemory, Memory
 from engram.policy import UNTRUSTED_PREAMBLE
 from engram.recall import HashEmbedder
@@ -145,6 +145,39 @@ def test_facts_of_a_rewound_branch_are_found_and_removed(memory: Memory) -> None
     texts = [r.text for r in memory.facts(ALICE)]
     assert texts == ["Prefers growth stocks (branch c)"]
     assert memory.branch_facts(ALICE, "t-rewind").facts == ()
+
+
+def test_after_a_fork_the_source_threads_later_facts_are_identifiable(memory: Memory) -> None:
+    graph = _note_graph(memory)
+    config = thread_config("t-src", ALICE)
+    graph.invoke({"notes": ["a"]}, config)
+    fork_point = graph.get_state(config).config["configurable"]["checkpoint_id"]
+    graph.invoke({"notes": ["b"]}, config)
+    later = graph.get_state(config).config["configurable"]["checkpoint_id"]
+    memory.remember(
+        ALICE,
+        "Holds cash for a house (before fork)",
+        tags=("fact",),
+        thread_id="t-src",
+        checkpoint_id=fork_point,
+    )
+    memory.remember(
+        ALICE,
+        "Wants leveraged ETFs (after fork)",
+        tags=("preference",),
+        thread_id="t-src",
+        checkpoint_id=later,
+    )
+    fork = Threads(memory.checkpointer).fork("t-src", fork_point, "t-fork", ALICE)
+    assert fork.thread_id == "t-fork"
+
+    assert memory.branch_facts(ALICE, "t-src").facts == ()  # the source's own lineage
+    found = memory.branch_facts(ALICE, "t-src", keep=fork_point)
+    assert [r.text for r in found.facts] == ["Wants leveraged ETFs (after fork)"]
+    assert memory.discard_branch(ALICE, "t-src", keep=fork_point).removed == 1
+    assert [r.text for r in memory.facts(ALICE)] == ["Holds cash for a house (before fork)"]
+    with pytest.raises(NotFoundError):
+        memory.branch_facts(ALICE, "t-src", keep="no-such-checkpoint")
 
 
 def test_principals_never_see_each_others_memory(memory: Memory) -> None:

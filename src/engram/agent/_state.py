@@ -2,8 +2,8 @@
 
 Everything in the state goes through the checkpointer's serialiser, so it holds
 builtin types and messages (no custom classes). ``user_facts`` and ``conventions``
-are the planner's recalled context: today the caller passes them in; a memory
-layer can fill them from the cold and documents tiers without changing the graph.
+are the planner's recalled context: the caller passes them in, and with a memory
+layer (``MarketAnalyst(memory=...)``) they are filled from the cold and documents tiers.
 """
 
 from __future__ import annotations
