@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from engram._principal import Principal
 from engram.config import DEFAULT_HOME, default_documents_root, default_url, parse_url
 from engram.errors import BackendError, ConfigError
 from engram.recall import Embedder
+from engram.stores.cold import Provenance
 from engram.stores.documents import Document, DocumentStore, SearchHit
 
 if TYPE_CHECKING:
@@ -85,6 +87,21 @@ def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Docume
             yield document
 
 
+REVIEW_DIR = "review/"
+"""Where writes held by the poisoning guard wait for a human; never recalled."""
+
+
+def review_path(principal: Principal) -> str:
+    return f"{REVIEW_DIR}{principal.user_id}.md"
+
+
+def held_entry(when: datetime, text: str, reason: str, provenance: Provenance) -> str:
+    """One review-queue line: time, reason, thread/checkpoint and the (redacted) text."""
+    flat = " ".join(text.split())
+    where = f"thread {provenance.thread_id or '-'}, checkpoint {provenance.checkpoint_id or '-'}"
+    return f"- {when.isoformat(timespec='seconds')} | {reason} | {where} | {flat}"
+
+
 def visible_hits(
     docs: DocumentStore, principal: Principal, hits: list[SearchHit]
 ) -> list[SearchHit]:
@@ -92,6 +109,8 @@ def visible_hits(
     owners: dict[str, bool] = {}
     kept = []
     for hit in hits:
+        if hit.path.startswith(REVIEW_DIR):
+            continue
         if hit.path not in owners:
             meta = docs.read(principal, hit.path).metadata
             owners[hit.path] = other_users_document(hit.path, meta, principal.user_id)

@@ -37,14 +37,16 @@ from engram._memory_records import (
 from engram._memory_tiers import (
     Locations,
     compact_hot,
+    held_entry,
     open_documents,
+    review_path,
     user_documents,
     visible_hits,
 )
 from engram._principal import Principal
 from engram.config import DEFAULT_HOME
 from engram.errors import ConfigError, InvalidInputError, NotFoundError
-from engram.policy import WritePolicy
+from engram.policy import WritePolicy, redact
 from engram.recall import Embedder
 from engram.stores.cold import (
     LongTermStore,
@@ -211,7 +213,29 @@ class Memory:
             ttl=ttl if ttl is not None else self.fact_ttl,
             provenance=provenance,
         )
+        if result.action == "held":
+            self._hold(principal, observation, result.reason or "held for review", provenance)
         return rec.to_remembered(result)
+
+    def held_for_review(self, principal: Principal) -> list[str]:
+        """The user's writes held by the poisoning guard (never recalled), oldest first."""
+        path = review_path(principal)
+        if not self.documents.exists(principal, path):
+            return []
+        body = self.documents.read(principal, path).content
+        return [line[2:] for line in body.splitlines() if line.startswith("- ")]
+
+    def _hold(self, principal: Principal, text: str, reason: str, provenance: Provenance) -> None:
+        """Queue a held write (PII redacted) in ``review/<user>.md`` for a human to look at."""
+        path = review_path(principal)
+        entry = held_entry(
+            self.now(), redact(text, self.policy.redact_kinds)[0], reason, provenance
+        )
+        body = "# Writes held for review\n\n"
+        if self.documents.exists(principal, path):
+            body = self.documents.read(principal, path).content
+        meta = {"user_id": principal.user_id, "kind": "review"}
+        self.documents.write(principal, path, body.rstrip("\n") + "\n" + entry + "\n", meta)
 
     def profile(self, principal: Principal, as_of: datetime | None = None) -> list[MemoryRecord]:
         """The user's profile facts (tagged profile / preference / constraint), newest first."""
@@ -433,6 +457,7 @@ class AsyncMemory:
     setup = _in_thread(Memory.setup)
     close = _in_thread(Memory.close)
     remember = _in_thread(Memory.remember)
+    held_for_review = _in_thread(Memory.held_for_review)
     recall = _in_thread(Memory.recall)
     profile = _in_thread(Memory.profile)
     history = _in_thread(Memory.history)
