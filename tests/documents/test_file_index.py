@@ -112,3 +112,13 @@ def test_deleted_text_leaves_the_index_files(tmp_path: Path) -> None:
     for path in (tmp_path / ".engram/index").iterdir():
         assert b"zanzibarquokka" not in path.read_bytes(), path.name
     store.close()
+
+
+def test_a_refresh_interval_skips_the_stat_walk(tmp_path: Path, reads: list[str]) -> None:
+    store = FileDocumentStore(home=tmp_path / ".engram", refresh_interval=3600)
+    store.write_text(ALICE, "a.md", "first words\n")
+    assert store.search(ALICE, "first")
+    (store.root(ALICE) / "a.md").write_text("second words, longer\n")
+    assert store.search(ALICE, "second") == [] and reads == []
+    assert store.refresh(ALICE).reindexed == 1
+    assert [h.path for h in store.search(ALICE, "second")] == ["a.md"]

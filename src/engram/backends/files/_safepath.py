@@ -37,6 +37,7 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | _CLOEX
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def split_path(path: str, *, allow_root: bool = False) -> tuple[str, ...]:
@@ -74,10 +75,14 @@ def check_component(part: str, path: str) -> None:
         raise InvalidInputError(f"hidden names (leading '.') are reserved: {path!r}")
     if part != part.strip() or "\\" in part:
         raise InvalidInputError(f"names must not have edge spaces or backslashes: {path!r}")
-    if any(unicodedata.category(char) in _BAD_CATEGORIES for char in part):
+    if _ASCII_CONTROL.search(part) if part.isascii() else _has_bad_char(part):
         raise InvalidInputError(f"path has control or invisible characters: {path!r}")
     if len(part.encode("utf-8")) > MAX_COMPONENT_BYTES:
         raise InvalidInputError(f"a name is longer than {MAX_COMPONENT_BYTES} bytes: {path!r}")
+
+
+def _has_bad_char(part: str) -> bool:
+    return any(unicodedata.category(char) in _BAD_CATEGORIES for char in part)
 
 
 def join(parts: tuple[str, ...]) -> str:

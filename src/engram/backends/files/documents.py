@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -76,6 +77,9 @@ class FileDocumentStore(DocumentStore):
 
     ``root`` defaults to ``<home>/documents`` and the index to
     ``<home>/index/documents.db``. Nothing is created until a write or ``init``.
+    Searches and listings first bring the index up to date (one ``stat`` per file);
+    ``refresh_interval`` (seconds) lets them skip that when the last refresh is more
+    recent, at the price of noticing hand edits that much later.
     """
 
     def __init__(
@@ -85,11 +89,14 @@ class FileDocumentStore(DocumentStore):
         home: str | Path = DEFAULT_HOME,
         index_path: str | Path | None = None,
         embedder: Embedder | None = None,
+        refresh_interval: float = 0.0,
     ) -> None:
         self._base = Path(root) if root is not None else default_documents_root(home)
         index = Path(index_path) if index_path is not None else Path(home) / "index/documents.db"
         self._index = DocumentIndex(index, embedder)
         self._embedded: set[str] = set()
+        self._refresh_interval = refresh_interval
+        self._refreshed: dict[str, float] = {}
 
     def root(self, principal: Principal) -> Path:
         """The directory holding ``principal``'s tenant's documents."""
@@ -146,7 +153,7 @@ class FileDocumentStore(DocumentStore):
 
     def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
         regex = glob_regex(check_glob(pattern))
-        self.refresh(principal)
+        self._maybe_refresh(principal)
         files = self._index.files(principal.tenant_id)
         return [
             DocumentInfo(f.path, f.size, f.digest)
@@ -189,23 +196,28 @@ class FileDocumentStore(DocumentStore):
     ) -> builtins.list[SearchHit]:
         if k < 1:
             raise InvalidInputError(f"k must be at least 1, got {k}")
-        self.refresh(principal)
+        self._maybe_refresh(principal)
         return self._index.search(principal.tenant_id, query, k, mode)
+
+    def _maybe_refresh(self, principal: Principal) -> None:
+        last = self._refreshed.get(principal.tenant_id)
+        if last is None or time.monotonic() - last >= self._refresh_interval:
+            self.refresh(principal)
 
     def refresh(self, principal: Principal) -> RefreshReport:
         """Bring the index up to date: ``stat`` every file, read only the changed ones."""
         tenant = principal.tenant_id
-        known = self._index.files(tenant)
+        self._refreshed[tenant] = time.monotonic()
+        known = self._index.stats(tenant)
         checked = read = reindexed = 0
         try:
             with open_root(self._base, tenant, create=False) as root:
                 for path, info in list(walk_files(root)):
                     checked += 1
-                    old = known.pop(path, None)
-                    if old and (old.mtime_ns, old.size) == (info.st_mtime_ns, info.st_size):
+                    if known.pop(path, None) == (info.st_mtime_ns, info.st_size):
                         continue
                     read += 1
-                    reindexed += self._refresh_one(root, tenant, path, old)
+                    reindexed += self._refresh_one(root, tenant, path)
         except NotFoundError:
             pass
         self._index.drop(tenant, list(known))
@@ -214,7 +226,7 @@ class FileDocumentStore(DocumentStore):
             self._embedded.add(tenant)
         return RefreshReport(checked, read, reindexed, len(known))
 
-    def _refresh_one(self, root: int, tenant: str, path: str, old: IndexedFile | None) -> int:
+    def _refresh_one(self, root: int, tenant: str, path: str) -> int:
         parts = tuple(path.split("/"))
         try:
             with open_dir(root, parts[:-1]) as parent:
@@ -222,6 +234,7 @@ class FileDocumentStore(DocumentStore):
         except (NotFoundError, PathEscapeError, InvalidInputError):
             return 0  # changed under us; the next refresh sees it
         sha = hashlib.sha256(data).hexdigest()
+        old = self._index.record(tenant, path)
         if old is not None and old.sha256 == sha:
             record = IndexedFile(path, info.st_mtime_ns, len(data), sha, old.digest)
             self._index.touch(tenant, record)

@@ -63,6 +63,8 @@ MIGRATIONS: tuple[str, ...] = (
 _FTS_OPTIMIZE = "INSERT INTO doc_chunks_fts(doc_chunks_fts) VALUES ('optimize')"
 _VERSION_TABLE = "CREATE TABLE IF NOT EXISTS doc_index_version (version INTEGER NOT NULL)"
 _FILES = "SELECT path, mtime_ns, size, sha256, digest FROM doc_files WHERE tenant_id = ?"
+_STATS = "SELECT path, mtime_ns, size FROM doc_files WHERE tenant_id = ?"
+_FILE = _FILES + " AND path = ?"
 _UPSERT_FILE = (
     "INSERT INTO doc_files (tenant_id, path, mtime_ns, size, sha256, digest) "
     "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, path) DO UPDATE SET "
@@ -174,6 +176,17 @@ class DocumentIndex:
         """Every file indexed for ``tenant``, by path."""
         with self._tx() as conn:
             return {row[0]: IndexedFile(*row) for row in conn.execute(_FILES, (tenant,))}
+
+    def stats(self, tenant: str) -> dict[str, tuple[int, int]]:
+        """``(mtime_ns, size)`` of every file indexed for ``tenant``, by path."""
+        with self._tx() as conn:
+            return {row[0]: (row[1], row[2]) for row in conn.execute(_STATS, (tenant,))}
+
+    def record(self, tenant: str, path: str) -> IndexedFile | None:
+        """What the index remembers about one file, if anything."""
+        with self._tx() as conn:
+            row = conn.execute(_FILE, (tenant, path)).fetchone()
+        return IndexedFile(*row) if row else None
 
     def touch(self, tenant: str, record: IndexedFile) -> None:
         """Remember a new ``stat`` for a file whose bytes did not change."""
