@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import unicodedata
+from pathlib import Path
 
 import pytest
 
 from engram import ConflictError, InvalidInputError, NotFoundError, PathEscapeError, Principal
+from engram.backends.files import FileDocumentStore
 from engram.stores.documents import SCAFFOLD, Document, DocumentStore
 
 ALICE = Principal("acme", "alice")
@@ -193,3 +195,19 @@ def test_a_filtered_vector_search_still_returns_k_among_many_tenants(
     hits = store.search(tenants[5], "market note", k=5, mode="semantic")
     assert len(hits) == 5
     assert all("tenant5" in hit.text for hit in hits)
+
+
+@pytest.mark.parametrize("backend", ["files", pytest.param("postgres", marks=pytest.mark.postgres)])
+def test_keyword_search_needs_no_embedder(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if backend == "files":
+        store: DocumentStore = FileDocumentStore(home=tmp_path)
+    else:
+        from engram.backends.postgres.documents import PostgresDocumentStore
+
+        store = PostgresDocumentStore(request.getfixturevalue("app_url"))
+    with store:
+        store.write_text(ALICE, "a.md", "# Alpha\n\nthe gearbox rattles\n")
+        assert [h.path for h in store.search(ALICE, "gearbox")] == ["a.md"]
+        assert store.search(ALICE, "gearbox", mode="semantic") == []
