@@ -122,3 +122,18 @@ def test_a_refresh_interval_skips_the_stat_walk(tmp_path: Path, reads: list[str]
     assert store.search(ALICE, "second") == [] and reads == []
     assert store.refresh(ALICE).reindexed == 1
     assert [h.path for h in store.search(ALICE, "second")] == ["a.md"]
+
+
+def test_cached_vectors_follow_writes_from_another_process(tmp_path: Path) -> None:
+    from engram.recall import HashEmbedder
+
+    home = tmp_path / ".engram"
+    first = FileDocumentStore(home=home, embedder=HashEmbedder())
+    second = FileDocumentStore(home=home, embedder=HashEmbedder())
+    first.write_text(ALICE, "a.md", "alpaca grazing\n")
+    assert [h.path for h in second.search(ALICE, "alpaca", mode="semantic")] == ["a.md"]
+    first.write_text(ALICE, "b.md", "llama grazing\n")  # the other store's index changes
+    second._refresh_interval = 3600  # no refresh by stat: only the index tells
+    assert "b.md" in [h.path for h in second.search(ALICE, "llama", mode="semantic")]
+    first.close()
+    second.close()

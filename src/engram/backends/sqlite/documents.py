@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from engram.errors import BackendError
-from engram.recall import Embedder
+from engram.recall import Embedder, Vectors
 from engram.stores._markdown import Paragraph, fts_query, fuse
 from engram.stores.documents import SearchHit, SearchMode
 
@@ -117,6 +117,8 @@ class DocumentIndex:
         self._embedder = embedder
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._writes = 0  # bumped by every change of paragraphs made through this index
+        self._matrices: dict[str, tuple[tuple[int, int, str], list[int], Vectors]] = {}
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -197,6 +199,7 @@ class DocumentIndex:
         """(Re-)index one file: its record and its paragraphs (embedded if configured)."""
         vectors, model_id = self._embed([_vector_text(chunk) for chunk in chunks])
         with self._tx() as conn:
+            self._writes += 1
             conn.execute(_DELETE_CHUNKS, (tenant, record.path))
             conn.executemany(
                 _INSERT_CHUNK,
@@ -210,6 +213,7 @@ class DocumentIndex:
     def drop(self, tenant: str, paths: Sequence[str]) -> None:
         """Forget ``paths`` (their records and paragraphs)."""
         with self._tx() as conn:
+            self._writes += 1
             for path in paths:
                 conn.execute(_DELETE_CHUNKS, (tenant, path))
                 conn.execute(_DELETE_FILE, (tenant, path))
@@ -230,6 +234,7 @@ class DocumentIndex:
             return 0
         vectors, model_id = self._embed([_vector_text((r[1], r[2])) for r in rows])
         with self._tx() as conn:
+            self._writes += 1
             conn.executemany(
                 _SET_VECTOR, [(model_id, v, r[0]) for r, v in zip(rows, vectors, strict=True)]
             )
@@ -255,15 +260,25 @@ class DocumentIndex:
 
     def _semantic(self, tenant: str, query: str, depth: int) -> list[str]:
         assert self._embedder is not None
-        with self._tx() as conn:
-            rows = conn.execute(_VECTORS, (tenant, self._embedder.model_id)).fetchall()
-        if not rows:
+        ids, matrix = self._matrix(tenant, self._embedder.model_id)
+        if not ids:
             return []
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        matrix = matrix.reshape(len(rows), -1)
         scores = matrix @ self._embedder.embed([query])[0]
         best = np.argsort(-scores, kind="stable")[:depth]
-        return [str(rows[i][0]) for i in best if scores[i] > 0.0]
+        return [str(ids[i]) for i in best if scores[i] > 0.0]
+
+    def _matrix(self, tenant: str, model_id: str) -> tuple[list[int], Vectors]:
+        """The tenant's paragraph vectors, cached until this or another connection writes."""
+        with self._tx() as conn:
+            stamp = (self._writes, conn.execute("PRAGMA data_version").fetchone()[0], model_id)
+            cached = self._matrices.get(tenant)
+            if cached is not None and cached[0] == stamp:
+                return cached[1], cached[2]
+            rows = conn.execute(_VECTORS, (tenant, model_id)).fetchall()
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        vectors: Vectors = matrix.reshape(len(rows), -1) if rows else matrix.reshape(0, 1)
+        self._matrices[tenant] = (stamp, [r[0] for r in rows], vectors)
+        return [r[0] for r in rows], vectors
 
     def _hits(self, fused: list[tuple[str, float]]) -> list[SearchHit]:
         if not fused:
