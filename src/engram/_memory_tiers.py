@@ -1,23 +1,19 @@
 """How the memory layer opens its tiers from one home or URL, and the erasure helpers
-that belong to no single tier (the user's documents, compaction of the hot tier)."""
+that belong to no single tier (which documents are about a user)."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
+from typing import TYPE_CHECKING
 
 from engram._memory_records import names_user, other_users_document
 from engram._principal import Principal
 from engram.config import DEFAULT_HOME, default_documents_root, default_url, parse_url
-from engram.errors import BackendError, ConfigError
+from engram.errors import ConfigError
 from engram.recall import Embedder
 from engram.stores.cold import Provenance
 from engram.stores.documents import Document, DocumentStore, SearchHit
@@ -117,17 +113,3 @@ def visible_hits(
         if not owners[hit.path]:
             kept.append(hit)
     return kept
-
-
-def compact_hot(saver: BaseCheckpointSaver[Any]) -> bool:
-    """Vacuum a SQLite checkpoint file and truncate its WAL so deleted threads leave no
-    bytes; PostgreSQL rows are gone once deleted (other savers: nothing to do)."""
-    if not isinstance(saver, SqliteSaver):
-        return False
-    with saver.lock:
-        try:
-            saver.conn.execute("VACUUM")
-            saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        except sqlite3.Error as exc:
-            raise BackendError(f"SQLite hot tier compaction failed: {exc}") from exc
-    return True

@@ -36,7 +36,6 @@ from engram._memory_records import (
 )
 from engram._memory_tiers import (
     Locations,
-    compact_hot,
     held_entry,
     open_documents,
     review_path,
@@ -361,11 +360,10 @@ class Memory:
         paths = tuple(d.path for d in user_documents(self.documents, principal))
         for path in paths:
             self.documents.delete(principal, path)
-        threads = tuple(self.threads(principal))
-        for thread_id in threads:
-            self.checkpointer.delete_thread(thread_id)
+        hot = Threads(self.checkpointer)
+        threads = tuple(hot.delete_user_threads(principal))
         docs_compacted = self.documents.compact()
-        hot_compacted = compact_hot(self.checkpointer)
+        hot_compacted = hot.compact()
         return ErasureReport(
             *principal.namespace, facts, paths, threads, hot_compacted, docs_compacted
         )

@@ -37,7 +37,7 @@ from engram.stores._hot_model import (
 
 
 class HotAdmin(Protocol):
-    """What a backend adds to LangGraph's saver: owner listing, sizes, retention."""
+    """What a backend adds to LangGraph's saver: owner listing, sizes, retention, erasure."""
 
     def list_threads(self, owner: Principal | None) -> Statements[list[ThreadInfo]]: ...
 
@@ -46,6 +46,12 @@ class HotAdmin(Protocol):
     ) -> Statements[list[ThreadSize]]: ...
 
     def prune(self, thread_id: str, keep_last: int) -> Statements[PruneReport]: ...
+
+    def delete_threads(self, owner: Principal) -> Statements[list[str]]: ...
+
+    def compact(self) -> bool: ...
+
+    async def acompact(self) -> bool: ...
 
     def run(self, statements: Statements[R], *, write: bool = False) -> R: ...
 
@@ -78,6 +84,12 @@ def _keep(keep_last: int) -> int:
     if not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1:
         raise InvalidInputError(f"keep_last must be an integer >= 1, got {keep_last!r}")
     return keep_last
+
+
+def _principal(principal: Principal) -> Principal:
+    if not isinstance(principal, Principal):
+        raise InvalidInputError(f"a Principal is required, got {type(principal).__name__}")
+    return principal
 
 
 def _fork_target(thread_id: str, new_thread_id: str | None) -> str:
@@ -170,6 +182,18 @@ class Threads(_Base):
         """Rows and bytes per thread (all threads, or ``thread_ids``)."""
         return self._admin.run(self._admin.sizes(thread_ids, principal))
 
+    def delete_user_threads(self, principal: Principal) -> list[str]:
+        """Delete every thread of ``principal`` (the ones :meth:`list_threads` lists),
+        whole: every namespace, pending write and blob. Returns their ids, newest first."""
+        statements = self._admin.delete_threads(_principal(principal))
+        return self._admin.run(statements, write=True)
+
+    def compact(self) -> bool:
+        """Make deleted rows unrecoverable from storage: SQLite VACUUM + WAL truncation,
+        PostgreSQL ``VACUUM FULL`` of the checkpoint tables. False when nothing was
+        rewritten (in memory; or a SQLite WAL another connection kept busy)."""
+        return self._admin.compact()
+
     def _owned(self, principal: Principal | None, thread_id: str) -> None:
         if principal is not None:
             ensure_owner(principal, thread_id, self.get(thread_id))
@@ -239,6 +263,13 @@ class AsyncThreads(_Base):
         self, thread_ids: Sequence[str] | None = None, principal: Principal | None = None
     ) -> list[ThreadSize]:
         return await self._admin.arun(self._admin.sizes(thread_ids, principal))
+
+    async def delete_user_threads(self, principal: Principal) -> list[str]:
+        statements = self._admin.delete_threads(_principal(principal))
+        return await self._admin.arun(statements, write=True)
+
+    async def compact(self) -> bool:
+        return await self._admin.acompact()
 
     async def _owned(self, principal: Principal | None, thread_id: str) -> None:
         if principal is not None:

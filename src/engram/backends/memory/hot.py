@@ -124,6 +124,14 @@ def _prune_namespace(
     return [len(doomed), writes, blobs]
 
 
+def delete_threads(saver: InMemorySaver, owner: Principal) -> Statements[list[str]]:
+    """Delete every thread :func:`list_threads` finds for ``owner``; their ids, newest first."""
+    found = [t.thread_id for t in (yield from list_threads(saver, owner))]
+    for thread_id in found:
+        saver.delete_thread(thread_id)
+    return found
+
+
 def prune_threads(
     saver: InMemorySaver, thread_ids: Sequence[str], strategy: str
 ) -> Statements[None]:
@@ -174,7 +182,7 @@ def _drive(statements: Statements[R]) -> R:
 
 
 class MemoryAdmin:
-    """Listing, sizes and retention over an ``InMemorySaver`` (no I/O: sync and async alike)."""
+    """Listing, sizes, retention and erasure over an ``InMemorySaver`` (no I/O)."""
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         if not isinstance(saver, InMemorySaver):
@@ -191,6 +199,16 @@ class MemoryAdmin:
 
     def prune(self, thread_id: str, keep_last: int) -> Statements[PruneReport]:
         return prune(self._saver, thread_id, keep_last)
+
+    def delete_threads(self, owner: Principal) -> Statements[list[str]]:
+        return delete_threads(self._saver, owner)
+
+    def compact(self) -> bool:
+        """Nothing to compact: deleted entries left the process's dictionaries."""
+        return False
+
+    async def acompact(self) -> bool:
+        return self.compact()
 
     def run(self, statements: Statements[R], *, write: bool = False) -> R:
         return _drive(statements)

@@ -166,6 +166,14 @@ DELETE FROM checkpoint_writes
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)
 """
 
+TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+DELETE_THREADS_SQL = tuple(f"DELETE FROM {table} WHERE thread_id = ANY(%s)" for table in TABLES)
+
+# Rewrites each table and its TOAST table into new files, so deleted rows leave no bytes
+# (ACCESS EXCLUSIVE lock while it runs); cannot run inside a transaction block.
+VACUUM_SQL = f"VACUUM (FULL, ANALYZE) {', '.join(TABLES)}"
+
 _PRIMITIVES = (str, int, float, bool)
 
 
@@ -349,6 +357,15 @@ def _prune_namespace(bound: tuple[str, str, str]) -> Statements[list[int]]:
     return [writes, len({r["checkpoint_id"] for r in freed}), blobs]
 
 
+def delete_threads(owner: Principal) -> Statements[list[str]]:
+    """Delete every thread :func:`list_threads` finds for ``owner``, whole (every
+    namespace, pending writes, blobs); returns their ids, newest first."""
+    found = [t.thread_id for t in (yield from list_threads(owner))]
+    for sql in DELETE_THREADS_SQL:
+        yield sql, (found,), False
+    return found
+
+
 def copy_thread(source: str, target: str) -> Statements[None]:
     for sql in COPY_THREAD_SQL:
         yield sql, {"source": source, "target": target}, False
@@ -394,9 +411,35 @@ class PostgresAdmin:
     list_threads = staticmethod(list_threads)
     sizes = staticmethod(sizes)
     prune = staticmethod(prune)
+    delete_threads = staticmethod(delete_threads)
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self._saver = saver
+
+    def compact(self) -> bool:
+        """``VACUUM FULL`` the checkpoint tables (see :data:`VACUUM_SQL`)."""
+        saver = self._saver
+        if not isinstance(saver, PostgresSaver):
+            raise ConfigError("this PostgreSQL saver is async: use AsyncThreads")
+        with saver.lock, _connection(saver.conn) as conn:
+            _require_autocommit(conn.autocommit)
+            try:
+                conn.execute(VACUUM_SQL, prepare=False)
+            except psycopg.Error as exc:
+                raise BackendError(f"PostgreSQL hot tier compaction: {exc}") from exc
+        return True
+
+    async def acompact(self) -> bool:
+        saver = self._saver
+        if not isinstance(saver, AsyncPostgresSaver):
+            raise ConfigError("this PostgreSQL saver is sync: use Threads")
+        async with saver.lock, _aconnection(saver.conn) as conn:
+            _require_autocommit(conn.autocommit)
+            try:
+                await conn.execute(VACUUM_SQL, prepare=False)
+            except psycopg.Error as exc:
+                raise BackendError(f"PostgreSQL hot tier compaction: {exc}") from exc
+        return True
 
     def run(self, statements: Statements[R], *, write: bool = False) -> R:
         saver = self._saver
@@ -429,6 +472,14 @@ class PostgresAdmin:
                     return await adrive(statements, execute)
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
+
+
+def _require_autocommit(autocommit: bool) -> None:
+    if not autocommit:
+        raise ConfigError(
+            "compacting the PostgreSQL hot tier needs an autocommit connection "
+            "(VACUUM cannot run in a transaction), as LangGraph's PostgresSaver expects"
+        )
 
 
 @contextmanager

@@ -121,6 +121,16 @@ DELETE_THREAD_SQL = (
     "DELETE FROM checkpoints WHERE thread_id = :thread",
 )
 
+_OF_THREADS = "thread_id IN (SELECT value FROM json_each(:threads))"
+DELETE_THREADS_SQL = (
+    f"DELETE FROM writes WHERE {_OF_THREADS}",
+    f"DELETE FROM checkpoints WHERE {_OF_THREADS}",
+)
+
+# Rewrite the file without free pages, then copy the WAL back and empty it.
+VACUUM_SQL = "VACUUM"
+TRUNCATE_WAL_SQL = "PRAGMA wal_checkpoint(TRUNCATE)"
+
 COPY_THREAD_SQL = (
     """INSERT OR REPLACE INTO checkpoints
     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
@@ -224,6 +234,15 @@ def prune(thread_id: str, keep_last: int) -> Statements[PruneReport]:
     return PruneReport(thread_id, kept[0][0], deleted, writes)
 
 
+def delete_threads(owner: Principal) -> Statements[list[str]]:
+    """Delete every thread :func:`list_threads` finds for ``owner``, whole (every
+    namespace, pending writes); returns their ids, newest first."""
+    found = [t.thread_id for t in (yield from list_threads(owner))]
+    for sql in DELETE_THREADS_SQL:
+        yield sql, {"threads": json.dumps(found)}, False
+    return found
+
+
 def prune_threads(thread_ids: Sequence[str], strategy: str) -> Statements[None]:
     """LangGraph's ``prune``: ``keep_latest`` is :func:`prune` with N = 1."""
     for thread_id in prune_targets(thread_ids, strategy):
@@ -253,14 +272,46 @@ class SqliteAdmin:
     list_threads = staticmethod(list_threads)
     sizes = staticmethod(sizes)
     prune = staticmethod(prune)
+    delete_threads = staticmethod(delete_threads)
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self._saver = saver
 
-    def run(self, statements: Statements[R], *, write: bool = False) -> R:
-        saver = self._saver
-        if not isinstance(saver, SqliteSaver):
+    def _sync(self) -> SqliteSaver:
+        if not isinstance(self._saver, SqliteSaver):
             raise ConfigError("this SQLite saver is async: use AsyncThreads")
+        return self._saver
+
+    def _async(self) -> AsyncSqliteSaver:
+        if not isinstance(self._saver, AsyncSqliteSaver):
+            raise ConfigError("this SQLite saver is sync: use Threads")
+        return self._saver
+
+    def compact(self) -> bool:
+        """VACUUM the file and truncate its WAL, outside any transaction, so deleted rows
+        leave no bytes; False when another connection kept the WAL from being emptied."""
+        saver = self._sync()
+        with saver.lock:
+            try:
+                saver.conn.execute(VACUUM_SQL)
+                busy = saver.conn.execute(TRUNCATE_WAL_SQL).fetchone()
+            except sqlite3.Error as exc:
+                raise BackendError(f"SQLite hot tier compaction: {exc}") from exc
+        return _truncated(busy)
+
+    async def acompact(self) -> bool:
+        saver = self._async()
+        async with saver.lock:
+            try:
+                await saver.conn.execute(VACUUM_SQL)
+                cursor = await saver.conn.execute(TRUNCATE_WAL_SQL)
+                busy = await cursor.fetchone()
+            except sqlite3.Error as exc:
+                raise BackendError(f"SQLite hot tier compaction: {exc}") from exc
+        return _truncated(busy)
+
+    def run(self, statements: Statements[R], *, write: bool = False) -> R:
+        saver = self._sync()
         saver.setup()
         with saver.lock:
             conn = saver.conn
@@ -277,9 +328,7 @@ class SqliteAdmin:
             return result
 
     async def arun(self, statements: Statements[R], *, write: bool = False) -> R:
-        saver = self._saver
-        if not isinstance(saver, AsyncSqliteSaver):
-            raise ConfigError("this SQLite saver is sync: use Threads")
+        saver = self._async()
         await saver.setup()
         async with saver.lock:
             conn = saver.conn
@@ -303,6 +352,11 @@ class SqliteAdmin:
 
 def _rows(cursor: sqlite3.Cursor, fetch: bool) -> list[Any]:
     return cursor.fetchall() if fetch else []
+
+
+def _truncated(row: Any) -> bool:
+    """Whether ``PRAGMA wal_checkpoint(TRUNCATE)`` emptied the WAL (its first column: busy)."""
+    return row is not None and row[0] == 0
 
 
 class EngramSqliteSaver(SqliteSaver):
