@@ -212,6 +212,8 @@ class DocumentIndex:
 
     def drop(self, tenant: str, paths: Sequence[str]) -> None:
         """Forget ``paths`` (their records and paragraphs)."""
+        if not paths:
+            return
         with self._tx() as conn:
             self._writes += 1
             for path in paths:
