@@ -201,7 +201,11 @@ def sync_(url: str, admin_url: str | None, **opts: Any) -> None:
 
     if admin_url is not None:
         setup(admin_url)
-    with _store(opts) as (files, principal), PostgresDocumentStore(url) as target:
+    embedder = _embedder(opts["embedder"])  # the PostgreSQL copy is embedded the same way
+    with (
+        _store(opts) as (files, principal),
+        PostgresDocumentStore(url, embedder=embedder) as target,
+    ):
         report = sync(files, target, principal)
     for path in report.upserted:
         click.echo(f"upserted {path}")
