@@ -90,10 +90,12 @@ def test_recall_expectations() -> None:
     assert failures(_step("forget", removed=1), Outcome(removed=1)) == []
 
 
-def test_cli_runs_a_scenario_file_on_the_cold_tier(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", ["cold", "memory"])
+def test_cli_runs_a_scenario_file(target: str, tmp_path: Path) -> None:
     path = tmp_path / "cases.yaml"
     path.write_text(SCENARIO)
     args = ["eval", "lifecycle", "--data", str(path), "--embedder", "hash", "--quiet"]
+    args += ["--target", target]
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "out" / "lifecycle.json").read_text())
@@ -108,11 +110,12 @@ def test_cli_runs_a_scenario_file_on_the_cold_tier(tmp_path: Path) -> None:
     )
 
 
-def test_cli_runs_the_shipped_scenarios(tmp_path: Path) -> None:
+def test_cli_runs_the_shipped_scenarios_on_the_memory_layer(tmp_path: Path) -> None:
     args = ["eval", "lifecycle", "--embedder", "hash", "--quiet", "--out", str(tmp_path)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     doc = json.loads((tmp_path / "lifecycle.json").read_text())
     assert doc["total"] == len(load_scenarios(shipped_scenarios()))
+    assert doc["config"]["target"] == "engram.Memory"
     by_kind = {s["kind"]: s["passed"] for s in doc["scenarios"]}
-    assert by_kind["cross-tenant"] and by_kind["expiry"]
+    assert by_kind["cross-tenant"] and by_kind["expiry"] and by_kind["deletion"]

@@ -138,10 +138,23 @@ def register(main: click.Group) -> None:
 @_limit
 @_out
 @_embedder
-@click.option("--url", default=None, help="Cold-tier URL (default: a temporary SQLite file).")
+@click.option(
+    "--target",
+    type=click.Choice(["memory", "cold"]),
+    default="memory",
+    show_default=True,
+    help="engram.Memory (every tier) or the cold tier's LongTermStore alone.",
+)
+@click.option("--url", default=None, help="Cold-tier URL for --target cold (default: temp SQLite).")
 @_quiet
 def lifecycle(
-    data: Path | None, limit: int | None, out: Path, embedder: str, url: str | None, quiet: bool
+    data: Path | None,
+    limit: int | None,
+    out: Path,
+    embedder: str,
+    target: str,
+    url: str | None,
+    quiet: bool,
 ) -> None:
     """Play remember/recall/forget scenarios over simulated time; pass/fail per scenario.
 
@@ -151,7 +164,7 @@ def lifecycle(
 
     with _progress(quiet, "lifecycle") as progress:
         result = run_lifecycle_file(
-            data, limit=limit, embedder=embedder, url=url, progress=progress
+            data, limit=limit, embedder=embedder, url=url, target=target, progress=progress
         )
     for path in write_lifecycle(result, out):
         click.echo(f"wrote {path}")

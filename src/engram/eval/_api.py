@@ -7,9 +7,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from engram.errors import ConfigError
 from engram.eval._benchmarks import load
 from engram.eval._embedders import make_embedder
 from engram.eval._lifecycle import (
+    Target,
     lifecycle_markdown,
     load_scenarios,
     run_scenarios,
@@ -21,6 +23,7 @@ from engram.eval._tokens import default_counter
 from engram.recall import Embedder
 
 BENCHMARKS = ("locomo", "longmemeval")
+LIFECYCLE_TARGETS = {"memory": "engram.Memory", "cold": "engram.stores.cold.LongTermStore"}
 
 
 def build_methods(shared: Embedder) -> list[Method]:
@@ -85,20 +88,30 @@ def run_lifecycle_file(
     limit: int | None = None,
     embedder: str = "hash",
     url: str | None = None,
+    target: str = "memory",
     progress: Callable[[int], Callable[[int], Any]] | None = None,
 ) -> dict[str, Any]:
-    """Play the scenarios of ``path`` (default: the shipped ones) on engram's cold tier."""
-    from engram.eval._targets import ColdTarget
+    """Play the scenarios of ``path`` (default: the shipped ones) on engram.
+
+    ``target`` is ``memory`` (the memory layer, :class:`engram.Memory`) or ``cold``
+    (the cold tier's ``LongTermStore``, on ``url`` or a temporary SQLite file).
+    """
+    from engram.eval._targets import ColdTarget, MemoryTarget
 
     scenarios = load_scenarios(path or shipped_scenarios())[:limit]
     model = _cached(embedder, None)
     update = progress(len(scenarios)) if progress is not None else None
-    result = run_scenarios(scenarios, lambda: ColdTarget(model, url), update)
+    if target not in LIFECYCLE_TARGETS:
+        raise ConfigError(f"unknown target {target!r}; choose one of {LIFECYCLE_TARGETS}")
+    factory: Callable[[], Target] = (
+        (lambda: MemoryTarget(model)) if target == "memory" else (lambda: ColdTarget(model, url))
+    )
+    result = run_scenarios(scenarios, factory, update)
     result["config"] = {
         "scenarios": str(path or "shipped"),
         "embedder": embedder,
         "embedding_model": model.model_id,
-        "target": "engram.stores.cold.LongTermStore",
+        "target": LIFECYCLE_TARGETS[target],
     }
     return result
 

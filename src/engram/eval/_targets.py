@@ -68,3 +68,51 @@ class ColdTarget:
 
     def close(self) -> None:
         self._stack.close()
+
+
+class MemoryTarget:
+    """The memory layer (:class:`engram.Memory`, every tier embedded in a temporary home).
+
+    A scenario ``key`` is the fact's ``slot`` (the memory layer names facts by what they
+    are about); ``recall`` returns the texts of the context block ``Memory.recall`` builds.
+    """
+
+    def __init__(self, embedder: Embedder, budget_tokens: int = 2000) -> None:
+        from engram.memory import Memory
+
+        self._clock = _Clock()
+        self._stack = ExitStack()
+        self._budget = budget_tokens
+        home = Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="engram-life-")))
+        self._memory = Memory.open(home=home, embedder=embedder, clock=self._clock)
+        self._stack.callback(self._memory.close)
+
+    def remember(
+        self, who: Principal, key: str | None, text: str, ttl: float | None, now: datetime
+    ) -> str:
+        self._clock.now = now
+        life = None if ttl is None else timedelta(seconds=ttl)
+        return str(self._memory.remember(who, text, slot=key, ttl=life).action)
+
+    def recall(
+        self, who: Principal, query: str, k: int, now: datetime, min_score: float | None
+    ) -> list[str]:
+        self._clock.now = now
+        block = self._memory.recall(who, query, self._budget, k=k)
+        floor = 0.0 if min_score is None else min_score
+        return [item.text for item in block.items if item.score >= floor]
+
+    def forget(self, who: Principal, key: str | None, now: datetime) -> int:
+        self._clock.now = now
+        if key is None:
+            return int(self._memory.forget(who).facts.keys)
+        keys = sorted({r.key for r in self._memory.facts(who) if r.value.get("slot") == key})
+        return int(self._memory.forget(who, keys).facts.keys) if keys else 0
+
+    def get(self, who: Principal, key: str, now: datetime) -> str | None:
+        self._clock.now = now
+        current = self._memory.facts(who, include_history=False)
+        return next((r.text for r in current if r.value.get("slot") == key), None)
+
+    def close(self) -> None:
+        self._stack.close()
