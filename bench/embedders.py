@@ -5,20 +5,25 @@
     .venv/bin/python -m bench embedders --batch 16,32,64 --runtimes numpy,onnx
 
 Every runtime embeds the same short facts (6-16 words, like remembered
-preferences) and the same one-line queries. Runtimes are measured in
-interleaved rounds (numpy, onnx, torch, numpy, ...) so that load from other
-processes falls on all of them alike; the figures are medians over rounds.
+preferences) and the same one-line queries. Each runtime runs in its own
+process (so no runtime's idle threads slow another), one after the other;
+the figures are medians over rounds.
 Threads are set explicitly for each runtime (BLAS via threadpoolctl,
-onnxruntime session options, ``torch.set_num_threads``). ``cos min`` is the
-lowest cosine to sentence-transformers' vectors over the corpus.
+onnxruntime session options, ``torch.set_num_threads``). ``/cpu-s`` is items
+per second of process CPU time (all threads): on a busy machine it tells what
+the runtime costs when wall-clock rates are diluted by other processes.
+``cos min`` is the lowest cosine to sentence-transformers' vectors.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +74,7 @@ class Runtime:
     embed: EmbedFn
     load_s: float
     ingest: list[float] = field(default_factory=list)
+    per_cpu_s: list[float] = field(default_factory=list)
     query_ms: list[float] = field(default_factory=list)
     cos_min: float | None = None
 
@@ -99,23 +105,49 @@ def _open(name: str, threads: int, batch: int) -> Runtime:
 
 
 def _round(runtime: Runtime, corpus: list[str], queries: list[str]) -> None:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     runtime.embed(corpus)
     runtime.ingest.append(len(corpus) / (time.perf_counter() - start))
+    runtime.per_cpu_s.append(len(corpus) / (time.process_time() - cpu))
     for query in queries:
         start = time.perf_counter()
         runtime.embed([query])
         runtime.query_ms.append((time.perf_counter() - start) * 1000)
 
 
-def _agreement(runtimes: list[Runtime], corpus: list[str]) -> None:
-    reference = next((r for r in runtimes if r.name == "torch"), None)
+def _worker(args: argparse.Namespace) -> int:
+    """One runtime in this process: rounds of ingestion and queries, printed as JSON."""
+    name, threads, batch = args.worker.split(":")
+    corpus, queries = facts(args.items), questions(args.queries)
+    runtime = _open(name, int(threads), int(batch))
+    for _ in range(args.repeats):
+        _round(runtime, corpus, queries)
+    sample = np.asarray(runtime.embed(corpus[:200]), dtype=np.float32)
+    result = {k: getattr(runtime, k) for k in ("load_s", "ingest", "per_cpu_s", "query_ms")}
+    print(json.dumps({**result, "sample": sample.tolist()}))
+    return 0
+
+
+def _spawn(spec: str, args: argparse.Namespace) -> tuple[Runtime, Any]:
+    command = [sys.executable, "-m", "bench.embedders", "--worker", spec]
+    command += ["--items", str(args.items), "--queries", str(args.queries)]
+    command += ["--repeats", str(args.repeats)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    name, threads, batch = spec.split(":")
+    runtime = Runtime(name, int(threads), int(batch), HashEmbedder(8).embed, data["load_s"])
+    runtime.ingest, runtime.per_cpu_s = data["ingest"], data["per_cpu_s"]
+    runtime.query_ms = data["query_ms"]
+    return runtime, np.asarray(data["sample"], dtype=np.float32)
+
+
+def _agreement(runtimes: list[Runtime], samples: list[Any]) -> None:
+    reference = next((s for r, s in zip(runtimes, samples, strict=True) if r.name == "torch"), None)
     if reference is None:
         return
-    expected = np.asarray(reference.embed(corpus))
-    for runtime in runtimes:
+    for runtime, sample in zip(runtimes, samples, strict=True):
         if runtime.name != "hash":
-            runtime.cos_min = float((np.asarray(runtime.embed(corpus)) * expected).sum(1).min())
+            runtime.cos_min = float((sample * reference).sum(1).min())
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -128,6 +160,7 @@ def report(runtimes: list[Runtime]) -> None:
     }
     print(
         f"{'runtime':<8}{'thr':>4}{'batch':>6}{'items/s':>9}{'min..max':>13}{'vs torch':>9}"
+        f"{'/cpu-s':>8}"
         f"{'q p50 ms':>10}{'q p95 ms':>10}{'load s':>8}{'cos min':>9}"
     )
     for r in runtimes:
@@ -136,8 +169,9 @@ def report(runtimes: list[Runtime]) -> None:
         ratio = f"{rate / base:.2f}x" if base else "-"
         spread = f"{min(r.ingest):.0f}..{max(r.ingest):.0f}"
         cos = f"{r.cos_min:.5f}" if r.cos_min is not None else "-"
+        per_cpu = statistics.median(r.per_cpu_s)
         print(
-            f"{r.name:<8}{r.threads:>4}{r.batch:>6}{rate:>9.0f}{spread:>13}{ratio:>9}"
+            f"{r.name:<8}{r.threads:>4}{r.batch:>6}{rate:>9.0f}{spread:>13}{ratio:>9}{per_cpu:>8.0f}"
             f"{_pct(r.query_ms, 50):>10.1f}{_pct(r.query_ms, 95):>10.1f}{r.load_s:>8.1f}{cos:>9}"
         )
 
@@ -150,22 +184,23 @@ def main(argv: Sequence[str] = ()) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench embedders", description=__doc__)
     parser.add_argument("--items", type=int, default=1000, help="facts embedded per round")
     parser.add_argument("--queries", type=int, default=50, help="single-query embeddings per round")
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds per runtime")
     parser.add_argument("--threads", default="1,2", help="thread counts to try (comma list)")
     parser.add_argument("--batch", default="32", help="batch sizes to try (comma list)")
     parser.add_argument("--runtimes", default="numpy,onnx,torch", help="numpy, onnx, torch, hash")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv))
-    corpus, queries = facts(args.items), questions(args.queries)
-    runtimes = [
-        _open(name, int(threads), int(batch))
+    if args.worker:
+        return _worker(args)
+    specs = [
+        f"{name}:{threads}:{batch}"
         for threads in _csv(args.threads)
         for batch in _csv(args.batch)
         for name in _csv(args.runtimes)
     ]
-    for _ in range(args.repeats):
-        for runtime in runtimes:
-            _round(runtime, corpus, queries)
-    _agreement(runtimes, corpus[:200])
+    results = [_spawn(spec, args) for spec in specs]
+    runtimes, samples = [r for r, _ in results], [s for _, s in results]
+    _agreement(runtimes, samples)
     load = os.getloadavg()
     cores = os.cpu_count()
     print(f"{args.items} facts x {args.repeats} rounds; load average {load[0]:.1f}, {cores} cores")
@@ -174,6 +209,4 @@ def main(argv: Sequence[str] = ()) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     raise SystemExit(main(sys.argv[1:]))

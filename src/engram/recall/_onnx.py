@@ -123,6 +123,9 @@ class OnnxEncoder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or 0
         options.inter_op_num_threads = 1
+        # Idle pool threads sleep instead of spinning: on a small machine a spinning
+        # pool steals the cores the store and the agent need between embed calls.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(
             build_model(weights), options, providers=["CPUExecutionProvider"]
