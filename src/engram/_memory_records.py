@@ -100,6 +100,8 @@ class ErasureReport:
     threads: tuple[str, ...]
     hot_compacted: bool
     documents_compacted: bool
+    participants: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """What each erasure participant removed (e.g. ``{"outbox": {"publications": 2}}``)."""
 
     def to_json(self) -> dict[str, Any]:
         facts = self.facts
@@ -118,6 +120,7 @@ class ErasureReport:
             "threads": list(self.threads),
             "hot_compacted": self.hot_compacted,
             "documents_compacted": self.documents_compacted,
+            "participants": {name: dict(counts) for name, counts in self.participants.items()},
         }
 
 

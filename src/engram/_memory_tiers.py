@@ -1,18 +1,26 @@
 """How the memory layer opens its tiers from one home or URL, and the erasure helpers
-that belong to no single tier (which documents are about a user)."""
+that belong to no single tier (which documents are about a user, who else holds user
+content: :class:`ErasureParticipant`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from engram._memory_records import names_user, other_users_document
 from engram._principal import Principal
-from engram.config import DEFAULT_HOME, default_documents_root, default_url, parse_url
+from engram.config import (
+    DEFAULT_HOME,
+    default_documents_root,
+    default_outbox_path,
+    default_url,
+    parse_url,
+)
 from engram.errors import ConfigError
 from engram.recall import Embedder
 from engram.stores.cold import Provenance
@@ -32,6 +40,8 @@ class Locations:
     index_path: Path | None = None
     documents_role: AppRole | None = None
     """For PostgreSQL documents: an ``AppRole`` set up from the (admin) URL at ``setup()``."""
+    outbox: Path | None = None
+    """The publication outbox of an agent sharing the home; erased by ``forget`` if present."""
 
     @classmethod
     def embedded(cls, home: str | Path = DEFAULT_HOME) -> Locations:
@@ -42,6 +52,7 @@ class Locations:
             default_url("cold", home),
             str(default_documents_root(home)),
             home / "index" / "documents.db",
+            outbox=default_outbox_path(home),
         )
 
     @classmethod
@@ -73,6 +84,45 @@ def open_documents(where: Locations, embedder: Embedder | None, stack: ExitStack
     if where.documents_role is not None:
         url = setup(url, where.documents_role)
     return stack.enter_context(PostgresDocumentStore(url, embedder=embedder))
+
+
+class ErasureParticipant(Protocol):
+    """A store outside the tiers that holds user content, erased by ``Memory.forget``
+    (an agent's publication outbox, an application's own cache, ...)."""
+
+    @property
+    def name(self) -> str:
+        """Its key in the erasure report."""
+        ...
+
+    def erase(self, principal: Principal) -> dict[str, int]:
+        """Remove everything held for ``principal``, bytes included; counts by kind."""
+        ...
+
+
+def participants(
+    where: Locations, registered: Sequence[ErasureParticipant]
+) -> list[ErasureParticipant]:
+    """The ``registered`` participants, plus the publication outbox under the embedded
+    home when that file exists (a ledger erased twice finds nothing the second time)."""
+    found = list(registered)
+    if where.outbox is not None and where.outbox.exists():
+        from engram.backends.sqlite.outbox import PublicationLedger
+
+        outbox = PublicationLedger(where.outbox)
+        if outbox not in found:
+            found.append(outbox)
+    return found
+
+
+def erase_participants(
+    found: Sequence[ErasureParticipant], principal: Principal
+) -> dict[str, Mapping[str, int]]:
+    """Erase ``principal`` from each participant: counts by participant name."""
+    erased: dict[str, Counter[str]] = {}
+    for participant in found:
+        erased.setdefault(participant.name, Counter()).update(participant.erase(principal))
+    return {name: dict(counts) for name, counts in erased.items()}
 
 
 def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Document]:

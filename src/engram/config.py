@@ -81,3 +81,8 @@ def default_url(tier: Literal["hot", "cold"], home: str | Path = DEFAULT_HOME) -
 def default_documents_root(home: str | Path = DEFAULT_HOME) -> Path:
     """The embedded default document root under ``home``."""
     return Path(home) / "documents"
+
+
+def default_outbox_path(home: str | Path = DEFAULT_HOME) -> Path:
+    """The embedded default publication outbox (an agent's published reports) under ``home``."""
+    return Path(home) / "outbox.db"

@@ -35,9 +35,12 @@ from engram._memory_records import (
     RememberResult,
 )
 from engram._memory_tiers import (
+    ErasureParticipant,
     Locations,
+    erase_participants,
     held_entry,
     open_documents,
+    participants,
     review_path,
     user_documents,
     visible_hits,
@@ -89,6 +92,7 @@ class Memory:
         clock: Callable[[], datetime] = _utcnow,
         fact_ttl: timedelta | None = None,
         counter: TokenCounter | None = None,
+        participants: Sequence[ErasureParticipant] = (),
     ) -> None:
         self.where = where
         self.embedder = embedder
@@ -96,6 +100,7 @@ class Memory:
         self.clock = clock
         self.fact_ttl = fact_ttl
         self.counter = counter
+        self.participants = tuple(participants)
         self._stack: ExitStack | None = None
         self._store: LongTermStore | None = None
         self._saver: BaseCheckpointSaver[Any] | None = None
@@ -116,7 +121,8 @@ class Memory:
         checkpoints, SQLite store, Markdown files) or all on ``url`` (PostgreSQL).
 
         ``options`` go to the constructor (``embedder=``, ``policy=``, ``clock=``,
-        ``fact_ttl=``, ``counter=``).
+        ``fact_ttl=``, ``counter=``, ``participants=``: other stores :meth:`forget`
+        erases, see :class:`ErasureParticipant`).
         """
         if home is not None and url is not None:
             raise ConfigError("give home= or url=, not both")
@@ -352,7 +358,9 @@ class Memory:
 
     def forget(self, principal: Principal, keys: Sequence[str] | None = None) -> ErasureReport:
         """Erase ``keys``, or (by default) everything about the user from every tier: facts
-        and their history, the user's documents, threads, indexes and caches."""
+        and their history, the user's documents, threads, indexes and caches, and from
+        every erasure participant (the publication outbox under the home, if there is one,
+        and those given as ``participants=``)."""
         if keys is not None:
             facts = self.store.forget(principal, list(keys))
             return ErasureReport(*principal.namespace, facts, (), (), False, False)
@@ -364,8 +372,9 @@ class Memory:
         threads = tuple(hot.delete_user_threads(principal))
         docs_compacted = self.documents.compact()
         hot_compacted = hot.compact()
+        others = erase_participants(participants(self.where, self.participants), principal)
         return ErasureReport(
-            *principal.namespace, facts, paths, threads, hot_compacted, docs_compacted
+            *principal.namespace, facts, paths, threads, hot_compacted, docs_compacted, others
         )
 
     def export(self, principal: Principal) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from engram import Principal
 from engram.agent import PublicationLedger, draft_hash
-from engram.agent._ledger import MIGRATIONS, idempotency_key
+from engram.backends.sqlite.outbox import MIGRATIONS, idempotency_key
 
 ALICE = Principal("acme", "alice")
 BOB = Principal("acme", "bob")
@@ -56,3 +56,30 @@ def test_setup_is_idempotent_and_versioned(tmp_path: Path) -> None:
         versions = [v for (v,) in conn.execute("SELECT version FROM ledger_version")]
     assert versions == list(range(1, len(MIGRATIONS) + 1))
     assert draft_hash("x") == draft_hash("x") != draft_hash("y")
+
+
+def _raw(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.iterdir() if p.is_file())
+
+
+def test_erase_removes_the_users_reports_and_their_bytes(tmp_path: Path) -> None:
+    ledger = PublicationLedger(tmp_path / "outbox.db")
+    for n in range(3):
+        ledger.publish(ALICE, f"t{n}", f"# NVDA\n\nWOMBAT-{n} says hold\n", "alice")
+    ledger.publish(Principal("other", "alice"), "t1", "namesake report", "alice")
+    ledger.publish(BOB, "t9", "bob's report", "bob")
+    assert b"WOMBAT-" in _raw(tmp_path)
+    assert ledger.erase(ALICE) == {"publications": 3}
+    assert ledger.publications(ALICE) == []
+    assert [p.report for p in ledger.publications(BOB)] == ["bob's report"]
+    assert [p.report for p in ledger.publications(Principal("other", "alice"))] == [
+        "namesake report"
+    ]
+    assert b"WOMBAT-" not in _raw(tmp_path)
+    assert ledger.erase(ALICE) == {"publications": 0}
+
+
+def test_erasing_from_a_missing_outbox_creates_nothing(tmp_path: Path) -> None:
+    ledger = PublicationLedger(tmp_path / "none" / "outbox.db")
+    assert ledger.erase(ALICE) == {"publications": 0}
+    assert not (tmp_path / "none").exists()

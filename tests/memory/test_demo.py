@@ -36,4 +36,5 @@ def test_demo_recalls_in_a_second_thread_and_erases_at_the_end(tmp_path: Path) -
     )
     assert sorted(report["threads"]) == ["d1", "d1-next"]
     assert report["facts"]["keys"] == 3 and len(report["documents"]) == 2
-    assert "export afterwards: 0 facts, 0 documents, 0 threads" in out
+    assert report["participants"] == {"outbox": {"publications": 1}}
+    assert "export afterwards: 0 facts, 0 documents, 0 threads; outbox: 0 publications" in out

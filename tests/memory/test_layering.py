@@ -39,3 +39,10 @@ def test_the_memory_layer_imports_no_driver() -> None:
     modules = [PACKAGE / "memory.py", *PACKAGE.glob("_memory_*.py")]
     assert len(modules) >= 3
     assert {p.name: _drivers(p) for p in modules if _drivers(p)} == {}
+
+
+def test_nothing_above_the_backends_imports_a_driver() -> None:
+    modules = [p for p in PACKAGE.rglob("*.py") if "backends" not in p.relative_to(PACKAGE).parts]
+    assert len(modules) > 20
+    leaks = {str(p.relative_to(PACKAGE)): _drivers(p) for p in modules if _drivers(p)}
+    assert leaks == {}

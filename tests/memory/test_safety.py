@@ -1,5 +1,6 @@
 """Poisoning attempts are held, never recalled; recalled text cannot close its block;
-``forget`` leaves no byte of a user in any file (SQLite, WAL, documents, index) or table."""
+``forget`` leaves no byte of a user in any file (SQLite, WAL, documents, index, the
+agent's publication outbox) or table."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from engram import Principal
+from engram.agent import PublicationLedger
 from engram.memory import Memory
 from engram.recall import HashEmbedder
 from engram.stores.hot import thread_config
@@ -104,6 +106,20 @@ def _fill(memory: Memory, clock: Clock) -> None:
     assert MARKER in memory.recall(ALICE, f"{MARKER} bonds codename", 2000).text
 
 
+def _publish(outbox: PublicationLedger) -> None:
+    """A report published for Alice (her marker in it) and one for Bob."""
+    outbox.publish(ALICE, "t-alice", f"# NVDA brief\n\nFor {MARKER}: hold.\n", "alice")
+    outbox.publish(BOB, "t-bob", "# AAPL brief\n\nFor Bob: buy.\n", "bob")
+    assert MARKER.encode() in b"".join(p.read_bytes() for p in _files(outbox.path.parent))
+
+
+def _check_outbox(outbox: PublicationLedger, report: Any) -> None:
+    assert report.participants == {"outbox": {"publications": 1}}
+    assert report.to_json()["participants"] == {"outbox": {"publications": 1}}
+    assert outbox.publications(ALICE) == []
+    assert [p.thread_id for p in outbox.publications(BOB)] == ["t-bob"]
+
+
 def _check_report_and_survivors(memory: Memory, report: Any) -> None:
     assert report.facts.keys == 2 and report.facts.versions == 3
     assert report.documents == ("research/NVDA-2026-03.md", "user-profiles/alice.md")
@@ -120,8 +136,11 @@ def test_forget_erases_every_byte_from_every_embedded_file(
     home: Path, memory: Memory, clock: Clock
 ) -> None:
     _fill(memory, clock)
+    outbox = PublicationLedger(home / "outbox.db")  # where the Market Analyst publishes
+    _publish(outbox)
     report = memory.forget(ALICE)
     _check_report_and_survivors(memory, report)
+    _check_outbox(outbox, report)
     assert report.hot_compacted and report.documents_compacted and report.facts.compacted
     open_files = _files(home)  # connections still open: WAL files included
     assert any(p.name.endswith("-wal") for p in open_files)
@@ -129,7 +148,8 @@ def test_forget_erases_every_byte_from_every_embedded_file(
     memory.close()
 
     files = _files(home)
-    assert {"checkpoints.db", "memory.db", "documents.db", "carol.md"} <= {p.name for p in files}
+    names = {p.name for p in files}
+    assert {"checkpoints.db", "memory.db", "documents.db", "carol.md", "outbox.db"} <= names
     assert _leaks(files) == []
 
 
@@ -142,19 +162,29 @@ def _leaks(files: list[Path]) -> list[Path]:
 
 
 @pytest.mark.postgres
-def test_forget_leaves_nothing_in_any_postgres_table(postgres_url: str, clock: Clock) -> None:
+def test_forget_leaves_nothing_in_any_postgres_table(
+    postgres_url: str, clock: Clock, tmp_path: Path
+) -> None:
     import psycopg
 
     from engram.backends.postgres.documents import AppRole
 
     role = AppRole("engram_memory_app", "memory-secret")
+    outbox = PublicationLedger(tmp_path / "agent" / "outbox.db")  # no home: registered
     with Memory.open(
-        url=postgres_url, documents_role=role, embedder=HashEmbedder(), clock=clock
+        url=postgres_url,
+        documents_role=role,
+        embedder=HashEmbedder(),
+        clock=clock,
+        participants=[outbox],
     ) as memory:
         assert memory.where.hot_url == memory.where.cold_url == postgres_url
         _fill(memory, clock)
+        _publish(outbox)
         report = memory.forget(ALICE)
         _check_report_and_survivors(memory, report)
+        _check_outbox(outbox, report)
+    assert _leaks(_files(outbox.path.parent)) == []
 
     needles = (f"%{MARKER.lower()}%", f"%{MARKER.lower().encode().hex()}%")
     with psycopg.connect(postgres_url) as conn:

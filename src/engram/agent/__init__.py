@@ -17,10 +17,10 @@ from engram.agent._analyst import (
 )
 from engram.agent._data import MarketData, load_market_data
 from engram.agent._graph import AnalystNodes, build_graph, compile_graph
-from engram.agent._ledger import PublicationLedger, PublishedReport, draft_hash
 from engram.agent._offline import OfflineAnalystModel
 from engram.agent._state import AnalystState, Approval, Publication, Review
 from engram.agent._tools import make_tools
+from engram.backends.sqlite.outbox import PublicationLedger, PublishedReport, draft_hash
 
 __all__ = [
     "DURABILITY",

@@ -24,12 +24,12 @@ from langgraph.types import Durability, StateSnapshot
 from engram._principal import Principal, validate_id
 from engram.agent._data import MarketData, load_market_data
 from engram.agent._graph import AnalystNodes, compile_graph, tool_turns
-from engram.agent._ledger import PublicationLedger, PublishedReport
 from engram.agent._memory import file_research, planning_context, remember_conversation
 from engram.agent._offline import OfflineAnalystModel
 from engram.agent._state import AnalystState, Approval
 from engram.agent._tools import make_tools
-from engram.config import DEFAULT_HOME, default_url
+from engram.backends.sqlite.outbox import PublicationLedger, PublishedReport
+from engram.config import DEFAULT_HOME, default_outbox_path, default_url
 from engram.errors import (
     ConfigError,
     ConflictError,
@@ -208,7 +208,7 @@ class MarketAnalyst:
     ) -> None:
         self.memory = memory
         self.hot_url = hot_url or default_url("hot", home)
-        self.ledger = ledger or PublicationLedger(Path(home) / "outbox.db")
+        self.ledger = ledger or PublicationLedger(default_outbox_path(home))
         self._model = model
         self._data = data
 

@@ -25,8 +25,8 @@ from engram._principal import Principal
 from engram.agent import _faults as faults
 from engram.agent import _prompts as prompts
 from engram.agent._data import MarketData
-from engram.agent._ledger import PublicationLedger, draft_hash
 from engram.agent._state import AnalystState, Publication, Review
+from engram.backends.sqlite.outbox import PublicationLedger, draft_hash
 from engram.errors import ConflictError, EngramError
 
 MAX_TOOL_STEPS = 16

@@ -346,7 +346,7 @@ def demo(thread_id: str | None, home: Path, hot_url: str | None, tenant: str, us
         thread_id = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
         _demo_first_thread(analyst, memory, home, hot_url, principal, thread_id)
         _demo_second_thread(analyst, memory, principal, f"{thread_id}-next")
-        _demo_erasure(memory, principal)
+        _demo_erasure(analyst, memory, principal)
 
 
 def _demo_first_thread(
@@ -403,14 +403,15 @@ def _demo_second_thread(
     click.echo(_indent(block.text))
 
 
-def _demo_erasure(memory: Memory, principal: Principal) -> None:
-    _say("8. Erasure: forget the user in every tier (engram forget)")
+def _demo_erasure(analyst: MarketAnalyst, memory: Memory, principal: Principal) -> None:
+    _say("8. Erasure: forget the user in every tier and the outbox (engram forget)")
     report = memory.forget(principal)
     click.echo(_indent(json.dumps(report.to_json(), indent=1)))
     left = memory.export(principal)
+    published = analyst.publications(principal)
     click.echo(
         f"  export afterwards: {len(left['facts'])} facts, {len(left['documents'])} documents, "
-        f"{len(left['threads'])} threads (the outbox keeps its publication receipt)"
+        f"{len(left['threads'])} threads; outbox: {len(published)} publications"
     )
 
 

@@ -150,7 +150,8 @@ def forget_cmd(
     url: str | None,
     embedder: str,
 ) -> None:
-    """Erase the user from every tier (facts, history, documents, threads); print the report.
+    """Erase the user from every tier (facts, history, documents, threads) and the
+    publication outbox under the home; print the report.
 
     Example: engram forget --tenant acme --user alice --yes
     """

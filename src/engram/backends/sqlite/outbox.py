@@ -1,9 +1,13 @@
 """The publication outbox: a SQLite ledger keyed by an idempotency key.
 
-Publishing is the agent's one external side effect. The publish step writes its
-row with ``INSERT ... ON CONFLICT DO NOTHING`` under a key derived from the
-principal, the thread and the draft's hash, so a resumed or re-run step (after a
+Publishing is an agent's one external side effect (the Market Analyst's). The publish
+step writes its row with ``INSERT ... ON CONFLICT DO NOTHING`` under a key derived from
+the principal, the thread and the draft's hash, so a resumed or re-run step (after a
 crash between the write and the checkpoint) finds the row and never publishes twice.
+
+The rows hold user content (the published reports), so the ledger is also an erasure
+participant of the memory layer: :meth:`PublicationLedger.erase` deletes a user's rows
+and compacts the file; ``Memory.forget`` calls it for ``<home>/outbox.db``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import ClassVar
 
 from engram._principal import Principal
 from engram.errors import BackendError
@@ -43,6 +48,9 @@ SELECT_USER = (
     f"SELECT {COLUMNS} FROM publications WHERE tenant_id = ? AND user_id = ?"
     " ORDER BY published_at, idempotency_key"
 )
+DELETE_USER = "DELETE FROM publications WHERE tenant_id = ? AND user_id = ?"
+# Rewrite the file without free pages, then copy the WAL back and empty it.
+COMPACT = ("VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def draft_hash(draft: str) -> str:
@@ -74,6 +82,8 @@ class PublicationLedger:
     """The outbox in a SQLite file (``<home>/outbox.db`` by default)."""
 
     path: Path
+    name: ClassVar[str] = "outbox"
+    """How :meth:`erase` is named in an erasure report."""
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -115,3 +125,17 @@ class PublicationLedger:
         with self._connect() as conn:
             rows = conn.execute(SELECT_USER, principal.namespace).fetchall()
         return [PublishedReport(*row) for row in rows]
+
+    def erase(self, principal: Principal) -> dict[str, int]:
+        """Delete every report published for ``principal``, then VACUUM the file and
+        truncate its WAL so no byte of them remains. A missing file stays missing."""
+        if not self.path.exists():
+            return {"publications": 0}
+        self.setup()
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            removed = conn.execute(DELETE_USER, principal.namespace).rowcount
+        with self._connect() as conn:
+            for statement in COMPACT:
+                conn.execute(statement)
+        return {"publications": removed}
