@@ -131,3 +131,27 @@ def test_sync_upserts_changed_files_and_removes_deleted(
     assert [h.path for h in pg.search(ALICE, "dovish")] == ["research/rates.md"]
     assert pg.list(BOB) and sync(files, pg, ALICE).upserted == ()
     files.close()
+
+
+def _relation_bytes(admin_url: str) -> bytes:
+    """Every table, index and TOAST file of the database, as on disk after a checkpoint."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        rows = conn.execute(
+            "SELECT pg_read_binary_file(pg_relation_filepath(oid)) FROM pg_class "
+            "WHERE relkind IN ('r', 'i', 't') AND pg_relation_filepath(oid) IS NOT NULL "
+            "AND pg_relation_size(oid) > 0"
+        ).fetchall()
+    return b"".join(row[0] for row in rows)
+
+
+def test_compact_removes_deleted_documents_from_every_file(
+    pg: PostgresDocumentStore, postgres_url: str
+) -> None:
+    secret = b"zanzibarquokka"
+    pg.write_text(ALICE, "secret.md", "# Secret\n\nzanzibarquokka account 4411\n")
+    pg.delete(ALICE, "secret.md")
+    assert secret in _relation_bytes(postgres_url)  # dead rows stay until compaction
+    assert pg.compact()
+    assert secret not in _relation_bytes(postgres_url)
+    assert pg.read_text(BOB, "globex.md") == "# Globex\n\nglobex plans\n"

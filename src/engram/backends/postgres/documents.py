@@ -98,6 +98,9 @@ MIGRATIONS: tuple[str, ...] = (
 _VERSION_TABLE = (
     "CREATE TABLE IF NOT EXISTS engram_documents_migrations (version integer PRIMARY KEY)"
 )
+_MAINTAIN_SINCE = 170000  # PostgreSQL 17 added the MAINTAIN privilege (VACUUM without owning)
+_CAN_MAINTAIN = "SELECT bool_and(has_table_privilege(t, 'MAINTAIN')) FROM unnest(%s::text[]) t"
+_VACUUM = "VACUUM (FULL) " + ", ".join(TABLES)
 _SET_TENANT = "SELECT set_config('app.tenant_id', %s, true)"
 _ROLE_FLAGS = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
 _UPSERT = (
@@ -151,12 +154,13 @@ class AppRole:
     password: str | None = None
 
 
-def _grant_sql(role: str) -> list[sql.Composed]:
+def _grant_sql(role: str, maintain: bool) -> list[sql.Composed]:
     ident = sql.Identifier(role)
     tables = sql.SQL(", ").join(sql.Identifier(t) for t in TABLES)
+    privileges = "SELECT, INSERT, UPDATE, DELETE" + (", MAINTAIN" if maintain else "")
     return [
         sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(ident),
-        sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(tables, ident),
+        sql.SQL("GRANT {} ON {} TO {}").format(sql.SQL(privileges), tables, ident),
     ]
 
 
@@ -184,7 +188,9 @@ def setup(admin_url: str, role: AppRole | None = None) -> str:
             _migrate(conn)
             exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role.name,))
             conn.execute(_role_sql(role, exists.fetchone() is not None))
-            for statement in _grant_sql(role.name):
+            version = conn.execute("SHOW server_version_num").fetchone()
+            maintain = version is not None and int(str(version[0])) >= _MAINTAIN_SINCE
+            for statement in _grant_sql(role.name, maintain):
                 conn.execute(statement)
     except psycopg.Error as exc:
         raise BackendError(f"document schema setup failed: {exc}") from exc
@@ -248,6 +254,22 @@ class PostgresDocumentStore(DocumentStore):
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+
+    def compact(self) -> bool:
+        """Rewrite both tables and their indexes (``VACUUM FULL``) so deleted documents
+        leave the table, TOAST and index files; False if the role may not (needs the
+        ``MAINTAIN`` privilege that :func:`setup` grants on PostgreSQL 17+)."""
+        try:
+            with psycopg.connect(self._url, autocommit=True) as conn:
+                if conn.info.server_version < _MAINTAIN_SINCE:
+                    return False
+                allowed = conn.execute(_CAN_MAINTAIN, (list(TABLES),)).fetchone()
+                if not allowed or not allowed[0]:
+                    return False
+                conn.execute(_VACUUM)
+        except psycopg.Error as exc:
+            raise BackendError(f"document compaction failed: {exc}") from exc
+        return True
 
     @contextmanager
     def transaction(self, principal: Principal) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
