@@ -1,8 +1,16 @@
-"""Session/neighbour/speaker re-ranking on hand-made candidates."""
+"""Session/neighbour/speaker re-ranking on hand-made candidates, and as a recall option."""
 
 from __future__ import annotations
 
-from engram.eval._rerank import Candidate, RerankWeights, named_speaker, rerank
+from engram.recall._context import Candidate, ContextBoost, named_speaker, rerank
+
+
+def _w(speaker: float, neighbours: float, session: float) -> ContextBoost:
+    return ContextBoost(speaker=speaker, neighbours=neighbours, session=session)
+
+
+def _ids(ranked: list[tuple[str, float]]) -> list[str]:
+    return [i for i, _ in ranked]
 
 
 def _c(id_: str, rel: float, session: str, pos: int, speaker: str = "Ann") -> Candidate:
@@ -17,19 +25,59 @@ def test_named_speaker_needs_exactly_one_whole_name() -> None:
 
 def test_without_boosts_the_order_is_relevance() -> None:
     cands = [_c("a", 0.9, "S1", 0), _c("b", 0.5, "S2", 7), _c("c", 0.4, "S3", 3)]
-    assert rerank("q", cands, RerankWeights(0, 0, 0)) == ["a", "b", "c"]
+    assert _ids(rerank("q", cands, _w(0, 0, 0))) == ["a", "b", "c"]
 
 
 def test_a_neighbour_of_a_strong_match_climbs() -> None:
     cands = [_c("hit", 0.9, "S1", 4), _c("far", 0.5, "S2", 9), _c("next", 0.45, "S1", 5)]
-    assert rerank("q", cands, RerankWeights(0, 0.3, 0)) == ["hit", "next", "far"]
+    assert _ids(rerank("q", cands, _w(0, 0.3, 0))) == ["hit", "next", "far"]
     other_session = [_c("hit", 0.9, "S1", 4), _c("far", 0.5, "S2", 9), _c("x", 0.45, "S3", 5)]
-    assert rerank("q", other_session, RerankWeights(0, 0.3, 0)) == ["hit", "far", "x"]
+    assert _ids(rerank("q", other_session, _w(0, 0.3, 0))) == ["hit", "far", "x"]
 
 
 def test_session_and_speaker_boosts() -> None:
     cands = [_c("s1", 0.5, "S1", 0), _c("s2", 0.45, "S2", 0), _c("s2b", 0.9, "S2", 9)]
-    assert rerank("q", cands, RerankWeights(0, 0, 0.5))[:2] == ["s2b", "s2"]
+    assert _ids(rerank("q", cands, _w(0, 0, 0.5)))[:2] == ["s2b", "s2"]
     bob = [_c("ann", 0.5, "S1", 0, "Ann"), _c("bob", 0.4, "S2", 0, "Bob")]
-    assert rerank("What does Bob like?", bob, RerankWeights(0.5, 0, 0)) == ["bob", "ann"]
-    assert rerank("What do they like?", bob, RerankWeights(0.5, 0, 0)) == ["ann", "bob"]
+    assert _ids(rerank("What does Bob like?", bob, _w(0.5, 0, 0))) == ["bob", "ann"]
+    assert _ids(rerank("What do they like?", bob, _w(0.5, 0, 0))) == ["ann", "bob"]
+
+
+def test_recall_context_option_reranks_the_fused_candidates() -> None:
+    from engram import Principal
+    from engram.recall import HashEmbedder
+    from engram.stores.cold import open_store
+
+    who = Principal("t", "u")
+    query = "what did Ann cook for the picnic"
+    turns = [
+        ("S1", 0, "Ann", "Ann: what did you cook for the picnic"),
+        ("S1", 1, "Bob", "Bob: a lemon tart with fresh berries"),
+        ("S2", 0, "Ann", "Ann: the weather was grey all week"),
+        ("S2", 1, "Bob", "Bob: lemon trees need sun and cook slowly"),
+    ]
+    boost = ContextBoost(pool=4)
+    with open_store("memory://", embedder=HashEmbedder()) as store:
+        store.put_many(
+            [
+                (who.namespace, f"{s}:{p}", {"text": t, "session": s, "position": p, "speaker": sp})
+                for s, p, sp, t in turns
+            ]
+        )
+        plain = store.recall(who, query, k=4)
+        boosted = store.recall(who, query, k=4, context=boost)
+    values = {r.record.id: r.record.value for r in plain}
+    candidates = [
+        Candidate(
+            r.record.id,
+            r.relevance,
+            values[r.record.id]["session"],
+            values[r.record.id]["position"],
+            values[r.record.id]["speaker"],
+        )
+        for r in plain
+    ]
+    expected = _ids(rerank(query, candidates, boost))
+    assert [r.record.id for r in boosted] == expected
+    assert [r.record.key for r in boosted] != [r.record.key for r in plain]
+    assert boosted[0].score == 1.0 and all(0 <= r.score <= 1 for r in boosted)

@@ -13,6 +13,7 @@ import itertools
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,7 @@ from engram._principal import Principal
 from engram.eval._context import line
 from engram.eval._data import Question, Turn
 from engram.eval._methods import Method
-from engram.eval._rerank import Candidate, RerankWeights, rerank
-from engram.recall import Embedder
+from engram.recall import ContextBoost, Embedder
 from engram.stores.cold import LongTermStore, Options, Recalled, open_store
 
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
@@ -105,28 +105,16 @@ def _value(turn: Turn, position: int) -> dict[str, Any]:
 
 
 class EngramContextMethod(EngramColdMethod):
-    """engram's hybrid recall, re-ranked with session, neighbour and speaker context.
+    """engram's hybrid recall with its session/neighbour/speaker context option.
 
-    The re-ranking (:mod:`engram.eval._rerank`) uses only what recall returns: each
-    turn's fused relevance and the session, position and speaker stored with it.
+    ``LongTermStore.recall(..., context=ContextBoost(...))`` re-ranks the fused
+    candidates using only what is stored with each turn (session, position, speaker).
     """
 
-    def __init__(self, embedder: Embedder, *, weights: RerankWeights | None = None) -> None:
+    def __init__(self, embedder: Embedder, *, boost: ContextBoost | None = None) -> None:
         super().__init__(embedder, name="engram hybrid + session/neighbour context")
-        self._weights = weights or RerankWeights()
+        self._boost = boost or ContextBoost()
 
-    def search(self, user: str, question: Question, k: int) -> list[str]:
-        hits = self._recall(user, question, k)
-        candidates = [_candidate(hit) for hit in hits]
-        return rerank(question.text, candidates, self._weights)[:k]
-
-
-def _candidate(hit: Recalled) -> Candidate:
-    value = hit.record.value
-    return Candidate(
-        hit.record.key,
-        hit.relevance,
-        str(value.get("session", "")),
-        int(value.get("position", -1)),
-        str(value.get("speaker", "")),
-    )
+    def _recall(self, user: str, question: Question, k: int) -> list[Recalled]:
+        boost = replace(self._boost, pool=max(self._boost.pool, k))
+        return self._open().recall(_principal(user), question.text, k=k, context=boost)

@@ -1,5 +1,6 @@
 """Pure retrieval building blocks: embedders, fusion, scoring, chunking."""
 
+from engram.recall._context import ContextBoost
 from engram.recall._embedder import Embedder, HashEmbedder, Vectors, normalise
 from engram.recall._factory import (
     EMBEDDER_HELP,
@@ -13,6 +14,7 @@ from engram.recall._local import MiniLMEmbedder
 __all__ = [
     "EMBEDDER_HELP",
     "EMBEDDER_NAMES",
+    "ContextBoost",
     "Embedder",
     "HashEmbedder",
     "MiniLMEmbedder",

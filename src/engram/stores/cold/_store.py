@@ -31,6 +31,7 @@ from engram._principal import Principal
 from engram.consolidation import Action, Existing, Fact, Resolution, Resolver, RuleResolver
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
+from engram.recall._context import Candidate, ContextBoost, rerank
 from engram.recall._embedder import Embedder
 from engram.recall._filters import parse_filter
 from engram.recall._scoring import Weights
@@ -337,20 +338,26 @@ class LongTermStore(BaseStore):
         include_expired: bool = False,
         include_superseded: bool = False,
         weights: Weights | None = None,
+        context: ContextBoost | None = None,
     ) -> list[Recalled]:
         """Hybrid recall under ``target``'s namespace, best first.
 
         Keyword and vector candidates are fused by rank, then scored
         ``alpha*recency + beta*importance + gamma*relevance``. Expired and superseded
         facts are left out unless asked; ``as_of`` returns what was valid then.
+        ``context`` re-ranks conversation turns by session, neighbours and speaker
+        (:mod:`engram.recall._context`); scores then are the boosted relevance over its max.
         """
         if k <= 0:
             raise InvalidInputError("k must be positive")
         now = self.now()
         view = View(now, None if as_of is None else utc(as_of), include_expired, include_superseded)
+        pool = k if context is None else max(k, context.pool)
         found = self._recall(
-            pipe.namespace_of(target), query, k, filter, tuple(tags), view, weights
+            pipe.namespace_of(target), query, pool, filter, tuple(tags), view, weights
         )
+        if context is not None:
+            found = _in_context(query, found, context)[:k]
         kept = [r for r in found if r.score >= min_score]
         self._refresh([r.record for r in kept])
         return kept
@@ -550,6 +557,26 @@ class _Note:
             "valid_from": self.valid_from,
             "provenance": self.provenance,
         }
+
+
+def _in_context(query: str, found: Sequence[Recalled], boost: ContextBoost) -> list[Recalled]:
+    """``found`` re-ranked by :func:`engram.recall._context.rerank`."""
+    by_id = {r.record.id: r for r in found}
+    ranked = rerank(query, [_candidate(r, boost) for r in found], boost)
+    top = max((score for _, score in ranked), default=0.0) or 1.0
+    return [replace(by_id[i], score=score / top) for i, score in ranked]
+
+
+def _candidate(hit: Recalled, boost: ContextBoost) -> Candidate:
+    value = hit.record.value
+    position = value.get(boost.position_field)
+    return Candidate(
+        hit.record.id,
+        hit.relevance,
+        str(value.get(boost.session_field, "")),
+        position if isinstance(position, int) else -1,
+        str(value.get(boost.speaker_field, "")),
+    )
 
 
 def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:
