@@ -162,4 +162,5 @@ def test_demo_exits_zero_in_a_fresh_directory(tmp_path: Path) -> None:
     assert "outbox rows for the thread: 1" in done.stdout
     assert "stage 'published'" in done.stdout and "created=False" in done.stdout
     assert (tmp_path / ".engram" / "checkpoints.db").exists()
-    assert len(ledger_rows(tmp_path / ".engram")) == 1
+    assert (tmp_path / ".engram" / "outbox.db").exists()
+    assert ledger_rows(tmp_path / ".engram") == []  # the demo ends by forgetting the user
