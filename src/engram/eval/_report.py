@@ -104,8 +104,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
         xs = [row.get(f"tokens@{b}tok", 0.0) for b in result["budgets"]]
         ys = [row.get(f"recall@{b}tok", 0.0) for b in result["budgets"]]
         ax.plot(xs, ys, marker="o", label=name)
-    for name, ref in result["reference"].items():
-        ax.scatter([ref["tokens"]], [ref["recall"]], marker="x", s=60, label=name)
+    for (name, ref), colour in zip(result["reference"].items(), ("black", "grey"), strict=False):
+        ax.scatter([ref["tokens"]], [ref["recall"]], marker="x", s=60, color=colour, label=name)
     ax.set_xscale("symlog", linthresh=500)
     ax.set_xlabel("context tokens (mean, rendered)")
     ax.set_ylabel("evidence recall")
