@@ -29,7 +29,7 @@ EMBEDDER_HELP = "Embedder: " + ", ".join(EMBEDDER_NAMES) + "."
 _HASH = re.compile(r"hash(?::(\d+))?")
 
 
-def embedder_from_name(name: str, *, threads: int | None = None) -> Embedder:
+def embedder_from_name(name: str, *, threads: int | None = 1) -> Embedder:
     """The embedder that ``name`` designates (see the module table); ``threads`` caps MiniLM."""
     name = name.strip()
     if match := _HASH.fullmatch(name):
@@ -37,15 +37,13 @@ def embedder_from_name(name: str, *, threads: int | None = None) -> Embedder:
     kind, _, detail = name.partition(":")
     if kind == "minilm" and (not detail or detail in RUNTIMES):
         # "minilm" and "minilm:auto" both leave the choice to the installation.
-        if detail:
-            return MiniLMEmbedder(runtime=detail, threads=threads)
-        return MiniLMEmbedder(threads=threads)
+        return MiniLMEmbedder(runtime=detail or "auto", threads=threads)
     if kind == "openai" and detail:
         return OpenAIEmbedder(detail)
     raise ConfigError(f"unknown embedder {name!r}; use one of: {', '.join(EMBEDDER_NAMES)}")
 
 
-def embedder_for_model_id(model_id: str, *, threads: int | None = None) -> Embedder:
+def embedder_for_model_id(model_id: str, *, threads: int | None = 1) -> Embedder:
     """The embedder that produced vectors stored under ``model_id`` (reopening a store)."""
     if model_id == MINILM_ID:
         return MiniLMEmbedder(threads=threads)
