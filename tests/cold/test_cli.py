@@ -26,7 +26,7 @@ def test_remember_recall_history_forget(tmp_path: Path) -> None:
     assert rejected.startswith("rejected\t-\tno stable tag")
     second = _run("remember", "Lives in Bergen", "--slot", "city", "--tag", "profile", *who, *emb)
     assert second.startswith(f"updated\t{key}\t")
-    lines = _run("recall", "where does she live", "--json", *who, *emb).splitlines()
+    lines = _run("recall", "where she lives", "--json", *who, *emb).splitlines()
     assert [json.loads(line)["text"] for line in lines] == ["Lives in Bergen"]
     history = _run("history", key, *who, *emb).splitlines()
     assert [h.split("\t")[-1] for h in history] == ["Lives in Oslo", "Lives in Bergen"]

@@ -17,6 +17,7 @@ from datetime import datetime
 import numpy as np
 
 from engram.recall._filters import matches
+from engram.recall._relevance import keyword_terms
 from engram.stores.cold._backend import ChangeSet, ColdBackend, Scan, Vector
 from engram.stores.cold._records import EraseCounts, MemoryRecord, Namespace, in_prefix
 
@@ -89,7 +90,7 @@ class MemoryColdBackend(ColdBackend):
         return rows[scan.offset : scan.offset + scan.limit]
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
-        terms = set(words(query))
+        terms = set(keyword_terms(query))
         docs = [(r.id, Counter(words(r.text))) for r in self._selected(scan)]
         if not terms or not docs:
             return []

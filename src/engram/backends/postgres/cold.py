@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from engram.backends.memory.cold import words
 from engram.backends.postgres import _cold_sql as q
 from engram.errors import BackendError, ConfigError, InvalidInputError, MissingDependencyError
+from engram.recall._relevance import keyword_terms
 from engram.stores.cold._backend import ChangeSet, ColdBackend, NewVersion, Scan, Vector
 from engram.stores.cold._records import (
     EraseCounts,
@@ -240,7 +240,7 @@ class PostgresColdBackend(ColdBackend):
         return [_record(r) for r in self._read(q.STALE, (model_id, limit))]
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
-        terms = words(query)
+        terms = keyword_terms(query)
         if not terms or k <= 0:
             return []
         return [r[0] for r in self._read(*q.keyword_sql(scan, q.tsquery_text(terms), k))]

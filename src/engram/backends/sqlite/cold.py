@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from engram.backends.memory.cold import words
 from engram.backends.sqlite import _cold_sql as q
 from engram.errors import BackendError
+from engram.recall._relevance import keyword_terms
 from engram.stores.cold._backend import (
     ChangeSet,
     Closure,
@@ -246,7 +246,7 @@ class SQLiteColdBackend(ColdBackend):
         return [_record(r) for r in self._read(q.STALE, (model_id, limit))]
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
-        terms = words(query)
+        terms = keyword_terms(query)
         if not terms:
             return []
         return [r[0] for r in self._read(*q.keyword_sql(scan, q.fts_query(terms), k))]

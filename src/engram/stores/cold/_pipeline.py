@@ -12,7 +12,7 @@ from langgraph.store.base import MatchCondition, get_text_at_path, tokenize_path
 
 from engram._principal import Principal
 from engram.policy import WriteCandidate
-from engram.recall._fusion import rrf
+from engram.recall._relevance import relevance as fused_relevance
 from engram.recall._scoring import Weights, combine, recency
 from engram.stores.cold._records import MemoryRecord, Namespace, Recalled, validate_namespace
 
@@ -71,8 +71,9 @@ def rank(
 
 
 def fuse(keyword: Sequence[str], vector: Sequence[tuple[str, float]]) -> dict[str, float]:
-    """Relevance in [0, 1] of every candidate, by reciprocal-rank fusion of both lists."""
-    return rrf([list(keyword), [i for i, _ in vector]])
+    """Relevance in [0, 1] of every candidate: reciprocal-rank fusion of both lists,
+    blended with the cosines normalised over the candidates."""
+    return fused_relevance(keyword, vector)
 
 
 def _matches(condition: MatchCondition, namespace: Namespace) -> bool:

@@ -34,6 +34,7 @@ from engram.policy import WriteCandidate
 from engram.recall._context import Candidate, ContextBoost, rerank
 from engram.recall._embedder import Embedder
 from engram.recall._filters import parse_filter
+from engram.recall._relevance import DEFAULT_MIN_SIMILARITY, is_relevant
 from engram.recall._scoring import Weights
 from engram.stores.cold import _pipeline as pipe
 from engram.stores.cold._backend import ChangeSet, Closure, ColdBackend, NewVersion, Scan
@@ -89,6 +90,9 @@ class Options:
     index_fields: tuple[str, ...] | None = None
     candidates: int = 50
     consolidation_neighbours: int = 5
+    min_similarity: float | None = DEFAULT_MIN_SIMILARITY
+    """``recall`` returns nothing unless the best cosine reaches this or a content word
+    of the query matches (``None``: no floor). LangGraph's ``search`` has no floor."""
 
 
 class LongTermStore(BaseStore):
@@ -342,8 +346,9 @@ class LongTermStore(BaseStore):
     ) -> list[Recalled]:
         """Hybrid recall under ``target``'s namespace, best first.
 
-        Keyword and vector candidates are fused by rank, then scored
-        ``alpha*recency + beta*importance + gamma*relevance``. Expired and superseded
+        Keyword and vector candidates are fused by rank and cosine, then scored
+        ``alpha*recency + beta*importance + gamma*relevance``; nothing when nothing is
+        relevant (``Options.min_similarity``). Expired and superseded
         facts are left out unless asked; ``as_of`` returns what was valid then.
         ``context`` re-ranks conversation turns by session, neighbours and speaker
         (:mod:`engram.recall._context`); scores then are the boosted relevance over its max.
@@ -354,7 +359,7 @@ class LongTermStore(BaseStore):
         view = View(now, None if as_of is None else utc(as_of), include_expired, include_superseded)
         pool = k if context is None else max(k, context.pool)
         found = self._recall(
-            pipe.namespace_of(target), query, pool, filter, tuple(tags), view, weights
+            pipe.namespace_of(target), query, pool, filter, tuple(tags), view, weights, True
         )
         if context is not None:
             found = _in_context(query, found, context)[:k]
@@ -423,6 +428,7 @@ class LongTermStore(BaseStore):
         tags: tuple[str, ...],
         view: View,
         weights: Weights | None = None,
+        floor: bool = False,
     ) -> list[Recalled]:
         scan = Scan(prefix, view, parse_filter(filter_), tags)
         n = max(self.options.candidates, 4 * k)
@@ -431,6 +437,8 @@ class LongTermStore(BaseStore):
         if self.embedder is not None:
             qvec = self.embedder.embed([query])[0]
             vector = self.backend.vector_candidates(scan, qvec, self.embedder.model_id, n)
+        if floor and not is_relevant(query, keyword, vector, self.options.min_similarity):
+            return []
         relevance = pipe.fuse(keyword, vector)
         signals = self.backend.signals(list(relevance))
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]

@@ -1,0 +1,229 @@
+"""Query terms and relevance of recall candidates (pure).
+
+- :func:`keyword_terms`: a query's words without English stop words (all of them when the
+  query holds nothing else), which every backend's keyword search matches.
+- :func:`relevance`: rank fusion of the keyword and vector lists, blended with the raw
+  cosine similarities normalised within the candidate set, so candidates that rank
+  fusion ties (a name matching every fact) are still told apart.
+- :func:`is_relevant`: the absolute floor: a query is answerable when its best vector
+  match reaches ``min_similarity`` or one of its content words matches a candidate.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from engram.recall._fusion import rrf
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+    ]
+)
+"""A small English stop-word list (NLTK's, minus words that carry meaning in memories)."""
+
+DEFAULT_MIN_SIMILARITY = 0.2
+"""Default floor on the best cosine similarity. With all-MiniLM-L6-v2, unrelated
+question/fact pairs score about -0.03 to 0.08 and related ones 0.3 and more."""
+
+COSINE_SHARE = 0.5
+"""Share of the normalised raw cosine in the relevance (the rest is rank fusion)."""
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (close to SQLite FTS5's unicode61 tokenizer)."""
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str) -> list[str]:
+    """``text``'s words that are not stop words."""
+    return [w for w in words(text) if w not in STOP_WORDS]
+
+
+def keyword_terms(text: str) -> list[str]:
+    """The words a keyword search matches: the content words, or every word when the
+    query is only stop words (so "who is it" still searches)."""
+    return content_words(text) or words(text)
+
+
+def relevance(
+    keyword: Sequence[str],
+    vector: Sequence[tuple[str, float]],
+    cosine_share: float = COSINE_SHARE,
+) -> dict[str, float]:
+    """Relevance in [0, 1] of every candidate: ``(1 - cosine_share) * rrf`` plus
+    ``cosine_share`` times its cosine min-max normalised over the vector candidates
+    (0 for a keyword-only candidate; 1 for every vector candidate if all cosines tie)."""
+    fused = rrf([list(keyword), [i for i, _ in vector]])
+    cosines = _normalised(vector)
+    return {
+        i: (1.0 - cosine_share) * score + cosine_share * cosines.get(i, 0.0)
+        for i, score in fused.items()
+    }
+
+
+def is_relevant(
+    query: str,
+    keyword: Sequence[str],
+    vector: Sequence[tuple[str, float]],
+    min_similarity: float | None,
+) -> bool:
+    """Whether anything in the candidates is relevant to ``query`` at all.
+
+    True when the floor is off (``None``), when a content word of the query matched a
+    keyword candidate, or when the best cosine reaches ``min_similarity``. Without an
+    embedder and without content words there is no signal, so it is True.
+    """
+    if min_similarity is None:
+        return True
+    has_content = bool(content_words(query))
+    if has_content and keyword:
+        return True
+    if vector:
+        return max(c for _, c in vector) >= min_similarity
+    return not has_content and bool(keyword)
+
+
+def _normalised(vector: Sequence[tuple[str, float]]) -> dict[str, float]:
+    if not vector:
+        return {}
+    sims = [c for _, c in vector]
+    low, high = min(sims), max(sims)
+    if high - low <= 1e-9:
+        return {i: 1.0 for i, _ in vector}
+    return {i: (c - low) / (high - low) for i, c in vector}
