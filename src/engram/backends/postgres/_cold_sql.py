@@ -116,6 +116,15 @@ HEADS = (
 )
 ERASED = "RETURNING ns, key, text <> '', embedding IS NOT NULL"
 VACUUM = f"VACUUM (FULL, ANALYZE) {TABLE}"
+BULK_ROWS = 500
+"""An insert of at least this many rows checks whether the planner's statistics are stale."""
+ANALYZE_IF_STALE = f"""DO $$ BEGIN
+    IF (SELECT n_mod_since_analyze > 500 + 0.2 * n_live_tup FROM pg_stat_user_tables
+        WHERE relid = '{TABLE}'::regclass) THEN ANALYZE {TABLE}; END IF;
+END $$"""
+"""Right after a bulk load the planner still believes the table is (nearly) empty and
+picks b-tree scans with filters over GIN/range plans; autovacuum fixes that only after
+its nap. Same rule as autovacuum's (50 rows + 10%), a little lazier."""
 
 
 HNSW_SETTINGS = (
@@ -226,12 +235,10 @@ def prefix_sql(prefix: Namespace) -> Fragment:
         return "m.tenant = %s", (prefix[0],)
     joined = join_namespace(prefix)
     upper = chr(ord(NAMESPACE_SEPARATOR) + 1)
-    return "m.tenant = %s AND (m.ns = %s OR (m.ns >= %s AND m.ns < %s))", (
-        prefix[0],
-        joined,
-        joined + NAMESPACE_SEPARATOR,
-        joined + upper,
-    )
+    # One b-tree range on (tenant, ns), then the exact rule: p itself or p + SEP + more
+    # (a label may hold other control characters, which sort inside the range).
+    sql = "m.tenant = %s AND m.ns >= %s AND m.ns < %s AND (m.ns = %s OR m.ns >= %s)"
+    return sql, (prefix[0], joined, joined + upper, joined, joined + NAMESPACE_SEPARATOR)
 
 
 def view_sql(view: View) -> Fragment:

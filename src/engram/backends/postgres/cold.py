@@ -169,6 +169,9 @@ class PostgresColdBackend(ColdBackend):
                         copy.write_row(_row(new))
             if changes.expiry:
                 cur.executemany(q.SET_EXPIRY, [(at, row_id) for row_id, at in changes.expiry])
+        if len(changes.inserts) >= q.BULK_ROWS:
+            with self._connection() as conn:
+                conn.execute(q.ANALYZE_IF_STALE)
 
     def _ensure_indexes(self, dims: Iterable[int]) -> None:
         """Create the HNSW index of each new vector dimension (before, not inside, a write)."""
