@@ -15,33 +15,16 @@ from typing import Any, TypeVar
 import click
 
 from engram._principal import Principal
+from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.config import DEFAULT_HOME
 from engram.errors import InvalidInputError
-from engram.recall import Embedder, HashEmbedder
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _embedder(name: str) -> Embedder | None:
-    if name == "none":
-        return None
-    if name == "hash":
-        return HashEmbedder(384)
-    from engram.recall import MiniLMEmbedder
-
-    chosen: Embedder = MiniLMEmbedder(threads=1)
-    return chosen
-
-
 def _options(command: F) -> F:
     for decorator in (
-        click.option(
-            "--embedder",
-            type=click.Choice(["none", "hash", "minilm"]),
-            default="none",
-            show_default=True,
-            help="Embedder for semantic search (none: keyword only).",
-        ),
+        embedder_option("none", "Embedder for semantic search.", keyword_only=True),
         click.option(
             "--root",
             type=click.Path(file_okay=False, path_type=Path),
@@ -67,7 +50,7 @@ def _store(opts: dict[str, Any]) -> Iterator[tuple[Any, Principal]]:
     from engram.backends.files import FileDocumentStore
 
     principal = Principal(opts.pop("tenant"), opts.pop("user"))
-    embedder = _embedder(opts.pop("embedder"))
+    embedder = embedder_or_none(opts.pop("embedder"))
     with FileDocumentStore(opts.pop("root"), home=opts.pop("home"), embedder=embedder) as store:
         yield store, principal
 
@@ -201,7 +184,7 @@ def sync_(url: str, admin_url: str | None, **opts: Any) -> None:
 
     if admin_url is not None:
         setup(admin_url)
-    embedder = _embedder(opts["embedder"])  # the PostgreSQL copy is embedded the same way
+    embedder = embedder_or_none(opts["embedder"])  # the PostgreSQL copy is embedded the same way
     with (
         _store(opts) as (files, principal),
         PostgresDocumentStore(url, embedder=embedder) as target,

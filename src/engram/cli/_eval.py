@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from engram.cli._embedding import embedder_option
+
 DEFAULT_OUT = Path("eval-results")
 
 _data = click.option(
@@ -28,13 +30,7 @@ _out = click.option(
     show_default=True,
     help="Folder for the JSON result, Markdown table and PNG plot.",
 )
-_embedder = click.option(
-    "--embedder",
-    type=click.Choice(["hash", "minilm"]),
-    default="minilm",
-    show_default=True,
-    help="Embedder shared by every method.",
-)
+_embedder = embedder_option("minilm", "Embedder shared by every method.")
 _quiet = click.option("--quiet", is_flag=True, help="No progress bar.")
 _cache = click.option(
     "--cache",

@@ -16,32 +16,19 @@ from typing import Any, TypeVar
 import click
 
 from engram._principal import Principal
+from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.config import DEFAULT_HOME
 from engram.memory import Memory
-from engram.recall import Embedder, HashEmbedder
 
 F = TypeVar("F", bound=Callable[..., Any])
-EMBEDDERS = ("minilm", "hash", "none")
-
-
-def _embedder(name: str) -> Embedder | None:
-    if name == "none":
-        return None
-    if name == "hash":
-        return HashEmbedder(384)
-    from engram.recall import MiniLMEmbedder
-
-    return MiniLMEmbedder(threads=1)
 
 
 def _options(command: F) -> F:
     for decorator in (
-        click.option(
-            "--embedder",
-            type=click.Choice(EMBEDDERS),
-            default="minilm",
-            show_default=True,
-            help="Embedding model (keep the one the memory was written with).",
+        embedder_option(
+            "minilm",
+            "Embedding model (keep the one the memory was written with).",
+            keyword_only=True,
         ),
         click.option("--url", default=None, help="All tiers on one PostgreSQL URL."),
         click.option(
@@ -60,7 +47,7 @@ def _options(command: F) -> F:
 
 @contextmanager
 def _memory(home: Path | None, url: str | None, embedder: str) -> Iterator[Memory]:
-    with Memory.open(home, url=url, embedder=_embedder(embedder)) as memory:
+    with Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory:
         yield memory
 
 

@@ -15,32 +15,18 @@ from typing import Any, TypeVar
 import click
 
 from engram._principal import Principal
+from engram.cli._embedding import embedder_option
 from engram.config import default_url
 from engram.policy import WritePolicy
-from engram.recall import Embedder, HashEmbedder
+from engram.recall import embedder_from_name
 from engram.stores.cold import LongTermStore, MemoryRecord, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
-EMBEDDERS = ("minilm", "hash")
-
-
-def _embedder(name: str) -> Embedder:
-    if name == "hash":
-        return HashEmbedder(384)
-    from engram.recall import MiniLMEmbedder
-
-    return MiniLMEmbedder(threads=1)
 
 
 def _options(command: F) -> F:
     for decorator in (
-        click.option(
-            "--embedder",
-            type=click.Choice(EMBEDDERS),
-            default="minilm",
-            show_default=True,
-            help="Embedding model (must match the store's).",
-        ),
+        embedder_option("minilm", "Embedding model (must match the store's)."),
         click.option(
             "--url", default=None, help=f"Cold tier URL (default: {default_url('cold')})."
         ),
@@ -53,7 +39,7 @@ def _options(command: F) -> F:
 
 @contextmanager
 def _store(url: str | None, embedder: str | None) -> Iterator[LongTermStore]:
-    chosen = _embedder(embedder) if embedder else None
+    chosen = embedder_from_name(embedder) if embedder else None
     with open_store(url, embedder=chosen, policy=WritePolicy()) as store:
         yield store
 
@@ -184,7 +170,7 @@ def forget(
 
 @memory.command("re-embed")
 @click.option("--url", default=None, help=f"Cold tier URL (default: {default_url('cold')}).")
-@click.option("--embedder", type=click.Choice(EMBEDDERS), default="minilm", show_default=True)
+@embedder_option("minilm", "The new embedding model.")
 @click.option("--batch-size", type=int, default=256, show_default=True)
 def re_embed(url: str | None, embedder: str, batch_size: int) -> None:
     """Re-embed every stored fact with a new embedding model.
@@ -192,7 +178,7 @@ def re_embed(url: str | None, embedder: str, batch_size: int) -> None:
     Example: engram memory re-embed --embedder minilm
     """
     with _store(url, None) as store:
-        done = store.re_embed(_embedder(embedder), batch_size=batch_size)
+        done = store.re_embed(embedder_from_name(embedder), batch_size=batch_size)
     click.echo(f"re-embedded {done} versions")
 
 

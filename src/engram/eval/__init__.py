@@ -13,19 +13,16 @@ from engram.eval._data import (
     load_locomo,
     load_longmemeval,
 )
-from engram.eval._embedders import EMBEDDERS, make_embedder
 from engram.eval._report import markdown, write
 
 __all__ = [
     "BENCHMARKS",
-    "EMBEDDERS",
     "Conversation",
     "Question",
     "Turn",
     "default_data_root",
     "load_locomo",
     "load_longmemeval",
-    "make_embedder",
     "markdown",
     "run_benchmark",
     "run_lifecycle_file",

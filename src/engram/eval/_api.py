@@ -9,7 +9,6 @@ from typing import Any
 
 from engram.errors import ConfigError
 from engram.eval._benchmarks import load
-from engram.eval._embedders import make_embedder
 from engram.eval._lifecycle import (
     Target,
     lifecycle_markdown,
@@ -20,7 +19,7 @@ from engram.eval._lifecycle import (
 from engram.eval._methods import BM25Method, CachedEmbedder, LangGraphDenseMethod, Method
 from engram.eval._runner import run
 from engram.eval._tokens import default_counter
-from engram.recall import Embedder
+from engram.recall import Embedder, embedder_from_name
 
 BENCHMARKS = ("locomo", "longmemeval")
 LIFECYCLE_TARGETS = {"memory": "engram.Memory", "cold": "engram.stores.cold.LongTermStore"}
@@ -34,7 +33,7 @@ def build_methods(shared: Embedder) -> list[Method]:
 
 
 def _cached(name: str, folder: Path | None) -> CachedEmbedder:
-    inner = make_embedder(name)
+    inner = embedder_from_name(name, threads=2)
     path = None if folder is None else folder / f"embeddings-{name}.npz"
     return CachedEmbedder(inner, path)
 
