@@ -4,11 +4,16 @@ Vectors are searched without extensions: the current versions of a namespace
 prefix are loaded once into a numpy matrix (cached per prefix and model, least
 recently used first out beyond ``cache_rows`` rows, dropped when a write
 touches that prefix or another process commits), and each query is one
-matrix-vector product.
+matrix-vector product on one BLAS thread (``threadpoolctl``; with more threads a
+loaded 2-core machine answered slower). Keyword searches use a second read-only
+connection, so a caller may run them while the vector product runs (both
+release the GIL).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import sqlite3
 import threading
@@ -89,6 +94,8 @@ class SQLiteColdBackend(ColdBackend):
         self._path = Path(path)
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._reader: sqlite3.Connection | None = None
+        self._reader_lock = threading.Lock()
         self._cache: OrderedDict[tuple[Namespace, str], _Matrix] = OrderedDict()
         self._cache_rows = cache_rows
         self._data_version = -1
@@ -117,6 +124,8 @@ class SQLiteColdBackend(ColdBackend):
                         for statement in statements:
                             cur.execute(statement)
                         cur.execute(q.SET_VERSION, (version,))
+            if self._reader is None:
+                self._reader = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -131,6 +140,10 @@ class SQLiteColdBackend(ColdBackend):
     def close(self) -> None:
         with self._lock:
             self._cache.clear()
+            with self._reader_lock:
+                if self._reader is not None:
+                    self._reader.close()
+                    self._reader = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -164,6 +177,16 @@ class SQLiteColdBackend(ColdBackend):
             except sqlite3.Error as exc:
                 raise BackendError(f"SQLite cold store read failed: {exc}") from exc
 
+    def _read_aside(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        """A read on the second connection: runs while the main one is busy."""
+        with self._reader_lock:
+            if self._reader is None:
+                raise BackendError("SQLite cold backend is not set up; call setup() first")
+            try:
+                return self._reader.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                raise BackendError(f"SQLite cold store read failed: {exc}") from exc
+
     # -- writes -----------------------------------------------------------------------
 
     def apply(self, changes: ChangeSet) -> None:
@@ -183,6 +206,7 @@ class SQLiteColdBackend(ColdBackend):
             rows = cur.execute(*q.erase_sql(prefix, keys)).fetchall()
             self._delete_rows(cur, [(r[0], r[3]) for r in rows])
         self._invalidate(None)
+        self._read_aside("PRAGMA shrink_memory")  # no erased page stays in its cache
         return EraseCounts(
             keys=len({(r[1], r[2]) for r in rows}),
             versions=len(rows),
@@ -249,7 +273,7 @@ class SQLiteColdBackend(ColdBackend):
         terms = keyword_terms(query)
         if not terms:
             return []
-        return [r[0] for r in self._read(*q.keyword_sql(scan, q.fts_query(terms), k))]
+        return [r[0] for r in self._read_aside(*q.keyword_sql(scan, q.fts_query(terms), k))]
 
     def vector_candidates(
         self, scan: Scan, vector: Vector, model_id: str, k: int
@@ -258,8 +282,9 @@ class SQLiteColdBackend(ColdBackend):
         if not matrix.ids:
             return []
         mask = self._mask(scan, matrix)
-        sims = matrix.vectors @ np.asarray(vector, dtype=np.float32)
-        sims = np.where(mask, sims, -np.inf)
+        with _one_blas_thread():
+            sims = matrix.vectors @ np.asarray(vector, dtype=np.float32)
+        sims[~mask] = -np.inf
         count = min(k, int(mask.sum()))
         if count == 0:
             return []
@@ -350,6 +375,25 @@ class SQLiteColdBackend(ColdBackend):
             count = len(self._cache)
             self._cache.clear()
         return count
+
+
+@functools.cache
+def _blas_controller() -> Any:
+    try:
+        return importlib.import_module("threadpoolctl").ThreadpoolController()
+    except ImportError:
+        return None
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Cap BLAS at one thread while a query's matrix-vector product runs."""
+    controller = _blas_controller()
+    if controller is None:
+        yield
+        return
+    with controller.limit(limits=1, user_api="blas"):
+        yield
 
 
 def _blob(vector: npt.NDArray[np.floating]) -> bytes:

@@ -38,6 +38,7 @@ from engram.recall._relevance import DEFAULT_MIN_SIMILARITY, is_relevant
 from engram.recall._scoring import Weights
 from engram.stores.cold import _pipeline as pipe
 from engram.stores.cold._backend import ChangeSet, Closure, ColdBackend, NewVersion, Scan
+from engram.stores.cold._candidates import candidates
 from engram.stores.cold._records import (
     ForgetReport,
     MemoryRecord,
@@ -432,11 +433,7 @@ class LongTermStore(BaseStore):
     ) -> list[Recalled]:
         scan = Scan(prefix, view, parse_filter(filter_), tags)
         n = max(self.options.candidates, 4 * k)
-        keyword = self.backend.keyword_candidates(scan, query, n)
-        vector: list[tuple[str, float]] = []
-        if self.embedder is not None:
-            qvec = self.embedder.embed([query])[0]
-            vector = self.backend.vector_candidates(scan, qvec, self.embedder.model_id, n)
+        keyword, vector = candidates(self.backend, self.embedder, scan, query, n)
         if floor and not is_relevant(query, keyword, vector, self.options.min_similarity):
             return []
         relevance = pipe.fuse(keyword, vector)
