@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from engram.recall import Embedder, HashEmbedder
+from engram.recall import Embedder, embedder_from_name
 
 Item = tuple[tuple[str, ...], str, dict[str, Any]]
 ROOT = ("bench",)
@@ -311,15 +311,9 @@ def report(rows: Sequence[Row], embedder: Embedder) -> None:
 
 
 def make_embedder(name: str, threads: int, runtime: str = "onnx") -> Embedder:
-    if name == "hash":
-        return HashEmbedder(384)
-    import engram.recall as recall
-
-    cls = getattr(recall, "MiniLMEmbedder", None)
-    if cls is None:
-        raise SystemExit("the local MiniLM embedder is not available in engram.recall")
-    embedder: Embedder = cls(runtime=runtime, threads=threads)
-    return embedder
+    """``name`` for :func:`engram.recall.embedder_from_name`; bare ``minilm`` uses ``runtime``."""
+    full = f"minilm:{runtime}" if name == "minilm" else name
+    return embedder_from_name(full, threads=threads)
 
 
 def _pin_torch_threads(threads: int) -> None:
@@ -336,7 +330,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--slow-queries", type=int, default=6, help="queries for InMemoryStore")
-    parser.add_argument("--embedder", choices=["hash", "minilm"], default="hash")
+    parser.add_argument("--embedder", default="hash", help="hash, hash:N or minilm (see --runtime)")
     parser.add_argument("--runtime", default="onnx", help="minilm runtime: onnx or numpy")
     parser.add_argument("--threads", type=int, default=1, help="embedder threads (minilm)")
     parser.add_argument(

@@ -17,17 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engram import Memory, Principal
-from engram.recall import Embedder, HashEmbedder
+from engram.recall import EMBEDDER_HELP, embedder_from_name
 
 TOPICS = ("NVDA", "AMD", "INTC", "AAPL", "GOOGL", "bonds", "dividends", "margins", "risk")
-
-
-def _embedder(name: str) -> Embedder:
-    if name == "hash":
-        return HashEmbedder(384)
-    from engram.recall import MiniLMEmbedder
-
-    return MiniLMEmbedder(threads=1)
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -65,11 +57,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--facts", type=int, default=5000)
     parser.add_argument("--docs", type=int, default=50)
     parser.add_argument("--queries", type=int, default=50)
-    parser.add_argument("--embedder", choices=("hash", "minilm"), default="hash")
+    parser.add_argument("--embedder", default="hash", help=EMBEDDER_HELP)
     args = parser.parse_args(argv)
     user = Principal("bench", "u0")
     with tempfile.TemporaryDirectory() as tmp:
-        memory = Memory.open(Path(tmp) / ".engram", embedder=_embedder(args.embedder))
+        memory = Memory.open(Path(tmp) / ".engram", embedder=embedder_from_name(args.embedder))
         with memory:
             load = _timed(lambda: _load(memory, user, args.facts, args.docs))
             print(f"loaded {args.facts} facts + {args.docs} documents in {load:.0f} ms")
