@@ -207,7 +207,8 @@ class Recalled:
 
 @dataclass(frozen=True, slots=True)
 class EraseCounts:
-    """What a backend removed: item keys, versions (rows), vectors, keyword entries."""
+    """How many things a backend removed: distinct item keys, versions (rows), vectors and
+    keyword entries (counts, not the keys themselves)."""
 
     keys: int = 0
     versions: int = 0
@@ -217,12 +218,18 @@ class EraseCounts:
 
 @dataclass(frozen=True, slots=True)
 class ForgetReport:
-    """The receipt of an erasure: what was removed and how storage was compacted."""
+    """The receipt of an erasure: how much was removed and whether storage was compacted."""
 
     namespace_prefix: Namespace
     keys: int
+    """How many distinct (namespace, key) items were erased, every version included."""
     versions: int
+    """How many versions (rows, history included) were deleted."""
     vectors: int
+    """How many stored vectors were deleted."""
     keyword_entries: int
+    """How many keyword-index entries were deleted."""
     caches_cleared: int
+    """How many in-process caches (e.g. vector matrices) were dropped."""
     compacted: bool
+    """Whether the backend compacted its storage so the bytes are unrecoverable."""
