@@ -49,7 +49,7 @@ def test_recall_context_option_reranks_the_fused_candidates() -> None:
     from engram.stores.cold import open_store
 
     who = Principal("t", "u")
-    query = "what did Ann cook for the picnic"
+    query = "what lemon dish did Ann cook for the picnic"
     turns = [
         ("S1", 0, "Ann", "Ann: what did you cook for the picnic"),
         ("S1", 1, "Bob", "Bob: a lemon tart with fresh berries"),
