@@ -34,8 +34,10 @@ test: $(VENV)/.test-installed
 	$(BIN)/mypy
 	$(BIN)/pytest
 
+# make bench BENCH=<name>: cold, hot, documents, embedders, memory_layer, context_bench, tokens_bench
+BENCH ?= cold
 bench: $(VENV)/.test-installed
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH)
 
 clean:
 	rm -rf $(VENV) .engram .pytest_cache .mypy_cache
