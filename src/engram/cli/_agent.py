@@ -24,6 +24,7 @@ import click
 from engram._memory_tiers import Locations
 from engram._principal import Principal
 from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
+from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.config import DEFAULT_HOME
 from engram.errors import ConflictError
 from engram.memory import Memory
@@ -56,13 +57,20 @@ _model = click.option(
 _tenant = click.option("--tenant", default=DEMO_TENANT, show_default=True, envvar="ENGRAM_TENANT")
 _user = click.option("--user", default=DEMO_USER, show_default=True, envvar="ENGRAM_USER")
 _json = click.option("--json", "as_json", is_flag=True, help="Print the thread status as JSON.")
-_use_memory = click.option(
+_memory_flag = click.option(
     "--memory/--no-memory",
     "use_memory",
     default=False,
     help="Recall facts and conventions from the memory layer under --home before planning; "
     "file the brief and remember stated facts after publish.",
 )
+_memory_embedder = embedder_option(
+    "minilm", "Embedder of the memory layer (with --memory).", keyword_only=True
+)
+
+
+def _use_memory(func: Callable[..., Any]) -> Callable[..., Any]:
+    return _memory_flag(_memory_embedder(func))
 
 
 def _options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -78,11 +86,11 @@ def _analyst(
 
 
 @contextmanager
-def _memory(home: Path, use_memory: bool) -> Iterator[Memory | None]:
+def _memory(home: Path, use_memory: bool, embedder: str) -> Iterator[Memory | None]:
     if not use_memory:
         yield None
         return
-    with Memory.open(home) as memory:
+    with Memory.open(home, embedder=embedder_or_none(embedder)) as memory:
         yield memory
 
 
@@ -135,6 +143,7 @@ def run_cmd(
     facts: tuple[str, ...],
     conventions: tuple[str, ...],
     use_memory: bool,
+    embedder: str,
     home: Path,
     hot_url: str | None,
     model: str,
@@ -146,7 +155,7 @@ def run_cmd(
 
     Example: engram agent run "Compare NVDA and AMD" --thread t1
     """
-    with _memory(home, use_memory) as memory:
+    with _memory(home, use_memory, embedder) as memory:
         status = _analyst(home, hot_url, model, memory).run(
             Principal(tenant, user),
             request,
@@ -165,6 +174,7 @@ def run_cmd(
 def resume_cmd(
     thread_id: str,
     use_memory: bool,
+    embedder: str,
     home: Path,
     hot_url: str | None,
     model: str,
@@ -176,7 +186,7 @@ def resume_cmd(
 
     Example: engram agent resume t1
     """
-    with _memory(home, use_memory) as memory:
+    with _memory(home, use_memory, embedder) as memory:
         status = _analyst(home, hot_url, model, memory).resume(
             Principal(tenant, user), thread_id, on_event=None if as_json else _echo_event
         )
@@ -194,6 +204,7 @@ def approve_cmd(
     draft_hash: str | None,
     approver: str | None,
     use_memory: bool,
+    embedder: str,
     home: Path,
     hot_url: str | None,
     model: str,
@@ -205,7 +216,7 @@ def approve_cmd(
 
     Example: engram agent approve t1 --draft-hash 38bfd73a6dfe
     """
-    with _memory(home, use_memory) as memory:
+    with _memory(home, use_memory, embedder) as memory:
         status = _analyst(home, hot_url, model, memory).approve(
             Principal(tenant, user),
             thread_id,
@@ -306,13 +317,14 @@ def _indent(text: str, prefix: str = "  | ") -> str:
 
 
 def _approve_in_new_process(
-    home: Path, hot_url: str | None, principal: Principal, status: ThreadStatus
+    home: Path, hot_url: str | None, principal: Principal, status: ThreadStatus, embedder: str
 ) -> str:
     """Run ``python -m engram agent approve`` in a child process and return its output."""
     assert status.draft_hash is not None
     cmd = [sys.executable, "-m", "engram", "agent", "approve", status.thread_id]
     cmd += ["--home", str(home.resolve()), "--tenant", principal.tenant_id]
     cmd += ["--user", principal.user_id, "--draft-hash", status.draft_hash[:12], "--memory"]
+    cmd += ["--embedder", embedder]
     if hot_url:
         cmd += ["--hot-url", hot_url]
     click.echo("$ python -m engram " + " ".join(shlex.quote(c) for c in cmd[3:]))
@@ -328,7 +340,10 @@ def _approve_in_new_process(
 @_hot_url
 @_tenant
 @_user
-def demo(thread_id: str | None, home: Path, hot_url: str | None, tenant: str, user: str) -> None:
+@_memory_embedder
+def demo(
+    thread_id: str | None, home: Path, hot_url: str | None, tenant: str, user: str, embedder: str
+) -> None:
     """Run the Market Analyst story on the embedded default, narrating each tier.
 
     Run, pause for approval, approve from a new process, publish exactly once, show
@@ -341,10 +356,10 @@ def demo(thread_id: str | None, home: Path, hot_url: str | None, tenant: str, us
     where = Locations.embedded(home)
     if hot_url:
         where = dataclasses.replace(where, hot_url=hot_url)
-    with Memory(where) as memory:
+    with Memory(where, embedder=embedder_or_none(embedder)) as memory:
         analyst = MarketAnalyst(home=home, hot_url=hot_url, memory=memory)
         thread_id = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
-        _demo_first_thread(analyst, memory, home, hot_url, principal, thread_id)
+        _demo_first_thread(analyst, memory, home, hot_url, principal, thread_id, embedder)
         _demo_second_thread(analyst, memory, principal, f"{thread_id}-next")
         _demo_erasure(analyst, memory, principal)
 
@@ -356,6 +371,7 @@ def _demo_first_thread(
     hot_url: str | None,
     principal: Principal,
     thread_id: str,
+    embedder: str,
 ) -> None:
     where = memory.where
     _say(
@@ -376,7 +392,7 @@ def _demo_first_thread(
     status = analyst.run(principal, DEMO_REQUEST, thread_id=thread_id, on_event=_echo_event)
     _narrate_pause(status)
     _say(f"3. A new process (pid != {os.getpid()}) approves the exact draft and publishes")
-    click.echo(_indent(_approve_in_new_process(home, hot_url, principal, status)))
+    click.echo(_indent(_approve_in_new_process(home, hot_url, principal, status, embedder)))
     _narrate_publication(analyst, principal, thread_id)
     _say("5. Checkpoint history of the thread (hot tier)")
     print_history(analyst.history(principal, thread_id))
