@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from engram import Principal
 from engram.stores.cold import LongTermStore
+from engram.stores.cold._backend import Scan
+from engram.stores.cold._records import View
 
 U1 = Principal("t", "u1")
 U10 = Principal("t", "u10")
@@ -53,3 +55,26 @@ def test_same_key_in_two_namespaces_is_two_items(store: LongTermStore) -> None:
     assert store.get(("t", "u1"), "k") is None
     item = store.get(("t", "u1", "sub"), "k")
     assert item is not None and item.value["text"] == "sub"
+
+
+def _tagged(store: LongTermStore, prefix: tuple[str, ...], *tags: str) -> set[str]:
+    view = View(store.now())
+    return {r.text for r in store.backend.scan(Scan(prefix, view, tags=tags, limit=50))}
+
+
+def test_tag_lookups_stay_in_the_namespace_and_follow_deletes(store: LongTermStore) -> None:
+    _seed(store)
+    store.remember(U1, "rides a bike to work", tags=["fact"])
+    assert _tagged(store, U1.namespace, "profile", "preference") == {
+        "the launch code word is pineapple",
+        "pineapple pizza is fine",
+    }
+    assert _tagged(store, ("t", "u1", "notes"), "preference") == {"pineapple pizza is fine"}
+    assert _tagged(store, U10.namespace, "preference") == set()
+    assert _tagged(store, ("t",), "preference") == {
+        "pineapple pizza is fine",
+        "pineapple everywhere",
+    }
+    store.forget(U1)
+    store.remember(U1, "walks to work now", tags=["fact"])  # may reuse a deleted row's slot
+    assert _tagged(store, U1.namespace, "profile", "preference", "fact") == {"walks to work now"}

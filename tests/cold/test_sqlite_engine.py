@@ -12,6 +12,8 @@ from engram.backends.sqlite import _cold_sql
 from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore, open_store
+from engram.stores.cold._backend import Scan
+from engram.stores.cold._records import View
 
 ME = Principal("t", "me")
 
@@ -69,3 +71,21 @@ def test_unset_backend_raises_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(BackendError, match="setup"):
         SQLiteColdBackend(tmp_path / "m.db").history(("t",), "k")
+
+
+def test_a_version_1_database_gains_indexed_tags_on_upgrade(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/m.db"
+    with open_store(url, embedder=HashEmbedder()) as old:
+        old.remember(ME, "prefers window seats", tags=["preference", "travel"])
+        old.remember(ME, "rides a bike to work", tags=["fact"])
+    with sqlite3.connect(tmp_path / "m.db") as conn:  # back to the version 1 schema
+        conn.execute(f"DROP TABLE {_cold_sql.TAGS}")
+        conn.execute("DELETE FROM cold_schema_version WHERE version > 1")
+    with open_store(url, embedder=HashEmbedder()) as new:
+        new.remember(ME, "avoids red-eye flights", tags=["constraint"])
+        view = View(new.now())
+        found = new.backend.scan(Scan(ME.namespace, view, tags=("preference", "constraint")))
+    assert {r.text for r in found} == {"prefers window seats", "avoids red-eye flights"}
+    with sqlite3.connect(tmp_path / "m.db") as conn:
+        tags = conn.execute(f"SELECT tag FROM {_cold_sql.TAGS} ORDER BY tag").fetchall()
+    assert [t for (t,) in tags] == ["constraint", "fact", "preference", "travel"]

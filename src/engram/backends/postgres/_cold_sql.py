@@ -57,6 +57,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"CREATE INDEX {TABLE}_expires ON {TABLE} (expires_at) WHERE expires_at IS NOT NULL",
         f"CREATE INDEX {TABLE}_tsv ON {TABLE} USING gin (tsv)",
     ),
+    (
+        # Tag lookups (``tags && ARRAY[...]``, the profile read on every recall)
+        # by a bitmap index scan instead of a scan of the tenant's rows.
+        f"CREATE INDEX IF NOT EXISTS {TABLE}_tags ON {TABLE} USING gin (tags)",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements).
 

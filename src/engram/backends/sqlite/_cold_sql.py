@@ -12,6 +12,7 @@ from engram.stores.cold._records import NAMESPACE_SEPARATOR, Namespace, View, jo
 
 TABLE = "cold_memories"
 FTS = "cold_fts"
+TAGS = "cold_tags"
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -42,6 +43,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"CREATE INDEX {TABLE}_expires ON {TABLE} (expires_at) WHERE expires_at IS NOT NULL",
         f"CREATE VIRTUAL TABLE {FTS} USING fts5(text, content='{TABLE}', content_rowid='rowid')",
     ),
+    (
+        # Tag lookups (the profile read on every recall) by index instead of
+        # decoding every row's JSON tags: one row per (namespace, tag, version),
+        # written with the version (tags never change) and deleted with it.
+        f"""CREATE TABLE {TAGS} (
+            ns TEXT NOT NULL,
+            tag TEXT NOT NULL,
+            mrow INTEGER NOT NULL,
+            PRIMARY KEY (ns, tag, mrow)
+        ) WITHOUT ROWID""",
+        f"CREATE INDEX {TAGS}_mrow ON {TAGS} (mrow)",
+        f"INSERT OR IGNORE INTO {TAGS} (ns, tag, mrow) "
+        f"SELECT m.ns, t.value, m.rowid FROM {TABLE} m, json_each(m.tags) t",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements)."""
 
@@ -58,6 +73,12 @@ FTS_INSERT = (
     f"INSERT INTO {FTS} (rowid, text) SELECT rowid, text FROM {TABLE} "
     "WHERE id IN (SELECT value FROM json_each(?)) AND text != ''"
 )
+TAGS_INSERT = (
+    f"INSERT OR IGNORE INTO {TAGS} (ns, tag, mrow) SELECT m.ns, t.value, m.rowid "
+    f"FROM {TABLE} m, json_each(m.tags) t "
+    "WHERE m.id IN (SELECT value FROM json_each(?))"
+)
+TAGS_DELETE = f"DELETE FROM {TAGS} WHERE mrow IN (SELECT value FROM json_each(?))"
 FTS_DELETE = f"INSERT INTO {FTS} ({FTS}, rowid, text) VALUES ('delete', ?, ?)"
 FTS_OPTIMIZE = f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')"
 CLOSE = f"UPDATE {TABLE} SET valid_to = ?, superseded_by = ? WHERE id = ?"
@@ -135,11 +156,15 @@ def view_sql(view: View) -> Fragment:
     return " AND ".join(parts), tuple(params)
 
 
-def tags_sql(tags: Sequence[str]) -> Fragment:
+def tags_sql(prefix: Namespace, tags: Sequence[str]) -> Fragment:
+    """Versions carrying any of ``tags``, found through the ``(ns, tag)`` index."""
     if not tags:
         return "1=1", ()
     marks = ", ".join("?" * len(tags))
-    return f"EXISTS (SELECT 1 FROM json_each(m.tags) t WHERE t.value IN ({marks}))", tuple(tags)
+    scope, params = prefix_sql(prefix)
+    scope = scope.replace("m.ns", "t.ns")
+    sql = f"m.rowid IN (SELECT t.mrow FROM {TAGS} t WHERE t.tag IN ({marks}) AND {scope})"
+    return sql, (*tags, *params)
 
 
 def where_sql(scan: Scan) -> Fragment:
@@ -148,7 +173,7 @@ def where_sql(scan: Scan) -> Fragment:
         prefix_sql(scan.prefix),
         view_sql(scan.view),
         compile_filter(scan.conditions, DIALECT),
-        tags_sql(scan.tags),
+        tags_sql(scan.prefix, scan.tags),
     )
     return " AND ".join(p[0] for p in parts), sum((p[1] for p in parts), ())
 

@@ -197,6 +197,8 @@ class SQLiteColdBackend(ColdBackend):
             cur.executemany(q.CLOSE, closures)
             cur.executemany(q.INSERT, [_row(new) for new in changes.inserts])
             cur.execute(q.FTS_INSERT, (json.dumps([n.record.id for n in changes.inserts]),))
+            tagged = json.dumps([n.record.id for n in changes.inserts if n.record.tags])
+            cur.execute(q.TAGS_INSERT, (tagged,))
             cur.executemany(q.SET_EXPIRY, expiry)
         self._invalidate(touched)
         self._patch(changes.closures, [(row_id, when) for when, row_id in expiry])
@@ -217,7 +219,9 @@ class SQLiteColdBackend(ColdBackend):
     @staticmethod
     def _delete_rows(cur: sqlite3.Cursor, rows: Sequence[tuple[int, str]]) -> None:
         cur.executemany(q.FTS_DELETE, [(rowid, text) for rowid, text in rows if text])
-        cur.execute(q.DELETE_ROWIDS, (json.dumps([rowid for rowid, _ in rows]),))
+        rowids = json.dumps([rowid for rowid, _ in rows])
+        cur.execute(q.TAGS_DELETE, (rowids,))
+        cur.execute(q.DELETE_ROWIDS, (rowids,))
 
     def compact(self) -> bool:
         with self._lock:
