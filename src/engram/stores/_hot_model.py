@@ -223,6 +223,11 @@ def owner_of(metadata: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return metadata.get(TENANT_KEY), metadata.get(USER_KEY)
 
 
+def owner_params(owner: Principal | None) -> dict[str, str | None]:
+    """SQL parameters ``tenant``/``user`` naming a thread owner (``None``: any owner)."""
+    return {"tenant": owner.tenant_id if owner else None, "user": owner.user_id if owner else None}
+
+
 def ensure_owner(principal: Principal | None, thread_id: str, tup: CheckpointTuple | None) -> None:
     """Raise unless ``principal`` (when given) owns the thread whose latest tuple is ``tup``."""
     if principal is None or tup is None:

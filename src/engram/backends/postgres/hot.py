@@ -39,6 +39,7 @@ from engram.stores._hot_model import (
     adrive,
     drive,
     is_stale_call,
+    owner_params,
 )
 from engram.stores._hot_serde import Sealed
 
@@ -280,12 +281,8 @@ async def open_async(
 # --- statements ---------------------------------------------------------------------
 
 
-def _owner(owner: Principal | None) -> dict[str, str | None]:
-    return {"tenant": owner.tenant_id if owner else None, "user": owner.user_id if owner else None}
-
-
 def list_threads(owner: Principal | None) -> Statements[list[ThreadInfo]]:
-    rows = yield LIST_THREADS_SQL, _owner(owner), True
+    rows = yield LIST_THREADS_SQL, owner_params(owner), True
     return [
         ThreadInfo(
             r["thread_id"], r["tenant_id"], r["user_id"], r["checkpoints"], r["last_checkpoint_id"]
@@ -298,7 +295,7 @@ def sizes(
     thread_ids: Sequence[str] | None, owner: Principal | None
 ) -> Statements[list[ThreadSize]]:
     threads = None if thread_ids is None else list(thread_ids)
-    found = yield SIZE_CHECKPOINTS_SQL, {"threads": threads, **_owner(owner)}, True
+    found = yield SIZE_CHECKPOINTS_SQL, {"threads": threads, **owner_params(owner)}, True
     ids = {"threads": [r["thread_id"] for r in found]}
     writes = _by_thread((yield SIZE_WRITES_SQL, ids, True))
     blobs = _by_thread((yield SIZE_BLOBS_SQL, ids, True))

@@ -32,6 +32,7 @@ from engram.stores._hot_model import (
     adrive,
     drive,
     is_stale_call,
+    owner_params,
     prune_targets,
 )
 
@@ -183,12 +184,8 @@ async def open_async(
 # --- statements -----------------------------------------------------------------
 
 
-def _owner(owner: Principal | None) -> dict[str, str | None]:
-    return {"tenant": owner.tenant_id if owner else None, "user": owner.user_id if owner else None}
-
-
 def list_threads(owner: Principal | None) -> Statements[list[ThreadInfo]]:
-    rows = yield LIST_THREADS_SQL, _owner(owner), True
+    rows = yield LIST_THREADS_SQL, owner_params(owner), True
     return [ThreadInfo(r[0], r[3], r[4], r[1], r[2]) for r in rows]
 
 
@@ -196,7 +193,7 @@ def sizes(
     thread_ids: Sequence[str] | None, owner: Principal | None
 ) -> Statements[list[ThreadSize]]:
     threads = None if thread_ids is None else json.dumps(list(thread_ids))
-    found = yield SIZE_CHECKPOINTS_SQL, {"threads": threads, **_owner(owner)}, True
+    found = yield SIZE_CHECKPOINTS_SQL, {"threads": threads, **owner_params(owner)}, True
     ids = json.dumps([r[0] for r in found])
     writes = {r[0]: (r[1], r[2]) for r in (yield SIZE_WRITES_SQL, {"threads": ids}, True)}
     return [
