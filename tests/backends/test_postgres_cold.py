@@ -198,6 +198,62 @@ def test_keyword_search_uses_the_gin_index(
     assert set(found) == expected and expected
 
 
+def test_keyword_search_uses_the_gin_index_right_after_a_bulk_load(postgres_url: str) -> None:
+    """No pending list: GIN entries go straight into the tree, so the planner need
+    not wait for a vacuum before it prefers the index over scanning the table."""
+    rng = random.Random(9)
+    vocab = _vocabulary(rng)
+    items = [
+        (("t", f"u{i % 10}"), f"k{i}", {"text": " ".join(rng.choices(vocab, k=10))})
+        for i in range(3000)
+    ]
+    with open_store(postgres_url) as store:
+        for start in range(0, len(items), 1000):
+            store.put_many(items[start : start + 1000])
+    sql, params = q.keyword_sql(_scan(("t",)), q.tsquery_text(vocab[300:303]), 50)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+        row = conn.execute("SELECT pending_tuples FROM pgstatginindex(%s)", (f"{q.TABLE}_tsv",))
+        assert row.fetchone() == (0,)
+        plan = conn.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()
+    assert plan is not None and f"{q.TABLE}_tsv" in _index_names(plan[0][0]["Plan"]), plan
+
+
+def test_signals_of_candidates_match_the_table(
+    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
+) -> None:
+    """Candidate searches hand their versions' recorded_at/importance to signals();
+    what signals() returns is what the table holds, for those and for other ids."""
+    url, vocab, _ = loaded
+    query = " ".join(vocab[120:123])
+    keyword = backend.keyword_candidates(_scan(("acme",)), query, 30)
+    vector = backend.vector_candidates(
+        _scan(("acme",)), EMBEDDER.embed([query])[0], EMBEDDER.model_id, 30
+    )
+    others = _ids_in(url, "tenant03")[:5]
+    ids = list(dict.fromkeys([*keyword, *(i for i, _ in vector), *others]))
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(q.SIGNALS, (ids,)).fetchall()
+    expected = {str(i): (at, float(importance)) for i, at, importance in rows}
+    assert backend.signals(ids) == expected and len(expected) == len(ids) > 35
+    assert backend.signals(ids) == expected  # again: now all from the table
+
+
+def test_a_typical_row_keeps_its_vector_inline(postgres_url: str) -> None:
+    """A sentence plus a 384-d vector stays in the table's page: searches read no TOAST."""
+    with open_store(postgres_url, embedder=EMBEDDER) as store:
+        store.put(("t", "u"), "k", {"text": "a typical sentence about " + "rivers " * 60})
+    with psycopg.connect(postgres_url) as conn:
+        toast = conn.execute(
+            "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = %s::regclass",
+            (q.TABLE,),
+        ).fetchone()
+        assert toast is not None
+        row = conn.execute(f"SELECT count(*) FROM {toast[0]}").fetchone()
+        size = conn.execute(f"SELECT pg_column_size(m.*) FROM {q.TABLE} m").fetchone()
+    assert row == (0,) and size is not None and size[0] > 2100
+
+
 # -- erasure, byte by byte ------------------------------------------------------------
 
 _TABLES = (

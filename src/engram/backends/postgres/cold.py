@@ -51,6 +51,41 @@ Cursor = psycopg.Cursor[tuple[Any, ...]]
 EXACT_BELOW = 1000
 """Selections with fewer embedded versions than this are searched exactly."""
 
+Signal = tuple[datetime, float]
+
+
+class _PendingSignals:
+    """``id -> (recorded_at, importance)`` of the versions candidate searches returned,
+    kept until :meth:`PostgresColdBackend.signals` asks for them (saving that query).
+
+    Both fields never change for a version id, so an entry cannot go stale; a
+    recall takes its entries out, and the whole memo is dropped past ``cap``
+    entries (searches whose signals nobody asked for) and on erasure.
+    """
+
+    def __init__(self, cap: int = 20000) -> None:
+        self._cap = cap
+        self._by_id: dict[str, Signal] = {}
+        self._lock = threading.Lock()
+
+    def note(self, rows: Iterable[tuple[str, datetime, float]]) -> None:
+        found = {i: (utc(at), float(importance)) for i, at, importance in rows}
+        with self._lock:
+            if len(self._by_id) + len(found) > self._cap:
+                self._by_id.clear()
+            self._by_id.update(found)
+
+    def take(self, ids: Sequence[str]) -> dict[str, Signal]:
+        with self._lock:
+            return {i: self._by_id.pop(i) for i in ids if i in self._by_id}
+
+    def clear(self) -> int:
+        """Drop every entry; 1 if there were any (one cache dropped), else 0."""
+        with self._lock:
+            held = bool(self._by_id)
+            self._by_id.clear()
+        return int(held)
+
 
 class PostgresColdBackend(ColdBackend):
     """Cold store in a PostgreSQL database (pgvector required).
@@ -78,6 +113,7 @@ class PostgresColdBackend(ColdBackend):
         self._pool: ConnectionPool[Connection] | None = None
         self._indexed: set[int] = set()
         self._lock = threading.Lock()
+        self._pending = _PendingSignals()
 
     # -- connections ------------------------------------------------------------------
 
@@ -171,7 +207,7 @@ class PostgresColdBackend(ColdBackend):
                 cur.executemany(q.SET_EXPIRY, [(at, row_id) for row_id, at in changes.expiry])
         if len(changes.inserts) >= q.BULK_ROWS:
             with self._connection() as conn:
-                conn.execute(q.ANALYZE_IF_STALE)
+                conn.execute(q.analyze_if_stale_sql(len(changes.inserts)))
 
     def _ensure_indexes(self, dims: Iterable[int]) -> None:
         """Create the HNSW index of each new vector dimension (before, not inside, a write)."""
@@ -183,6 +219,7 @@ class PostgresColdBackend(ColdBackend):
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         rows = self._read(*q.erase_sql(prefix, keys))  # one statement: atomic on its own
+        self._pending.clear()
         return EraseCounts(
             keys=len({(r[0], r[1]) for r in rows}),
             versions=len(rows),
@@ -225,10 +262,14 @@ class PostgresColdBackend(ColdBackend):
             return []
         return [_record(r) for r in self._read(q.FETCH, (list(ids),))]
 
-    def signals(self, ids: Sequence[str]) -> dict[str, tuple[datetime, float]]:
-        if not ids:
-            return {}
-        return {str(r[0]): (utc(r[1]), float(r[2])) for r in self._read(q.SIGNALS, (list(ids),))}
+    def signals(self, ids: Sequence[str]) -> dict[str, Signal]:
+        """From the candidate searches that returned ``ids`` when they did, else one query."""
+        found = self._pending.take(ids)
+        missing = [i for i in ids if i not in found]
+        if missing:
+            rows = self._read(q.SIGNALS, (missing,))
+            found.update((str(r[0]), (utc(r[1]), float(r[2]))) for r in rows)
+        return found
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.scan_sql(scan))]
@@ -246,7 +287,9 @@ class PostgresColdBackend(ColdBackend):
         terms = keyword_terms(query)
         if not terms or k <= 0:
             return []
-        return [r[0] for r in self._read(*q.keyword_sql(scan, q.tsquery_text(terms), k))]
+        rows = self._read(*q.keyword_sql(scan, q.tsquery_text(terms), k))
+        self._pending.note(rows)
+        return [r[0] for r in rows]
 
     def vector_candidates(
         self, scan: Scan, vector: Vector, model_id: str, k: int
@@ -254,60 +297,41 @@ class PostgresColdBackend(ColdBackend):
         query = np.ascontiguousarray(vector, dtype=np.float32)
         if k <= 0 or query.ndim != 1 or not len(query):
             return []
-        with self._search(k) as cur:
-            rows = self._nearest(cur, scan, model_id, query, k)
-        ranked = [(str(i), _similarity(d)) for i, d in rows]
+        rows = self._search(k, *q.nearest_sql(scan, model_id, query, k, self.exact_below))
+        self._pending.note((i, at, importance) for i, _, at, importance in rows)
+        ranked = [(str(i), _similarity(d)) for i, d, _, _ in rows]
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))
         return ranked[:k]
 
     def explain_vector_search(
         self, scan: Scan, vector: Vector, model_id: str, k: int
     ) -> dict[str, Any]:
-        """PostgreSQL's plan (``EXPLAIN (FORMAT JSON)``, top node) of the first query
-        :meth:`vector_candidates` runs for these arguments, with its settings."""
+        """The plan (``EXPLAIN (ANALYZE, FORMAT JSON)``, top node) of the statement
+        :meth:`vector_candidates` runs for these arguments, with its settings, keeping
+        only the nodes that ran (a branch skipped by its gate is dropped)."""
         query = np.ascontiguousarray(vector, dtype=np.float32)
-        with self._search(k) as cur:
-            exact = self._small(cur, scan.prefix)
-            sql, params = q.vector_sql(scan, model_id, query, k, exact=exact)
-            row = cur.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()
-        if row is None:
+        sql, params = q.nearest_sql(scan, model_id, query, k, self.exact_below)
+        rows = self._search(k, "EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        if not rows:
             raise BackendError("EXPLAIN returned no plan")
-        plan: dict[str, Any] = row[0][0]["Plan"]
-        return plan
+        return _executed(rows[0][0][0]["Plan"])
 
-    @contextmanager
-    def _search(self, k: int) -> Iterator[Cursor]:
-        """A read transaction with the vector-search settings, pipelined: BEGIN and
-        the settings travel with the first query (one round trip, not three)."""
-        params = q.hnsw_settings_params(max(self.ef_search, k), self.max_scan_tuples)
-        with (
-            self._connection() as conn,
-            conn.pipeline(),
-            conn.transaction(),
-            conn.cursor() as cur,
-        ):
-            cur.execute(q.HNSW_SETTINGS, params)
-            yield cur
+    def _search(self, k: int, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
+        """Run ``sql`` after the vector-search settings in one round trip.
 
-    def _nearest(
-        self, cur: Cursor, scan: Scan, model_id: str, query: Vector, k: int
-    ) -> list[tuple[Any, ...]]:
-        """Approximate (HNSW) for large selections, exact for small ones, and exact
-        again when the index scan ran out of budget before finding ``k`` rows."""
-        if not self._small(cur, scan.prefix):
-            rows = cur.execute(*q.vector_sql(scan, model_id, query, k, exact=False)).fetchall()
-            if len(rows) >= k:
-                return rows
-        return cur.execute(*q.vector_sql(scan, model_id, query, k, exact=True)).fetchall()
-
-    def _small(self, cur: Cursor, prefix: Namespace) -> bool:
-        if self.exact_below <= 0:
-            return False
-        row = cur.execute(*q.count_sql(prefix, self.exact_below)).fetchone()
-        return row is not None and int(row[0]) < self.exact_below
+        Pipelined on an autocommit connection, both statements share the implicit
+        transaction that the final Sync closes, so the ``set_config(..., true)``
+        settings hold for the search and end with it (no BEGIN/COMMIT round trips).
+        """
+        settings = q.hnsw_settings_params(max(self.ef_search, k), self.max_scan_tuples)
+        with self._connection() as conn, conn.pipeline() as pipeline:
+            conn.execute(q.HNSW_SETTINGS, settings)
+            cur = conn.execute(sql, tuple(params))
+            pipeline.sync()
+            return cur.fetchall()
 
     def clear_caches(self) -> int:
-        return 0
+        return self._pending.clear()
 
 
 def require_pgvector(version: str) -> None:
@@ -316,6 +340,12 @@ def require_pgvector(version: str) -> None:
     if len(parts) < 2 or parts < q.PGVECTOR_MINIMUM:
         wanted = ".".join(map(str, q.PGVECTOR_MINIMUM))
         raise ConfigError(f"the cold store needs pgvector >= {wanted}, found {version or 'none'}")
+
+
+def _executed(plan: dict[str, Any]) -> dict[str, Any]:
+    """``plan`` without the subtrees that never ran (``Actual Loops`` 0)."""
+    children = [_executed(c) for c in plan.get("Plans", ()) if c.get("Actual Loops", 1) > 0]
+    return {**plan, "Plans": children} if "Plans" in plan else plan
 
 
 def _similarity(distance: object) -> float:
