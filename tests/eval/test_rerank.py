@@ -5,8 +5,10 @@ from __future__ import annotations
 from engram.recall._context import Candidate, ContextBoost, named_speaker, rerank
 
 
-def _w(speaker: float, neighbours: float, session: float) -> ContextBoost:
-    return ContextBoost(speaker=speaker, neighbours=neighbours, session=session)
+def _w(speaker: float, neighbours: float, session: float, window: int = 1) -> ContextBoost:
+    return ContextBoost(
+        speaker=speaker, neighbours=neighbours, session=session, window=window, lexical=False
+    )
 
 
 def _ids(ranked: list[tuple[str, float]]) -> list[str]:
@@ -74,6 +76,8 @@ def test_recall_context_option_reranks_the_fused_candidates() -> None:
             values[r.record.id]["session"],
             values[r.record.id]["position"],
             values[r.record.id]["speaker"],
+            r.record.text,
+            r.similarity,
         )
         for r in plain
     ]
@@ -81,3 +85,40 @@ def test_recall_context_option_reranks_the_fused_candidates() -> None:
     assert [r.record.id for r in boosted] == expected
     assert [r.record.key for r in boosted] != [r.record.key for r in plain]
     assert boosted[0].score == 1.0 and all(0 <= r.score <= 1 for r in boosted)
+    assert all(r.similarity is not None for r in plain)
+
+
+def _t(id_: str, session: str, pos: int, text: str, sim: float, speaker: str = "Ann") -> Candidate:
+    return Candidate(id_, sim, session, pos, speaker, f"{speaker}: {text}", sim)
+
+
+def test_lexical_step_matches_inflected_words() -> None:
+    cands = [
+        _t("close", "S1", 0, "we had a quiet weekend at home", 0.42),
+        _t("camp", "S2", 0, "we went camping by the lake", 0.40),
+    ]
+    query = "Where has Ann camped?"
+    assert _ids(rerank(query, cands, ContextBoost(neighbours=0, session=0))) == ["camp", "close"]
+    assert _ids(rerank(query, cands, _w(0, 0, 0))) == ["close", "camp"]
+
+
+def test_lexical_step_leaves_a_named_speaker_to_the_speaker_boost() -> None:
+    cands = [
+        _t("names", "S1", 0, "Bob, Bob and Bob again, hi Bob", 0.40, "Ann"),
+        _t("dog", "S2", 0, "my dog loves the park", 0.40, "Bob"),
+    ]
+    boost = ContextBoost(speaker=0, neighbours=0, session=0)
+    assert _ids(rerank("What dog does Bob have?", cands, boost)) == ["dog", "names"]
+
+
+def test_lexical_step_without_texts_keeps_the_fused_relevance() -> None:
+    cands = [_c("a", 0.9, "S1", 0), _c("b", 0.5, "S2", 7)]
+    assert _ids(rerank("q", cands, ContextBoost(neighbours=0, session=0))) == ["a", "b"]
+
+
+def test_window_reaches_two_turns_away_at_half_weight() -> None:
+    cands = [_c("hit", 0.9, "S1", 4), _c("far", 0.5, "S2", 9), _c("two", 0.2, "S1", 6)]
+    assert _ids(rerank("q", cands, _w(0, 0.3, 0, window=1))) == ["hit", "far", "two"]
+    ranked = dict(rerank("q", cands, _w(0, 1.0, 0, window=2)))
+    assert ranked["two"] == 0.2 + 0.9 / 2
+    assert _ids(rerank("q", cands, _w(0, 1.0, 0, window=2))) == ["hit", "two", "far"]

@@ -39,9 +39,9 @@ def _cached(name: str, folder: Path | None) -> CachedEmbedder:
 
 
 def _engram_methods(embedder: Embedder) -> Sequence[Method]:
-    from engram.eval._engram import EngramColdMethod, EngramContextMethod
+    from engram.eval._engram import EngramColdMethod, EngramContextMethod, lexical_method
 
-    return (EngramColdMethod(embedder), EngramContextMethod(embedder))
+    return (EngramColdMethod(embedder), lexical_method(embedder), EngramContextMethod(embedder))
 
 
 def run_benchmark(

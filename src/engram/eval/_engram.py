@@ -104,17 +104,34 @@ def _value(turn: Turn, position: int) -> dict[str, Any]:
     }
 
 
+CONTEXT_POOL = 1000
+"""Candidates the context option re-ranks in the evaluation: every turn of a LoCoMo
+conversation (about 600), so the lexical step sees what exact-word search missed."""
+
+CONTEXT = "engram hybrid + session/neighbour context"
+LEXICAL = "engram hybrid + stemmed keywords"
+
+
 class EngramContextMethod(EngramColdMethod):
-    """engram's hybrid recall with its session/neighbour/speaker context option.
+    """engram's hybrid recall with its context option (``ContextBoost``).
 
     ``LongTermStore.recall(..., context=ContextBoost(...))`` re-ranks the fused
-    candidates using only what is stored with each turn (session, position, speaker).
+    candidates using only what is stored with each turn (text, session, position,
+    speaker): stemmed keywords, then speaker, neighbour and session boosts.
     """
 
-    def __init__(self, embedder: Embedder, *, boost: ContextBoost | None = None) -> None:
-        super().__init__(embedder, name="engram hybrid + session/neighbour context")
-        self._boost = boost or ContextBoost()
+    def __init__(
+        self, embedder: Embedder, *, boost: ContextBoost | None = None, name: str = CONTEXT
+    ) -> None:
+        super().__init__(embedder, name=name)
+        self._boost = boost or ContextBoost(pool=CONTEXT_POOL)
 
     def _recall(self, user: str, question: Question, k: int) -> list[Recalled]:
         boost = replace(self._boost, pool=max(self._boost.pool, k))
         return self._open().recall(_principal(user), question.text, k=k, context=boost)
+
+
+def lexical_method(embedder: Embedder) -> EngramContextMethod:
+    """The context option's lexical and speaker steps only (no neighbour/session boosts)."""
+    boost = ContextBoost(neighbours=0.0, session=0.0, pool=CONTEXT_POOL)
+    return EngramContextMethod(embedder, boost=boost, name=LEXICAL)

@@ -196,13 +196,15 @@ class WriteResult:
 
 @dataclass(frozen=True, slots=True)
 class Recalled:
-    """A record returned by recall with its score and the signals behind it."""
+    """A record returned by recall with its score and the signals behind it
+    (``similarity``: the query's cosine with it, None when it was no vector candidate)."""
 
     record: MemoryRecord
     score: float
     relevance: float
     recency: float
     importance: float
+    similarity: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -440,8 +440,9 @@ class LongTermStore(BaseStore):
         signals = self.backend.signals(list(relevance))
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
         records = {r.id: r for r in self.backend.fetch([b[0] for b in best])}
+        cosines = dict(vector)
         return [
-            Recalled(records[i], value, rel, rec, records[i].importance)
+            Recalled(records[i], value, rel, rec, records[i].importance, cosines.get(i))
             for i, value, rel, rec in best
             if i in records
         ]
@@ -581,6 +582,8 @@ def _candidate(hit: Recalled, boost: ContextBoost) -> Candidate:
         str(value.get(boost.session_field, "")),
         position if isinstance(position, int) else -1,
         str(value.get(boost.speaker_field, "")),
+        hit.record.text,
+        hit.similarity,
     )
 
 

@@ -1,0 +1,81 @@
+"""Stemmed keyword scoring of a candidate set (pure, no I/O).
+
+The backends' keyword search matches exact words ("camped" misses "camping") and lets a
+name that occurs in most memories (the speaker of a conversation, named in every line)
+decide ranks. :func:`bm25` re-scores recall's candidates instead: Okapi BM25 over their
+texts, words stemmed with the Snowball English stemmer, stop words dropped, inverse
+document frequencies taken over the candidates themselves, and the caller may leave out
+query words (the speaker names a context re-ranker boosts on its own).
+
+Measured on LoCoMo with MiniLM (docs/eval/results.md): as recall's keyword list this
+lifts evidence recall within 2,000 tokens from 0.777 to 0.820 (categories 1-4), and
+LongMemEval from 0.921 to 0.929.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Collection, Sequence
+from functools import lru_cache
+from typing import Any
+
+import snowballstemmer
+
+from engram.recall._relevance import content_words
+
+K1 = 1.2
+"""BM25 term-frequency saturation (the usual value)."""
+
+B = 0.75
+"""BM25 length normalisation (the usual value)."""
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-cased ``word``."""
+    return str(_stemmer().stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """Stems of ``text``'s content words (stop words dropped), in order."""
+    return [stem(w) for w in content_words(text)]
+
+
+def bm25(query: str, texts: Sequence[str], *, leave_out: Collection[str] = ()) -> list[float]:
+    """BM25 score of each of ``texts`` for ``query`` (0.0 when no query term occurs).
+
+    Document frequencies and the mean length come from ``texts``; query words whose stem
+    is the stem of a word in ``leave_out`` are ignored.
+    """
+    skip = {stem(w.lower()) for w in leave_out}
+    wanted = [t for t in dict.fromkeys(terms(query)) if t not in skip]
+    docs = [_counts(text) for text in texts]
+    if not wanted or not docs:
+        return [0.0] * len(docs)
+    lengths = [sum(d.values()) for d in docs]
+    mean = max(sum(lengths) / len(docs), 1e-9)
+    idf = {t: _idf(len(docs), sum(1 for d in docs if t in d)) for t in wanted}
+    return [
+        sum((_term(d[t], idf[t], n / mean) for t in wanted if t in d), 0.0)
+        for d, n in zip(docs, lengths, strict=True)
+    ]
+
+
+@lru_cache(maxsize=16384)
+def _counts(text: str) -> Counter[str]:
+    """Term counts of a candidate text (cached: the same memories recur across queries)."""
+    return Counter(terms(text))
+
+
+def _idf(n_docs: int, n_with: int) -> float:
+    return math.log(1.0 + (n_docs - n_with + 0.5) / (n_with + 0.5))
+
+
+def _term(tf: int, idf: float, relative_length: float) -> float:
+    return idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * relative_length))
