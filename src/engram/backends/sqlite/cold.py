@@ -3,17 +3,16 @@
 Vectors are searched without extensions: the current versions of a namespace
 prefix are loaded once into a numpy matrix (cached per prefix and model, least
 recently used first out beyond ``cache_rows`` rows, dropped when a write
-touches that prefix or another process commits), and each query is one
-matrix-vector product on one BLAS thread (``threadpoolctl``; with more threads a
-loaded 2-core machine answered slower). Keyword searches use a second read-only
+touches that prefix or another process commits), and searched exactly by
+:class:`~engram.backends.sqlite._vectors.NearestRows` (an int8 first pass over
+large matrices, a float32 one over small ones, then the few rows that can reach
+the top k rescored; one thread). Keyword searches use a second read-only
 connection, so a caller may run them while the vector product runs (both
 release the GIL).
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
 import json
 import sqlite3
 import threading
@@ -29,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.backends.sqlite import _cold_sql as q
+from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError
 from engram.recall._relevance import keyword_terms
 from engram.stores.cold._backend import (
@@ -66,7 +66,7 @@ class _Matrix:
 
     ids: list[str]
     rowids: npt.NDArray[np.int64]
-    vectors: npt.NDArray[np.float32]
+    nearest: NearestRows
     opens: npt.NDArray[np.float64]
     closes: npt.NDArray[np.float64]
     expires: npt.NDArray[np.float64]
@@ -90,8 +90,15 @@ class _Matrix:
 class SQLiteColdBackend(ColdBackend):
     """Cold store in a SQLite file (WAL mode); one connection guarded by a lock."""
 
-    def __init__(self, path: str | Path, *, cache_rows: int = 1_000_000) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        cache_rows: int = 1_000_000,
+        quantize_from: int | None = QUANTIZE_FROM,
+    ) -> None:
         self._path = Path(path)
+        self._quantize_from = quantize_from
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._reader: sqlite3.Connection | None = None
@@ -286,15 +293,11 @@ class SQLiteColdBackend(ColdBackend):
         if not matrix.ids:
             return []
         mask = self._mask(scan, matrix)
-        with _one_blas_thread():
-            sims = matrix.vectors @ np.asarray(vector, dtype=np.float32)
-        sims[~mask] = -np.inf
-        count = min(k, int(mask.sum()))
-        if count == 0:
-            return []
-        top = np.argpartition(-sims, count - 1)[:count]
-        order = top[np.lexsort((np.array([matrix.ids[i] for i in top]), -sims[top]))]
-        return [(matrix.ids[i], float(sims[i])) for i in order]
+        query = np.asarray(vector, dtype=np.float32)
+        rows, sims = matrix.nearest.candidates(query, None if mask.all() else mask, k)
+        ids = [matrix.ids[i] for i in rows]
+        order = np.lexsort((np.array(ids), -sims))[:k]
+        return [(ids[i], float(sims[i])) for i in order]
 
     def _mask(self, scan: Scan, matrix: _Matrix) -> npt.NDArray[np.bool_]:
         view = scan.view
@@ -339,7 +342,9 @@ class SQLiteColdBackend(ColdBackend):
         expires = np.array([inf if r[6] is None else r[6] for r in rows] if with_bounds else [])
         rowids = np.array([r[0] for r in rows], dtype=np.int64)
         index = {row_id: at for at, row_id in enumerate(ids)} if with_bounds else {}
-        return _Matrix(ids, rowids, vectors, opens, closes, expires, index)
+        # only cached matrices are worth an int8 copy (built on their first search)
+        nearest = NearestRows(vectors, quantize_from=self._quantize_from if with_bounds else None)
+        return _Matrix(ids, rowids, nearest, opens, closes, expires, index)
 
     # -- caches -----------------------------------------------------------------------
 
@@ -379,25 +384,6 @@ class SQLiteColdBackend(ColdBackend):
             count = len(self._cache)
             self._cache.clear()
         return count
-
-
-@functools.cache
-def _blas_controller() -> Any:
-    try:
-        return importlib.import_module("threadpoolctl").ThreadpoolController()
-    except ImportError:
-        return None
-
-
-@contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    """Cap BLAS at one thread while a query's matrix-vector product runs."""
-    controller = _blas_controller()
-    if controller is None:
-        yield
-        return
-    with controller.limit(limits=1, user_api="blas"):
-        yield
 
 
 def _blob(vector: npt.NDArray[np.floating]) -> bytes:
