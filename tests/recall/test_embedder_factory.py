@@ -21,7 +21,13 @@ def test_hash_names() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "runtime"), [("minilm", "auto"), ("minilm:numpy", "numpy"), ("minilm:onnx", "onnx")]
+    ("name", "runtime"),
+    [
+        ("minilm", "auto"),
+        ("minilm:numpy", "numpy"),
+        ("minilm:onnx", "onnx"),
+        ("minilm:onnx-int8", "onnx-int8"),
+    ],
 )
 def test_minilm_names(name: str, runtime: str) -> None:
     embedder = embedder_from_name(name, threads=1)
@@ -40,11 +46,19 @@ def test_unknown_names_are_config_errors(name: str) -> None:
         embedder_from_name(name)
 
 
-@pytest.mark.parametrize("name", ["hash:32", "minilm", "openai:text-embedding-3-large"])
+@pytest.mark.parametrize(
+    "name", ["hash:32", "minilm", "minilm:onnx-int8", "openai:text-embedding-3-large"]
+)
 def test_model_ids_round_trip(name: str) -> None:
     embedder = embedder_from_name(name)
     again = embedder_for_model_id(embedder.model_id)
     assert type(again) is type(embedder) and again.model_id == embedder.model_id
+
+
+def test_int8_vectors_never_share_the_float32_model_id() -> None:
+    exact, int8 = embedder_from_name("minilm:onnx"), embedder_from_name("minilm:onnx-int8")
+    assert exact.model_id == embedder_from_name("minilm:numpy").model_id
+    assert int8.model_id != exact.model_id and int8.model_id.endswith(":onnx-int8")
 
 
 def test_dimensioned_openai_ids_round_trip() -> None:

@@ -7,6 +7,8 @@ name                   embedder
 ``minilm``             :class:`MiniLMEmbedder`, runtime ``auto`` (onnx if installed)
 ``minilm:numpy``       all-MiniLM-L6-v2 run by numpy (extra ``local``)
 ``minilm:onnx``        all-MiniLM-L6-v2 run by onnxruntime (extra ``onnx``)
+``minilm:onnx-int8``   the same in int8: faster, approximate vectors (cosine about
+                       0.99 to the reference) under their own model id; opt-in
 ``openai:MODEL``       :class:`OpenAIEmbedder` for MODEL (``$OPENAI_BASE_URL``,
                        ``$OPENAI_API_KEY``)
 =====================  ============================================================
@@ -19,10 +21,18 @@ import re
 from engram.errors import ConfigError
 from engram.recall._embedder import Embedder, HashEmbedder
 from engram.recall._http import OpenAIEmbedder
+from engram.recall._local import INT8_MODEL_ID, INT8_RUNTIME, RUNTIMES, MiniLMEmbedder
 from engram.recall._local import MODEL_ID as MINILM_ID
-from engram.recall._local import RUNTIMES, MiniLMEmbedder
 
-EMBEDDER_NAMES = ("hash", "hash:N", "minilm", "minilm:numpy", "minilm:onnx", "openai:MODEL")
+EMBEDDER_NAMES = (
+    "hash",
+    "hash:N",
+    "minilm",
+    "minilm:numpy",
+    "minilm:onnx",
+    "minilm:onnx-int8",
+    "openai:MODEL",
+)
 EMBEDDER_HELP = "Embedder: " + ", ".join(EMBEDDER_NAMES) + "."
 """One line for a CLI option's help."""
 
@@ -47,6 +57,8 @@ def embedder_for_model_id(model_id: str, *, threads: int | None = 1) -> Embedder
     """The embedder that produced vectors stored under ``model_id`` (reopening a store)."""
     if model_id == MINILM_ID:
         return MiniLMEmbedder(threads=threads)
+    if model_id == INT8_MODEL_ID:
+        return MiniLMEmbedder(runtime=INT8_RUNTIME, threads=threads)
     if match := re.fullmatch(r"engram-hash-(\d+)", model_id):
         return HashEmbedder(int(match.group(1)))
     if match := re.fullmatch(r"openai:([^@]+)(?:@(\d+))?", model_id):
