@@ -254,6 +254,26 @@ def test_a_typical_row_keeps_its_vector_inline(postgres_url: str) -> None:
     assert row == (0,) and size is not None and size[0] > 2100
 
 
+def test_repeated_searches_are_planned_for_their_own_tenant(
+    loaded: tuple[str, list[str], dict[str, str]],
+) -> None:
+    """Prepared after a few runs, a search still gets a plan for its values (a GIN scan
+    for the big tenant, a b-tree one for a small tenant), never one generic plan."""
+    _, vocab, _ = loaded
+    vector = EMBEDDER.embed([" ".join(vocab[10:13])])[0]
+    for backend in _backend(loaded[0], max_connections=1):
+        for tenant in ["acme"] * 8 + ["tenant05"] * 8:
+            assert backend.keyword_candidates(_scan((tenant,)), " ".join(vocab[10:13]), K)
+            assert (
+                len(backend.vector_candidates(_scan((tenant,)), vector, EMBEDDER.model_id, K)) == K
+            )
+        with backend.pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT sum(generic_plans), sum(custom_plans) FROM pg_prepared_statements"
+            ).fetchone()
+    assert rows is not None and rows[0] == 0 and rows[1] >= 16, rows
+
+
 # -- erasure, byte by byte ------------------------------------------------------------
 
 _TABLES = (

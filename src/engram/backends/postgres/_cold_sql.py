@@ -159,6 +159,17 @@ def analyze_if_stale_sql(inserted: int) -> str:
 END $$"""
 
 
+SESSION_SETTINGS = "SET jit = off; SET plan_cache_mode = force_custom_plan"
+"""Settings of the backend's pooled sessions.
+
+``jit``: compiling a plan takes tens of milliseconds, more than any of these
+statements runs; PostgreSQL would start doing it once a large table pushes a
+search's estimated cost past ``jit_above_cost``. ``plan_cache_mode``: psycopg
+prepares a statement run five times, after which PostgreSQL may switch to one
+generic plan for every parameter value; a tenant's size decides between a GIN and
+a b-tree plan, so each execution is planned for its own values.
+"""
+
 HNSW_SETTINGS = (
     "SELECT set_config('hnsw.ef_search', %s, true), "
     "set_config('hnsw.iterative_scan', 'relaxed_order', true), "

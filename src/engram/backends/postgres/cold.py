@@ -144,7 +144,7 @@ class PostgresColdBackend(ColdBackend):
             self._dsn,
             min_size=1,
             max_size=self._max_connections,
-            configure=register_vector,
+            configure=_configure,
             kwargs={"autocommit": True},
             open=False,
         )
@@ -332,6 +332,12 @@ class PostgresColdBackend(ColdBackend):
 
     def clear_caches(self) -> int:
         return self._pending.clear()
+
+
+def _configure(conn: Connection) -> None:
+    """A new pooled connection: pgvector's binary adapters and the session settings."""
+    register_vector(conn)
+    conn.execute(q.SESSION_SETTINGS)
 
 
 def require_pgvector(version: str) -> None:
