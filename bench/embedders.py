@@ -1,23 +1,32 @@
-"""Embedding runtimes side by side: ingestion items/s and query-embedding latency.
+"""Embedding runtimes side by side: ingestion items/s, CPU per item, FLOP rate, query latency.
 
-    .venv/bin/python -m bench embedders                      # numpy, onnx, torch; 1 and 2 threads
+    .venv/bin/python -m bench embedders              # numpy, onnx, onnx-int8, torch; 1, 2 threads
     .venv/bin/python -m bench embedders --items 300 --repeats 1 --threads 1   # a smoke run
-    .venv/bin/python -m bench embedders --batch 16,32,64 --runtimes numpy,onnx
+    .venv/bin/python -m bench embedders --batch 16,32,64 --runtimes onnx,onnx-int8
+    .venv/bin/python -m bench embedders --corpus facts,cold,locomo,longmemeval --runtimes onnx
+    .venv/bin/python -m bench embedders --ort-options  # onnxruntime session options
 
-Every runtime embeds the same short facts (6-16 words, like remembered
-preferences) and the same one-line queries. Each runtime runs in its own
-process (so no runtime's idle threads slow another), one after the other;
-the figures are medians over rounds.
-Threads are set explicitly for each runtime (BLAS via threadpoolctl,
-onnxruntime session options, ``torch.set_num_threads``). ``/cpu-s`` is items
-per second of process CPU time (all threads): on a busy machine it tells what
-the runtime costs when wall-clock rates are diluted by other processes.
-``cos min`` is the lowest cosine to sentence-transformers' vectors.
+Corpora (``tok/item`` counts WordPieces with [CLS] and [SEP]):
+``facts`` - short memory facts (6-16 words, like remembered preferences): the
+realistic memory items the ingestion target is about; ``cold`` - bench/cold.py's
+pseudo-words (2-4 syllables each, ~2x the tokens of English facts); ``locomo`` /
+``longmemeval`` - conversation turns from ../shared/data (longer than facts).
+
+Every runtime embeds the same texts and the same one-line queries, each in its
+own process (so no runtime's idle threads slow another), one after the other;
+figures are medians over rounds. ``threads`` 2 runs two batches at once on the
+onnx runtimes (BLAS threads for numpy, ``torch.set_num_threads`` for torch).
+``cpu ms`` is process CPU time (all threads) per item: on a busy machine it
+says what a runtime costs when wall-clock rates are diluted by other processes.
+``GF/cpu-s`` is the float work done (6 layers' matrix products and attention on
+the padded batches, ~21 MFLOP per token) per CPU-second. ``cos min/mean`` compare
+with sentence-transformers over 400 texts mixed from every corpus.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -32,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from engram.recall import HashEmbedder, MiniLMEmbedder
-from engram.recall._local import locate_model_dir
+from engram.recall._local import length_batches, load_tokenizer, locate_model_dir
 
 EmbedFn = Callable[[Sequence[str]], Any]
 
@@ -50,6 +59,8 @@ _OBJECTS = [
     "charts instead of tables",
 ]
 _TAILS = ["", " since 2019", " for the retirement account", " because of tax rules", " lately"]
+FLOP_PER_TOKEN = 6 * 2 * (384 * 1152 + 384 * 384 + 2 * 384 * 1536)
+"""all-MiniLM-L6-v2: Q/K/V, attention output and the two feed-forward products, 6 layers."""
 
 
 def facts(n: int, seed: int = 3) -> list[str]:
@@ -60,10 +71,52 @@ def facts(n: int, seed: int = 3) -> list[str]:
     ]
 
 
+def _turns(kind: str) -> list[str]:
+    from engram.eval._data import load_locomo, load_longmemeval
+
+    if kind == "locomo":
+        return [t.text for c in load_locomo() for t in c.turns]
+    return [t.text for t in load_longmemeval().turns]
+
+
+def corpus(kind: str, n: int, seed: int = 1) -> list[str]:
+    """``n`` texts of one corpus (see the module help); turns are sampled, repeating if short."""
+    if kind == "facts":
+        return facts(n)
+    if kind == "cold":
+        from bench.cold import corpus as cold_corpus
+
+        return [str(value["text"]) for _, _, value in cold_corpus(n)[0]]
+    pool = _turns(kind)
+    return random.Random(seed).choices(pool, k=n)
+
+
+def diverse(each: int = 100) -> list[str]:
+    """The agreement sample: ``each`` texts from every corpus."""
+    return [t for kind in CORPORA for t in corpus(kind, each, seed=2)]
+
+
+CORPORA = ("facts", "cold", "locomo", "longmemeval")
+
+
 def questions(n: int, seed: int = 5) -> list[str]:
     rng = random.Random(seed)
     topics = ["risk", "reports", "tickers", "ETFs", "email", "dividends", "charts", "taxes"]
     return [f"what does the user think about {rng.choice(topics)}?" for _ in range(n)]
+
+
+def token_counts(texts: Sequence[str]) -> list[int]:
+    tokenizer = load_tokenizer(locate_model_dir())
+    return [len(e.ids) for e in tokenizer.encode_batch(list(texts))]
+
+
+def padded_flop(lengths: Sequence[int], batch: int) -> float:
+    """FLOP of the padded batches the embedder runs (texts sorted by length)."""
+    total = 0.0
+    for rows in length_batches(lengths, batch):
+        width = max(lengths[i] for i in rows)
+        total += len(rows) * (width * FLOP_PER_TOKEN + 6 * 4 * width * width * 384)
+    return total
 
 
 @dataclass
@@ -71,12 +124,15 @@ class Runtime:
     name: str
     threads: int
     batch: int
+    corpus: str
     embed: EmbedFn
     load_s: float
     ingest: list[float] = field(default_factory=list)
-    per_cpu_s: list[float] = field(default_factory=list)
+    cpu_s: list[float] = field(default_factory=list)
     query_ms: list[float] = field(default_factory=list)
-    cos_min: float | None = None
+    tokens: float = 0.0
+    flop: float = 0.0
+    cos: tuple[float, float] | None = None
 
 
 def _torch(threads: int, batch: int) -> EmbedFn:
@@ -92,7 +148,7 @@ def _torch(threads: int, batch: int) -> EmbedFn:
     return embed
 
 
-def _open(name: str, threads: int, batch: int) -> Runtime:
+def _open(name: str, threads: int, batch: int, kind: str) -> Runtime:
     start = time.perf_counter()
     if name == "torch":
         embed = _torch(threads, batch)
@@ -101,14 +157,14 @@ def _open(name: str, threads: int, batch: int) -> Runtime:
     else:
         embed = MiniLMEmbedder(runtime=name, threads=threads, batch_size=batch).embed
     embed(["warm up the model"])
-    return Runtime(name, threads, batch, embed, time.perf_counter() - start)
+    return Runtime(name, threads, batch, kind, embed, time.perf_counter() - start)
 
 
-def _round(runtime: Runtime, corpus: list[str], queries: list[str]) -> None:
+def _round(runtime: Runtime, texts: list[str], queries: list[str]) -> None:
     start, cpu = time.perf_counter(), time.process_time()
-    runtime.embed(corpus)
-    runtime.ingest.append(len(corpus) / (time.perf_counter() - start))
-    runtime.per_cpu_s.append(len(corpus) / (time.process_time() - cpu))
+    runtime.embed(texts)
+    runtime.ingest.append(len(texts) / (time.perf_counter() - start))
+    runtime.cpu_s.append((time.process_time() - cpu) / len(texts))
     for query in queries:
         start = time.perf_counter()
         runtime.embed([query])
@@ -117,13 +173,13 @@ def _round(runtime: Runtime, corpus: list[str], queries: list[str]) -> None:
 
 def _worker(args: argparse.Namespace) -> int:
     """One runtime in this process: rounds of ingestion and queries, printed as JSON."""
-    name, threads, batch = args.worker.split(":")
-    corpus, queries = facts(args.items), questions(args.queries)
-    runtime = _open(name, int(threads), int(batch))
+    name, threads, batch, kind = args.worker.split(":")
+    texts, queries = corpus(kind, args.items), questions(args.queries)
+    runtime = _open(name, int(threads), int(batch), kind)
     for _ in range(args.repeats):
-        _round(runtime, corpus, queries)
-    sample = np.asarray(runtime.embed(corpus[:200]), dtype=np.float32)
-    result = {k: getattr(runtime, k) for k in ("load_s", "ingest", "per_cpu_s", "query_ms")}
+        _round(runtime, texts, queries)
+    sample = np.asarray(runtime.embed(diverse()), dtype=np.float32)
+    result = {k: getattr(runtime, k) for k in ("load_s", "ingest", "cpu_s", "query_ms")}
     print(json.dumps({**result, "sample": sample.tolist()}))
     return 0
 
@@ -134,10 +190,13 @@ def _spawn(spec: str, args: argparse.Namespace) -> tuple[Runtime, Any]:
     command += ["--repeats", str(args.repeats)]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     data = json.loads(done.stdout.strip().splitlines()[-1])
-    name, threads, batch = spec.split(":")
-    runtime = Runtime(name, int(threads), int(batch), HashEmbedder(8).embed, data["load_s"])
-    runtime.ingest, runtime.per_cpu_s = data["ingest"], data["per_cpu_s"]
+    name, threads, batch, kind = spec.split(":")
+    runtime = Runtime(name, int(threads), int(batch), kind, HashEmbedder(8).embed, data["load_s"])
+    runtime.ingest, runtime.cpu_s = data["ingest"], data["cpu_s"]
     runtime.query_ms = data["query_ms"]
+    lengths = token_counts(corpus(kind, args.items))
+    runtime.tokens = statistics.mean(lengths)
+    runtime.flop = padded_flop(lengths, int(batch)) / len(lengths)
     return runtime, np.asarray(data["sample"], dtype=np.float32)
 
 
@@ -147,7 +206,8 @@ def _agreement(runtimes: list[Runtime], samples: list[Any]) -> None:
         return
     for runtime, sample in zip(runtimes, samples, strict=True):
         if runtime.name != "hash":
-            runtime.cos_min = float((sample * reference).sum(1).min())
+            cosines = (sample * reference).sum(1)
+            runtime.cos = (float(cosines.min()), float(cosines.mean()))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -155,25 +215,62 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def report(runtimes: list[Runtime]) -> None:
-    torch_rate = {
-        (r.threads, r.batch): statistics.median(r.ingest) for r in runtimes if r.name == "torch"
-    }
     print(
-        f"{'runtime':<8}{'thr':>4}{'batch':>6}{'items/s':>9}{'min..max':>13}{'vs torch':>9}"
-        f"{'/cpu-s':>8}"
-        f"{'q p50 ms':>10}{'q p95 ms':>10}{'load s':>8}{'cos min':>9}"
+        f"{'corpus':<12}{'tok/item':>9}{'runtime':>10}{'thr':>4}{'batch':>6}{'items/s':>8}"
+        f"{'min..max':>10}{'cpu ms':>7}{'GF/s':>6}{'GF/cpu-s':>9}"
+        f"{'q p50 ms':>9}{'q p95':>6}{'load s':>7}{'cos min':>8}{'mean':>8}"
     )
     for r in runtimes:
-        rate = statistics.median(r.ingest)
-        base = torch_rate.get((r.threads, r.batch))
-        ratio = f"{rate / base:.2f}x" if base else "-"
+        rate, cpu = statistics.median(r.ingest), statistics.median(r.cpu_s)
         spread = f"{min(r.ingest):.0f}..{max(r.ingest):.0f}"
-        cos = f"{r.cos_min:.5f}" if r.cos_min is not None else "-"
-        per_cpu = statistics.median(r.per_cpu_s)
+        cos = f"{r.cos[0]:>8.4f}{r.cos[1]:>8.4f}" if r.cos is not None else f"{'-':>8}{'-':>8}"
         print(
-            f"{r.name:<8}{r.threads:>4}{r.batch:>6}{rate:>9.0f}{spread:>13}{ratio:>9}{per_cpu:>8.0f}"
-            f"{_pct(r.query_ms, 50):>10.1f}{_pct(r.query_ms, 95):>10.1f}{r.load_s:>8.1f}{cos:>9}"
+            f"{r.corpus:<12}{r.tokens:>9.1f}{r.name:>10}{r.threads:>4}{r.batch:>6}{rate:>8.0f}"
+            f"{spread:>10}{cpu * 1000:>7.2f}{r.flop * rate / 1e9:>6.0f}{r.flop / cpu / 1e9:>9.0f}"
+            f"{_pct(r.query_ms, 50):>9.1f}{_pct(r.query_ms, 95):>6.1f}{r.load_s:>7.1f}{cos}"
         )
+
+
+def ort_options(args: argparse.Namespace) -> int:
+    """onnxruntime session options side by side in ONE process, rounds interleaved."""
+    import onnxruntime as ort
+
+    from engram.recall._bert import BertWeights
+    from engram.recall._local import mean_pool, pad_batch
+    from engram.recall._onnx import build_model
+
+    model_dir = locate_model_dir()
+    model, texts = build_model(BertWeights.load(model_dir)), corpus("facts", args.items)
+    encodings = [e.ids for e in load_tokenizer(model_dir).encode_batch(texts)]
+    levels = {"all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}
+    levels["basic"] = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+
+    def session(threads: int, spin: str, level: str) -> Any:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", spin)
+        options.graph_optimization_level = levels[level]
+        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+    grid = [(1, "0", "all"), (1, "0", "basic"), (2, "0", "all"), (2, "1", "all"), (1, "1", "all")]
+    sessions = {spec: session(*spec) for spec in grid}
+    batches = [int(b) for b in _csv(args.batch)]
+    times: dict[tuple[Any, int], list[tuple[float, float]]] = {}
+    for _, spec, batch in itertools.product(range(args.repeats), grid, batches):
+        start, cpu = time.perf_counter(), time.process_time()
+        for rows in length_batches([len(e) for e in encodings], batch):
+            ids, mask = pad_batch([encodings[i] for i in rows])
+            feed = {"input_ids": ids, "attention_mask": mask}
+            mean_pool(sessions[spec].run(["hidden"], feed)[0], mask)
+        took = (time.perf_counter() - start, time.process_time() - cpu)
+        times.setdefault((spec, batch), []).append(took)
+    print(f"facts corpus, {len(texts)} items x {args.repeats} interleaved rounds, one process")
+    print(f"{'intra-op':>8}{'spin':>5}{'opt':>6}{'batch':>6}{'items/s':>8}{'cpu ms/item':>12}")
+    for (spec, batch), runs in times.items():
+        wall, cpu = (statistics.median(x[i] for x in runs) for i in (0, 1))
+        print(f"{spec[0]:>8}{spec[1]:>5}{spec[2]:>6}{batch:>6}{len(texts) / wall:>8.0f}", end="")
+        print(f"{cpu / len(texts) * 1000:>12.2f}")
+    return 0
 
 
 def _csv(text: str) -> list[str]:
@@ -181,19 +278,32 @@ def _csv(text: str) -> list[str]:
 
 
 def main(argv: Sequence[str] = ()) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench embedders", description=__doc__)
-    parser.add_argument("--items", type=int, default=1000, help="facts embedded per round")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench embedders",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--items", type=int, default=1000, help="texts embedded per round")
     parser.add_argument("--queries", type=int, default=50, help="single-query embeddings per round")
     parser.add_argument("--repeats", type=int, default=3, help="rounds per runtime")
     parser.add_argument("--threads", default="1,2", help="thread counts to try (comma list)")
     parser.add_argument("--batch", default="32", help="batch sizes to try (comma list)")
-    parser.add_argument("--runtimes", default="numpy,onnx,torch", help="numpy, onnx, torch, hash")
+    parser.add_argument(
+        "--runtimes",
+        default="numpy,onnx,onnx-int8,torch",
+        help="numpy, onnx, onnx-int8, torch, hash",
+    )
+    parser.add_argument("--corpus", default="facts", help="facts, cold, locomo, longmemeval")
+    parser.add_argument("--ort-options", action="store_true", help="compare onnxruntime options")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv))
     if args.worker:
         return _worker(args)
+    if args.ort_options:
+        return ort_options(args)
     specs = [
-        f"{name}:{threads}:{batch}"
+        f"{name}:{threads}:{batch}:{kind}"
+        for kind in _csv(args.corpus)
         for threads in _csv(args.threads)
         for batch in _csv(args.batch)
         for name in _csv(args.runtimes)
@@ -202,8 +312,8 @@ def main(argv: Sequence[str] = ()) -> int:
     runtimes, samples = [r for r, _ in results], [s for _, s in results]
     _agreement(runtimes, samples)
     load = os.getloadavg()
-    cores = os.cpu_count()
-    print(f"{args.items} facts x {args.repeats} rounds; load average {load[0]:.1f}, {cores} cores")
+    print(f"{args.items} texts x {args.repeats} rounds; load average {load[0]:.1f}, ", end="")
+    print(f"{os.cpu_count()} cores")
     report(runtimes)
     return 0
 
