@@ -57,6 +57,10 @@ PRAGMAS = (
     "PRAGMA synchronous=NORMAL",
     "PRAGMA busy_timeout=5000",
     "PRAGMA secure_delete=ON",
+    # Reads through a memory map: a recall's keyword join, signals and fetch touch
+    # scattered rows, and without it each page costs a read() call (~20% of the
+    # CPU of a 100k-item search).
+    "PRAGMA mmap_size=1073741824",
 )
 
 
@@ -71,6 +75,12 @@ class _Matrix:
     closes: npt.NDArray[np.float64]
     expires: npt.NDArray[np.float64]
     index: dict[str, int]
+
+    def all_live(self, now: float, include_expired: bool) -> bool:
+        """Whether every row is valid (and, unless ``include_expired``, unexpired) at ``now``."""
+        if not len(self.opens) or self.opens.max() > now or self.closes.min() <= now:
+            return False
+        return include_expired or bool(self.expires.min() > now)
 
     def patch(
         self, closures: Sequence[Closure], expiry: Sequence[tuple[str, float | None]]
@@ -292,25 +302,26 @@ class SQLiteColdBackend(ColdBackend):
         matrix = self._matrix(scan, model_id)
         if not matrix.ids:
             return []
-        mask = self._mask(scan, matrix)
         query = np.asarray(vector, dtype=np.float32)
-        rows, sims = matrix.nearest.candidates(query, None if mask.all() else mask, k)
+        rows, sims = matrix.nearest.candidates(query, self._mask(scan, matrix), k)
         ids = [matrix.ids[i] for i in rows]
         order = np.lexsort((np.array(ids), -sims))[:k]
         return [(ids[i], float(sims[i])) for i in order]
 
-    def _mask(self, scan: Scan, matrix: _Matrix) -> npt.NDArray[np.bool_]:
+    def _mask(self, scan: Scan, matrix: _Matrix) -> npt.NDArray[np.bool_] | None:
+        """Rows of ``matrix`` that ``scan`` admits (None: all of them)."""
         view = scan.view
-        if view.as_of is not None or view.include_superseded:
-            mask = np.ones(len(matrix.ids), dtype=bool)  # loaded with the view already applied
-        else:
+        mask = None  # loaded with the view already applied, or every row live now
+        if view.as_of is None and not view.include_superseded:
             now = view.now.timestamp()
-            mask = (matrix.opens <= now) & (matrix.closes > now)
-            if not view.include_expired:
-                mask &= matrix.expires > now
+            if not matrix.all_live(now, view.include_expired):
+                mask = (matrix.opens <= now) & (matrix.closes > now)
+                if not view.include_expired:
+                    mask &= matrix.expires > now
         if scan.conditions or scan.tags:
             allowed = np.array([r[0] for r in self._read(*q.rowids_sql(scan))], dtype=np.int64)
-            mask &= np.isin(matrix.rowids, allowed)
+            listed = np.isin(matrix.rowids, allowed)
+            mask = listed if mask is None else mask & listed
         return mask
 
     def _matrix(self, scan: Scan, model_id: str) -> _Matrix:
