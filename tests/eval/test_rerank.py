@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engram.recall._context import Candidate, ContextBoost, named_speaker, rerank
+from engram.recall._context import Candidate, ContextBoost, named_speaker, rerank, topic_query
 
 
 def _w(speaker: float, neighbours: float, session: float, window: int = 1) -> ContextBoost:
@@ -122,3 +122,71 @@ def test_window_reaches_two_turns_away_at_half_weight() -> None:
     ranked = dict(rerank("q", cands, _w(0, 1.0, 0, window=2)))
     assert ranked["two"] == 0.2 + 0.9 / 2
     assert _ids(rerank("q", cands, _w(0, 1.0, 0, window=2))) == ["hit", "two", "far"]
+
+
+def test_topic_query_drops_the_named_speakers() -> None:
+    cands = [_t("a", "S1", 0, "hi", 0.5, "Ann"), _t("b", "S1", 1, "yo", 0.5, "Bob")]
+    boost = ContextBoost()
+    assert (
+        topic_query("What did Ann's brother give Bob?", cands, boost) == "What did brother give ?"
+    )
+    assert topic_query("What did the brother give?", cands, boost) is None
+    assert topic_query("What did Ann say?", cands, ContextBoost(topic=0)) is None
+    assert topic_query("What did Ann say?", cands, ContextBoost(lexical=False)) is None
+
+
+def test_topic_cosines_blend_into_the_lexical_step() -> None:
+    plain = [
+        Candidate("name", 0.5, "S1", 0, "Ann", "Ann: hello there Ann", 0.50, 0.10),
+        Candidate("dog", 0.4, "S2", 0, "Ann", "Ann: a long walk", 0.45, 0.60),
+    ]
+    query = "Where did Ann go?"
+    assert _ids(rerank(query, plain, ContextBoost(neighbours=0, session=0, topic=0))) == [
+        "name",
+        "dog",
+    ]
+    assert _ids(rerank(query, plain, ContextBoost(neighbours=0, session=0))) == ["dog", "name"]
+
+
+def test_recall_with_context_recalls_the_topic_when_the_query_names_a_speaker() -> None:
+    from engram import Principal
+    from engram.recall import HashEmbedder
+    from engram.stores.cold import open_store
+
+    who = Principal("t", "u")
+    turns = [
+        ("S1", 0, "Ann", "Ann: Ann here, Ann again, hello from Ann"),
+        ("S2", 0, "Ann", "Ann: the tent stood by the lake all week"),
+        ("S3", 0, "Bob", "Bob: lake fishing with Ann"),
+    ]
+    boost = ContextBoost(pool=3)
+    with open_store("memory://", embedder=HashEmbedder()) as store:
+        store.put_many(
+            [
+                (who.namespace, f"{s}:{p}", {"text": t, "session": s, "position": p, "speaker": sp})
+                for s, p, sp, t in turns
+            ]
+        )
+        plain = store.recall(who, "Where did Ann put the tent?", k=3)
+        topic = {
+            r.record.id: r.similarity for r in store.recall(who, "Where did put the tent?", k=3)
+        }
+        boosted = store.recall(who, "Where did Ann put the tent?", k=3, context=boost)
+    candidates = [
+        Candidate(
+            r.record.id,
+            r.relevance,
+            r.record.value["session"],
+            r.record.value["position"],
+            r.record.value["speaker"],
+            r.record.text,
+            r.similarity,
+            topic[r.record.id],
+        )
+        for r in plain
+    ]
+    expected = rerank("Where did Ann put the tent?", candidates, boost)
+    top = expected[0][1]
+    assert [(r.record.id, r.score) for r in boosted] == [(i, s / top) for i, s in expected]
+    assert any(topic[i] != r.similarity for r in plain for i in [r.record.id])
+    assert boosted[0].record.key == "S2:0"

@@ -109,7 +109,7 @@ CONTEXT_POOL = 1000
 conversation (about 600), so the lexical step sees what exact-word search missed."""
 
 CONTEXT = "engram hybrid + session/neighbour context"
-LEXICAL = "engram hybrid + stemmed keywords"
+LEXICAL = "engram hybrid + keyword/topic re-scoring"
 
 
 class EngramContextMethod(EngramColdMethod):
@@ -132,6 +132,6 @@ class EngramContextMethod(EngramColdMethod):
 
 
 def lexical_method(embedder: Embedder) -> EngramContextMethod:
-    """The context option's lexical and speaker steps only (no neighbour/session boosts)."""
+    """The context option's lexical, topic and speaker steps only (no neighbour/session boosts)."""
     boost = ContextBoost(neighbours=0.0, session=0.0, pool=CONTEXT_POOL)
     return EngramContextMethod(embedder, boost=boost, name=LEXICAL)

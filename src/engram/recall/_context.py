@@ -7,7 +7,9 @@ similarity, fused relevance and the session, position and speaker stored in each
 
 0. *lexical* (on by default): relevance is fused again from the cosines and a stemmed
    BM25 over the candidates' texts (:mod:`engram.recall._lexical`) in place of the
-   backend's exact-word keyword rank; query words naming a speaker are left to step 1;
+   backend's exact-word keyword rank; query words naming a speaker are left to step 1,
+   and when the query names speakers the cosines are blended with those of the query
+   without the names (its *topic*, recalled once more by the store);
 1. *speaker*: when the query names exactly one speaker among the candidates, that
    speaker's turns get ``speaker`` x their relevance on top;
 2. *neighbours*: each turn gains ``neighbours`` x the relevance of the turns up to
@@ -33,7 +35,8 @@ from engram.recall._relevance import relevance as fused_relevance
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """One recalled turn: its id, fused relevance, session, position and speaker, and
-    (for the lexical step) its text and cosine similarity to the query (None: unknown)."""
+    (for the lexical step) its text, its cosine with the query and with the query's
+    topic (the query without the speakers it names); None when unknown."""
 
     id: str
     relevance: float
@@ -42,6 +45,7 @@ class Candidate:
     speaker: str
     text: str = ""
     similarity: float | None = None
+    topic_similarity: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +54,9 @@ class ContextBoost:
 
     ``pool`` is how many fused candidates are re-ranked (at least the ``k`` asked for);
     ``window`` how far neighbours reach; ``lexical`` re-fuses relevance with stemmed
-    BM25 first. ``ContextBoost(neighbours=0, session=0)`` keeps only the lexical and
+    BM25 first, from cosines that give ``topic`` of their weight to the query's topic
+    (recalled again without the speakers it names, whose names otherwise pull every
+    turn of theirs alike). ``ContextBoost(neighbours=0, session=0)`` keeps only the lexical and
     speaker steps (no turn is promoted for its neighbours).
     """
 
@@ -63,6 +69,7 @@ class ContextBoost:
     pool: int = 50
     window: int = 2
     lexical: bool = True
+    topic: float = 0.6
 
 
 def named_speakers(query: str, speakers: Sequence[str]) -> list[str]:
@@ -76,14 +83,33 @@ def named_speaker(query: str, speakers: Sequence[str]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
+def topic_query(query: str, candidates: Sequence[Candidate], boost: ContextBoost) -> str | None:
+    """``query`` without the candidates' speakers it names (and their ``'s``); None when
+    it names none or the topic step is off (``topic`` 0 or ``lexical`` False)."""
+    if not (boost.lexical and boost.topic > 0):
+        return None
+    named = named_speakers(query, sorted({c.speaker for c in candidates}))
+    if not named:
+        return None
+    names = "|".join(re.escape(n) for n in named)
+    topic = " ".join(re.sub(rf"\b(?:{names})(?:'s)?\b", " ", query).split())
+    return topic if topic and topic != query else None
+
+
+def _cosine(candidate: Candidate, topic: float) -> float | None:
+    if candidate.similarity is None or candidate.topic_similarity is None:
+        return candidate.similarity
+    return (1.0 - topic) * candidate.similarity + topic * candidate.topic_similarity
+
+
 def lexical_relevance(
-    query: str, candidates: Sequence[Candidate], leave_out: Sequence[str] = ()
+    query: str, candidates: Sequence[Candidate], leave_out: Sequence[str] = (), topic: float = 0.0
 ) -> dict[str, float]:
     """Relevance of each candidate fused from stemmed BM25 over the candidates' texts and
     their cosines (:func:`engram.recall._relevance.relevance`); 0.0 when neither matched."""
     scores = bm25(query, [_spoken(c) for c in candidates], leave_out=leave_out)
     keyword = _best_first([(c.id, s) for c, s in zip(candidates, scores, strict=True) if s > 0])
-    vector = [(c.id, c.similarity) for c in candidates if c.similarity is not None]
+    vector = [(c.id, s) for c in candidates if (s := _cosine(c, topic)) is not None]
     fused = fused_relevance(keyword, _sorted(vector))
     return {c.id: fused.get(c.id, 0.0) for c in candidates}
 
@@ -110,7 +136,7 @@ def rerank(
 ) -> list[tuple[str, float]]:
     """``(id, boosted score)`` of the candidates, best first (ties keep the given order)."""
     speakers = sorted({c.speaker for c in candidates})
-    relevance = _relevance(query, candidates, speakers, boost.lexical)
+    relevance = _relevance(query, candidates, speakers, boost)
     speaker = named_speaker(query, speakers)
     base = {
         c.id: relevance[c.id] * (1 + boost.speaker * (c.speaker == speaker)) for c in candidates
@@ -128,10 +154,11 @@ def rerank(
 
 
 def _relevance(
-    query: str, candidates: Sequence[Candidate], speakers: Sequence[str], lexical: bool
+    query: str, candidates: Sequence[Candidate], speakers: Sequence[str], boost: ContextBoost
 ) -> Mapping[str, float]:
-    if lexical and any(c.text for c in candidates):
-        return lexical_relevance(query, candidates, named_speakers(query, speakers))
+    topic = boost.topic
+    if boost.lexical and any(c.text for c in candidates):
+        return lexical_relevance(query, candidates, named_speakers(query, speakers), topic)
     return {c.id: c.relevance for c in candidates}
 
 

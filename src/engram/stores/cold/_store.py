@@ -31,7 +31,7 @@ from engram._principal import Principal
 from engram.consolidation import Action, Existing, Fact, Resolution, Resolver, RuleResolver
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
-from engram.recall._context import Candidate, ContextBoost, rerank
+from engram.recall._context import Candidate, ContextBoost, rerank, topic_query
 from engram.recall._embedder import Embedder
 from engram.recall._filters import parse_filter
 from engram.recall._relevance import DEFAULT_MIN_SIMILARITY, is_relevant
@@ -359,11 +359,14 @@ class LongTermStore(BaseStore):
         now = self.now()
         view = View(now, None if as_of is None else utc(as_of), include_expired, include_superseded)
         pool = k if context is None else max(k, context.pool)
-        found = self._recall(
-            pipe.namespace_of(target), query, pool, filter, tuple(tags), view, weights, True
-        )
+        namespace = pipe.namespace_of(target)
+
+        def search(text: str, floor: bool = False) -> list[Recalled]:
+            return self._recall(namespace, text, pool, filter, tuple(tags), view, weights, floor)
+
+        found = search(query, True)
         if context is not None:
-            found = _in_context(query, found, context)[:k]
+            found = _in_context(query, found, context, search)[:k]
         kept = [r for r in found if r.score >= min_score]
         self._refresh([r.record for r in kept])
         return kept
@@ -565,10 +568,21 @@ class _Note:
         }
 
 
-def _in_context(query: str, found: Sequence[Recalled], boost: ContextBoost) -> list[Recalled]:
-    """``found`` re-ranked by :func:`engram.recall._context.rerank`."""
+def _in_context(
+    query: str,
+    found: Sequence[Recalled],
+    boost: ContextBoost,
+    search: Callable[[str], list[Recalled]],
+) -> list[Recalled]:
+    """``found`` re-ranked by :func:`engram.recall._context.rerank`; when the query names
+    speakers, ``search`` recalls the query without them for the topic cosines."""
     by_id = {r.record.id: r for r in found}
-    ranked = rerank(query, [_candidate(r, boost) for r in found], boost)
+    candidates = [_candidate(r, boost) for r in found]
+    topic = topic_query(query, candidates, boost)
+    if topic is not None:
+        cosines = {r.record.id: r.similarity for r in search(topic)}
+        candidates = [replace(c, topic_similarity=cosines.get(c.id)) for c in candidates]
+    ranked = rerank(query, candidates, boost)
     top = max((score for _, score in ranked), default=0.0) or 1.0
     return [replace(by_id[i], score=score / top) for i, score in ranked]
 
