@@ -3,9 +3,10 @@
 One table, ``engram_cold_memories``, keyed by tenant first, holds every version
 of every fact: current ones and their history. Keyword search uses a generated
 ``tsvector`` column with a GIN index; vector search uses a cosine HNSW index per
-vector dimension. A filtered vector search still returns ``k`` rows: small
-selections are searched exactly, large ones through pgvector's iterative index
-scan, with an exact search as the fallback when the scan budget runs out.
+vector dimension. A vector search is one statement (one round trip) and still
+returns ``k`` rows when filtered: small selections are searched exactly, larger
+ones by the planner's choice of pgvector's iterative index scan or an exact scan,
+with an exact search as the fallback when the index scan's budget runs out.
 
 Vectors travel in pgvector's binary format (``register_vector``), rows go in by
 binary ``COPY``. The backend is synchronous and thread-safe through a
