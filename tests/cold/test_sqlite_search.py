@@ -45,10 +45,15 @@ def _reference(
     vectors: F32, query: F32, allowed: npt.NDArray[np.bool_] | None, k: int
 ) -> list[int]:
     """Top ``k`` allowed rows of a full scan, best first, ties by row number."""
-    scores = (vectors.astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
+    scores = _scores(vectors, query)
     rows = np.arange(len(vectors)) if allowed is None else np.flatnonzero(allowed)
     order = np.lexsort((rows, -scores[rows]))
     return [int(r) for r in rows[order][:k]]
+
+
+def _scores(vectors: F32, query: F32) -> F32:
+    """Every row's score: float64 dot products rounded to float32."""
+    return np.asarray(np.einsum("ij,j->i", vectors, query, dtype=np.float64), dtype=np.float32)
 
 
 def _top(
