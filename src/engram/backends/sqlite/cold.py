@@ -75,12 +75,20 @@ class _Matrix:
     closes: npt.NDArray[np.float64]
     expires: npt.NDArray[np.float64]
     index: dict[str, int]
+    span: npt.NDArray[np.float64]
+    """Latest opening, earliest closing and earliest expiry (see :meth:`measure`)."""
+
+    def measure(self) -> None:
+        """Recompute :attr:`span` (after loading or patching the bounds)."""
+        if len(self.opens):
+            self.span[:] = (self.opens.max(), self.closes.min(), self.expires.min())
+        else:
+            self.span[:] = (np.inf, -np.inf, -np.inf)
 
     def all_live(self, now: float, include_expired: bool) -> bool:
         """Whether every row is valid (and, unless ``include_expired``, unexpired) at ``now``."""
-        if not len(self.opens) or self.opens.max() > now or self.closes.min() <= now:
-            return False
-        return include_expired or bool(self.expires.min() > now)
+        opens, closes, expires = self.span
+        return bool(opens <= now < closes and (include_expired or now < expires))
 
     def patch(
         self, closures: Sequence[Closure], expiry: Sequence[tuple[str, float | None]]
@@ -95,6 +103,7 @@ class _Matrix:
             at = self.index.get(row_id)
             if at is not None:
                 self.expires[at] = np.inf if expires is None else expires
+        self.measure()
 
 
 class SQLiteColdBackend(ColdBackend):
@@ -355,7 +364,9 @@ class SQLiteColdBackend(ColdBackend):
         index = {row_id: at for at, row_id in enumerate(ids)} if with_bounds else {}
         # only cached matrices are worth an int8 copy (built on their first search)
         nearest = NearestRows(vectors, quantize_from=self._quantize_from if with_bounds else None)
-        return _Matrix(ids, rowids, nearest, opens, closes, expires, index)
+        matrix = _Matrix(ids, rowids, nearest, opens, closes, expires, index, np.zeros(3))
+        matrix.measure()
+        return matrix
 
     # -- caches -----------------------------------------------------------------------
 
