@@ -5,6 +5,7 @@
     .venv/bin/python -m bench cold --postgres             # also PostgreSQL (embedded server)
     .venv/bin/python -m bench cold --sizes 1000 --queries 20   # a quick smoke run
     .venv/bin/python -m bench cold --embedder minilm --vector-cache .bench-cache  # search only
+    .venv/bin/python -m bench cold --sizes 100000 --skip-langgraph --write-rounds 30,10
 
 ``--vector-cache DIR`` keeps item embeddings on disk (keyed by model id and a hash
 of the text) and reuses them: ingestion then embeds nothing it has seen, so its rate
@@ -80,6 +81,9 @@ class Row:
     user_p95: float | None = None
     n_queries: int = 0
     note: str = ""
+    after_write: dict[str, list[float]] | None = None
+    """Search latencies right after a one-item write: the cached matrix patched in
+    place vs dropped (how writes were handled before), keyed by variant."""
 
 
 def _rate(n: int, seconds: float) -> float:
@@ -113,6 +117,30 @@ def _measure(row: Row, store: Any, qs: Sequence[str]) -> Row:
     _, user = _latencies(lambda q: store.search(USER, query=q, limit=10), qs)
     row.user_p50, row.user_p95 = statistics.median(user), _p95(user)
     return row
+
+
+def _after_write(
+    store: Any, qs: Sequence[str], rounds: int, reloads: int
+) -> dict[str, list[float]]:
+    """Write one item to a user, then search every item (root prefix): ``rounds`` times
+    with the cache patched by the write, interleaved with ``reloads`` rounds where the
+    cache is dropped after the write (a full reload, as every write caused before)."""
+    times: dict[str, list[float]] = {"write ms": [], "patched": [], "dropped": []}
+    for r in range(max(rounds, reloads)):
+        query = qs[r % len(qs)]
+        for variant in ("patched", "dropped"):
+            if r >= (rounds if variant == "patched" else reloads):
+                continue
+            key, value = f"w{r}{variant}", {"text": f"{query} noted in round {r} {variant}"}
+            start = time.perf_counter()
+            store.put(USER, key, value)
+            times["write ms"].append((time.perf_counter() - start) * 1000)
+            if variant == "dropped":
+                store.backend.clear_caches()
+            start = time.perf_counter()
+            store.search(ROOT, query=query, limit=10)
+            times[variant].append((time.perf_counter() - start) * 1000)
+    return times
 
 
 def _chunks(items: Sequence[Item], size: int = 1000) -> Iterator[Sequence[Item]]:
@@ -192,6 +220,7 @@ def run_engram(
     qs: Sequence[str],
     emb: Embedder,
     cache: CachedEmbedder | None = None,
+    write_rounds: tuple[int, int] = (0, 0),
 ) -> Row:
     row = Row(name, len(items))
     plain, seconds = _engram_load(urls("plain"), items, None)
@@ -206,6 +235,8 @@ def run_engram(
         row.note = "item vectors from the cache, ingest/s emb not measured"
     try:
         row = _measure(row, store, qs)
+        if write_rounds[0]:
+            row.after_write = _after_write(store, qs, *write_rounds)
         row.note = "; ".join(n for n in (row.note, _vector_plan(store, emb)) if n)
         return row
     finally:
@@ -375,8 +406,28 @@ def report(rows: Sequence[Row], embedder: Embedder) -> None:
             f"{_fmt(r.p50, '.2f'):>9}{_fmt(r.p95, '.2f'):>9}{_fmt(r.user_p50, '.2f'):>9}"
             f"{_fmt(r.user_p95, '.2f'):>9}{r.n_queries:>5}  {r.note}"
         )
+    report_after_write(rows)
     load = os.getloadavg()
     print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
+
+
+def report_after_write(rows: Sequence[Row]) -> None:
+    measured = [r for r in rows if r.after_write]
+    if not measured:
+        return
+    print("\nsearch of every item right after a one-item write to a user (ms; query embedding")
+    print("included): cached matrix patched by the write vs dropped and reloaded (before)")
+    print(f"{'system':<20}{'items':>8}{'variant':>10}{'p50':>10}{'p95':>10}{'n':>5}")
+    for r in measured:
+        assert r.after_write is not None
+        for variant, lat in r.after_write.items():
+            print(
+                f"{r.system:<20}{r.size:>8}{variant:>10}{statistics.median(lat):>10.1f}{_p95(lat):>10.1f}{len(lat):>5}"
+            )
+        patched, dropped = r.after_write["patched"], r.after_write["dropped"]
+        if patched and dropped:
+            ratio = statistics.median(dropped) / statistics.median(patched)
+            print(f"{'':<28}p50 dropped / patched: {ratio:.0f}x")
 
 
 def report_cache(cache: CachedEmbedder | None) -> None:
@@ -415,6 +466,12 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--skip-langgraph", action="store_true")
     parser.add_argument(
+        "--write-rounds",
+        default="30,10",
+        help="PATCHED,DROPPED rounds of 'write one item, then search' on engram sqlite "
+        "(0,0 to skip)",
+    )
+    parser.add_argument(
         "--vector-cache",
         type=Path,
         help="reuse engram's item embeddings from this folder (ingest/s emb is then not reported)",
@@ -449,7 +506,8 @@ def run_size(
     qs = queries(vocab, args.queries)
     slow = qs[: args.slow_queries + 1]
     sqlite_url = f"sqlite:///{workdir}/engram-{{}}.db".format
-    rows = [run_engram("engram sqlite", sqlite_url, items, qs, emb, cache)]
+    patched, dropped = (int(n) for n in args.write_rounds.split(","))
+    rows = [run_engram("engram sqlite", sqlite_url, items, qs, emb, cache, (patched, dropped))]
     if pg is not None:
         rows.append(run_engram("engram postgres", pg, items, qs, emb, cache))
         if rows[0].p95 and rows[1].p95:

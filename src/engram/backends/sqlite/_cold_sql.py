@@ -88,6 +88,7 @@ SELECT = f"SELECT {COLUMNS} FROM {TABLE} m"
 HISTORY = f"{SELECT} WHERE ns = ? AND key = ? ORDER BY recorded_at, id"
 STALE = f"{SELECT} WHERE text != '' AND (model IS NULL OR model != ?) ORDER BY id LIMIT ?"
 EXPIRED = f"SELECT rowid, ns, text, vector IS NOT NULL FROM {TABLE} WHERE expires_at <= ?"
+ROWIDS_OF = f"SELECT id, rowid FROM {TABLE} WHERE id IN (SELECT value FROM json_each(?))"
 DELETE_ROWIDS = f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
 
 

@@ -43,6 +43,8 @@ _QUERY_LEVELS = 63
 VNNI the u8 x s8 kernel adds two products in int16, which 127 * 127 * 2 cannot overflow."""
 _QUERY_ZERO = 64
 _CHUNK = 8192
+_TAIL = 4096
+"""Appended rows scored in float32 before the int8 pass is extended over them."""
 _UNIT = 2.0**-24
 """float32 unit roundoff."""
 
@@ -54,36 +56,98 @@ class NearestRows:
     its error; the rows whose bounds reach the ``k``-th best are scored again in
     float64 and rounded to float32, so a row's score does not depend on where it
     sits in the matrix (BLAS kernels round differently by position).
+
+    Rows may be appended (kept in a buffer with spare room; the int8 pass covers
+    the rows it was built over, later ones get a float32 pass until there are
+    ``_TAIL`` of them) and erased (zeroed in place, int8 codes included).
     """
 
     def __init__(self, vectors: F32, *, quantize_from: int | None = QUANTIZE_FROM) -> None:
-        self.vectors = vectors
-        self._quantize = quantize_from is not None and len(vectors) >= quantize_from
-        self._first: _Float32Pass | _Int8Pass | None = None
+        self._buffer = vectors
+        self._count = len(vectors)
+        self._quantize_from = quantize_from
+        self._norm: float | None = None
+        self._int8: _Int8Pass | None = None
         self._lock = threading.Lock()
 
-    def candidates(self, query: F32, allowed: Mask | None, k: int) -> tuple[Rows, F32]:
-        """``(rows, scores)``: every allowed row that may rank in the top ``k`` (ties at
-        the boundary included), with its score; the caller orders and cuts."""
-        approx, error = self._first_pass().scores(query)
+    @property
+    def vectors(self) -> F32:
+        """The current rows (a view of the buffer)."""
+        return self._buffer[: self._count]
+
+    def __len__(self) -> int:
+        return self._count
+
+    def candidates(
+        self, query: F32, allowed: Mask | None, k: int, count: int | None = None
+    ) -> tuple[Rows, F32]:
+        """``(rows, scores)``: every allowed row among the first ``count`` (default: all)
+        that may rank in the top ``k`` (ties at the boundary included), with its score;
+        the caller orders and cuts."""
+        vectors, approx, error = self._first_pass(query, self._count if count is None else count)
         rows = _within_reach(approx, error, allowed, k)
-        exact = self.vectors[rows].astype(np.float64) @ query.astype(np.float64)
+        exact = vectors[rows].astype(np.float64) @ query.astype(np.float64)
         return rows, exact.astype(np.float32)
 
     @property
     def quantized(self) -> bool:
         """Whether the int8 pass is built (after a first search of a large matrix)."""
-        return isinstance(self._first, _Int8Pass)
+        return self._int8 is not None
 
-    def _first_pass(self) -> _Float32Pass | _Int8Pass:
+    def append(self, rows: F32) -> None:
+        """Add ``rows`` after the current ones (searches already running do not see them)."""
         with self._lock:
-            if self._first is None:
-                runtime = _onnxruntime() if self._quantize else None
-                if runtime is None:
-                    self._first = _Float32Pass(self.vectors)
-                else:
-                    self._first = _Int8Pass(self.vectors, runtime)
-            return self._first
+            start, end = self._count, self._count + len(rows)
+            if end > len(self._buffer) or not self._buffer.flags.writeable:
+                grown = np.empty((max(end, start + start // 4, 1024), rows.shape[1]), np.float32)
+                grown[:start] = self._buffer[:start]
+                self._buffer = grown
+            self._buffer[start:end] = rows
+            self._count = end
+            if self._norm is not None:
+                self._norm = max(self._norm, _max_norm(rows))
+
+    def erase(self, rows: Rows) -> None:
+        """Zero ``rows`` (their vectors and int8 codes leave memory; the caller masks them)."""
+        with self._lock:
+            if not self._buffer.flags.writeable:
+                self._buffer = self._buffer[: self._count].copy()
+            self._buffer[rows] = 0
+            if self._int8 is not None:
+                self._int8 = self._int8.without(rows)
+
+    def _first_pass(self, query: F32, count: int) -> tuple[F32, F32, F32]:
+        """The first ``count`` rows, approximate scores and a bound on each one's error."""
+        with self._lock:
+            vectors = self._buffer[:count]
+            int8 = self._current_int8()
+            if self._norm is None:
+                self._norm = _max_norm(self.vectors)
+            norm = self._norm
+        done = 0 if int8 is None else min(int8.rows, count)
+        approx, error = (np.empty(0, np.float32),) * 2 if int8 is None else int8.scores(query)
+        approx, error = approx[:done], error[:done]
+        if done == count:
+            return vectors, approx, error
+        with _one_blas_thread():
+            tail = vectors[done:] @ query
+        # |fl(q.x) - q.x| <= dim * u * |q| * |x| for a float32 dot product
+        bound = (1.01 * vectors.shape[1] * _UNIT) * float(np.linalg.norm(query)) * norm
+        bound += _rounding(query, norm)
+        tail_error = np.full(len(tail), bound, dtype=np.float32)
+        return vectors, np.concatenate((approx, tail)), np.concatenate((error, tail_error))
+
+    def _current_int8(self) -> _Int8Pass | None:
+        """The int8 pass, built or extended when due (called under the lock)."""
+        quantize = self._quantize_from is not None and self._count >= self._quantize_from
+        runtime = _onnxruntime() if quantize or self._int8 is not None else None
+        if runtime is None:
+            return None
+        if self._int8 is None:
+            self._int8 = _Int8Pass.over(self.vectors, runtime)
+        elif self._count - self._int8.rows >= _TAIL:
+            self._int8 = self._int8.extended(self._buffer[self._int8.rows : self._count])
+        return self._int8
 
 
 def _within_reach(approx: F32, error: F32, allowed: Mask | None, k: int) -> Rows:
@@ -111,38 +175,54 @@ def _max_norm(vectors: F32) -> float:
     return float(norms.max(initial=0.0)) * (1 + 1e-4)
 
 
-class _Float32Pass:
-    """One float32 matrix-vector product (one BLAS thread)."""
-
-    def __init__(self, vectors: F32) -> None:
-        self.vectors = vectors
-        self.row_norm = _max_norm(vectors)
-
-    def scores(self, query: F32) -> tuple[F32, F32]:
-        with _one_blas_thread():
-            approx = self.vectors @ query
-        # |fl(q.x) - q.x| <= dim * u * |q| * |x| for a float32 dot product
-        dim = self.vectors.shape[1] if self.vectors.ndim == 2 else 0
-        bound = (1.01 * dim * _UNIT) * float(np.linalg.norm(query)) * self.row_norm
-        return approx, np.float32(bound + _rounding(query, self.row_norm)) * np.ones(1, np.float32)
-
-
 class _Int8Pass:
-    """Int8 codes of a matrix in an onnxruntime session, with per-row error terms."""
+    """Int8 codes of a matrix's first ``rows`` rows in an onnxruntime session, with
+    per-row error terms (row codes and scales are per row, so rows quantised apart
+    equal rows quantised together)."""
 
-    def __init__(self, vectors: F32, runtime: Any) -> None:
+    def __init__(
+        self, codes: npt.NDArray[np.int8], scales: F32, residual: F32, row_norm: float, runtime: Any
+    ) -> None:
+        self.codes = codes
+        self.scales = scales
+        self.residual = residual
+        self.rows = codes.shape[1]
+        self.row_norm = row_norm
+        # |scale * codes| <= |x| + |x - scale * codes| (triangle inequality)
+        self.coded_norm = row_norm + float(residual.max(initial=0.0))
+        self.runtime = runtime
+        self.session = _session(runtime, codes)
+
+    @classmethod
+    def over(cls, vectors: F32, runtime: Any) -> _Int8Pass:
         n, dim = vectors.shape
-        self.codes = np.empty((dim, n), dtype=np.int8)
-        self.scales = np.empty(n, dtype=np.float32)
-        self.residual = np.empty(n, dtype=np.float32)
+        codes = np.empty((dim, n), dtype=np.int8)
+        scales = np.empty(n, dtype=np.float32)
+        residual = np.empty(n, dtype=np.float32)
         for start in range(0, n, _CHUNK):
             part = slice(start, min(n, start + _CHUNK))
-            codes, self.scales[part], self.residual[part] = _quantize(vectors[part])
-            self.codes[:, part] = codes.T
-        self.row_norm = _max_norm(vectors)
-        # |scale * codes| <= |x| + |x - scale * codes| (triangle inequality)
-        self.coded_norm = self.row_norm + float(self.residual.max(initial=0.0))
-        self.session = _session(runtime, self.codes)
+            part_codes, scales[part], residual[part] = _quantize(vectors[part])
+            codes[:, part] = part_codes.T
+        return cls(codes, scales, residual, _max_norm(vectors), runtime)
+
+    def extended(self, tail: F32) -> _Int8Pass:
+        """A pass over these rows and ``tail`` after them (the codes are copied once)."""
+        more = _Int8Pass.over(tail, self.runtime)
+        return _Int8Pass(
+            np.concatenate((self.codes, more.codes), axis=1),
+            np.concatenate((self.scales, more.scales)),
+            np.concatenate((self.residual, more.residual)),
+            max(self.row_norm, more.row_norm),
+            self.runtime,
+        )
+
+    def without(self, rows: Rows) -> _Int8Pass:
+        """This pass with ``rows`` zeroed, in a new session (the old one may hold a
+        packed copy of the codes; it goes when the last search using it ends)."""
+        rows = rows[rows < self.rows]
+        self.codes[:, rows] = 0
+        self.residual[rows] = 0
+        return _Int8Pass(self.codes, self.scales, self.residual, self.row_norm, self.runtime)
 
     def scores(self, query: F32) -> tuple[F32, F32]:
         """Approximate scores of every row and a bound on each one's error."""

@@ -2,8 +2,9 @@
 
 Vectors are searched without extensions: the current versions of a namespace
 prefix are loaded once into a numpy matrix (cached per prefix and model, least
-recently used first out beyond ``cache_rows`` rows, dropped when a write
-touches that prefix or another process commits), and searched exactly by
+recently used first out beyond ``cache_rows`` rows, updated in place by this
+store's writes (see :mod:`~engram.backends.sqlite._heads`), dropped when another
+process commits), and searched exactly by
 :class:`~engram.backends.sqlite._vectors.NearestRows` (an int8 first pass over
 large matrices, a float32 one over small ones, then the few rows that can reach
 the top k rescored; one thread). Keyword searches use a second read-only
@@ -19,7 +20,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,12 +28,12 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.backends.sqlite import _cold_sql as q
+from engram.backends.sqlite._heads import HeadMatrix, Heads
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError
 from engram.recall._relevance import keyword_terms
 from engram.stores.cold._backend import (
     ChangeSet,
-    Closure,
     ColdBackend,
     NewVersion,
     Scan,
@@ -64,48 +64,6 @@ PRAGMAS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Matrix:
-    """Current versions of one prefix: ids, rowids, unit vectors and validity bounds."""
-
-    ids: list[str]
-    rowids: npt.NDArray[np.int64]
-    nearest: NearestRows
-    opens: npt.NDArray[np.float64]
-    closes: npt.NDArray[np.float64]
-    expires: npt.NDArray[np.float64]
-    index: dict[str, int]
-    span: npt.NDArray[np.float64]
-    """Latest opening, earliest closing and earliest expiry (see :meth:`measure`)."""
-
-    def measure(self) -> None:
-        """Recompute :attr:`span` (after loading or patching the bounds)."""
-        if len(self.opens):
-            self.span[:] = (self.opens.max(), self.closes.min(), self.expires.min())
-        else:
-            self.span[:] = (np.inf, -np.inf, -np.inf)
-
-    def all_live(self, now: float, include_expired: bool) -> bool:
-        """Whether every row is valid (and, unless ``include_expired``, unexpired) at ``now``."""
-        opens, closes, expires = self.span
-        return bool(opens <= now < closes and (include_expired or now < expires))
-
-    def patch(
-        self, closures: Sequence[Closure], expiry: Sequence[tuple[str, float | None]]
-    ) -> None:
-        """Apply validity changes in place (a superseded version leaves the heads)."""
-        for closure in closures:
-            at = self.index.get(closure.id)
-            if at is not None:
-                closes = to_epoch(closure.valid_to)
-                self.closes[at] = -np.inf if closure.superseded_by or closes is None else closes
-        for row_id, expires in expiry:
-            at = self.index.get(row_id)
-            if at is not None:
-                self.expires[at] = np.inf if expires is None else expires
-        self.measure()
-
-
 class SQLiteColdBackend(ColdBackend):
     """Cold store in a SQLite file (WAL mode); one connection guarded by a lock."""
 
@@ -122,9 +80,11 @@ class SQLiteColdBackend(ColdBackend):
         self._lock = threading.RLock()
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
-        self._cache: OrderedDict[tuple[Namespace, str], _Matrix] = OrderedDict()
+        self._cache: OrderedDict[tuple[Namespace, str], HeadMatrix] = OrderedDict()
         self._cache_rows = cache_rows
         self._data_version = -1
+        self._generation = 0
+        """Counts writes: a matrix loaded across one is not cached (it may miss it)."""
 
     @property
     def path(self) -> Path:
@@ -184,9 +144,11 @@ class SQLiteColdBackend(ColdBackend):
                 cur.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback(cur)
+                self._cache.clear()  # it may hold what was rolled back
                 raise BackendError(f"SQLite cold store write failed: {exc}") from exc
             except BaseException:
                 self._rollback(cur)
+                self._cache.clear()
                 raise
             finally:
                 cur.close()
@@ -216,24 +178,26 @@ class SQLiteColdBackend(ColdBackend):
     # -- writes -----------------------------------------------------------------------
 
     def apply(self, changes: ChangeSet) -> None:
-        touched = {n.record.namespace for n in changes.inserts}
         closures = [(to_epoch(c.valid_to), c.superseded_by, c.id) for c in changes.closures]
         expiry = [(to_epoch(when), row_id) for row_id, when in changes.expiry]
+        inserted = json.dumps([n.record.id for n in changes.inserts])
         with self._tx() as cur:
             cur.executemany(q.CLOSE, closures)
             cur.executemany(q.INSERT, [_row(new) for new in changes.inserts])
-            cur.execute(q.FTS_INSERT, (json.dumps([n.record.id for n in changes.inserts]),))
+            cur.execute(q.FTS_INSERT, (inserted,))
             tagged = json.dumps([n.record.id for n in changes.inserts if n.record.tags])
             cur.execute(q.TAGS_INSERT, (tagged,))
             cur.executemany(q.SET_EXPIRY, expiry)
-        self._invalidate(touched)
-        self._patch(changes.closures, [(row_id, when) for when, row_id in expiry])
+            rowids = dict(cur.execute(q.ROWIDS_OF, (inserted,)).fetchall()) if self._cache else {}
+            self._generation += 1
+            self._update_cache(changes, rowids, [(row_id, when) for when, row_id in expiry])
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         with self._tx() as cur:
             rows = cur.execute(*q.erase_sql(prefix, keys)).fetchall()
             self._delete_rows(cur, [(r[0], r[3]) for r in rows])
-        self._invalidate(None)
+            self._generation += 1
+            self._remove([r[0] for r in rows])
         self._read_aside("PRAGMA shrink_memory")  # no erased page stays in its cache
         return EraseCounts(
             keys=len({(r[1], r[2]) for r in rows}),
@@ -263,8 +227,8 @@ class SQLiteColdBackend(ColdBackend):
         with self._tx() as cur:
             rows = cur.execute(q.EXPIRED, (now.timestamp(),)).fetchall()
             self._delete_rows(cur, [(r[0], r[2]) for r in rows])
-        if rows:
-            self._invalidate(None)
+            self._generation += 1
+            self._remove([r[0] for r in rows])
         return len(rows)
 
     def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:
@@ -273,7 +237,8 @@ class SQLiteColdBackend(ColdBackend):
             cur.executemany(
                 q.SET_VECTOR, [(b, model_id, i) for b, i in zip(blobs, ids, strict=True)]
             )
-        self._invalidate(None)
+            self._generation += 1
+            self._invalidate()
 
     # -- reads ------------------------------------------------------------------------
 
@@ -308,65 +273,61 @@ class SQLiteColdBackend(ColdBackend):
     def vector_candidates(
         self, scan: Scan, vector: Vector, model_id: str, k: int
     ) -> list[tuple[str, float]]:
-        matrix = self._matrix(scan, model_id)
-        if not matrix.ids:
+        heads = self._matrix(scan, model_id)
+        if not heads.count:
             return []
         query = np.asarray(vector, dtype=np.float32)
-        rows, sims = matrix.nearest.candidates(query, self._mask(scan, matrix), k)
-        ids = [matrix.ids[i] for i in rows]
+        rows, sims = heads.nearest.candidates(query, self._mask(scan, heads), k, heads.count)
+        ids = [heads.ids[i] for i in rows]
         order = np.lexsort((np.array(ids), -sims))[:k]
         return [(ids[i], float(sims[i])) for i in order]
 
-    def _mask(self, scan: Scan, matrix: _Matrix) -> npt.NDArray[np.bool_] | None:
-        """Rows of ``matrix`` that ``scan`` admits (None: all of them)."""
+    def _mask(self, scan: Scan, heads: Heads) -> npt.NDArray[np.bool_] | None:
+        """Rows of ``heads`` that ``scan`` admits (None: all of them)."""
         view = scan.view
         mask = None  # loaded with the view already applied, or every row live now
         if view.as_of is None and not view.include_superseded:
             now = view.now.timestamp()
-            if not matrix.all_live(now, view.include_expired):
-                mask = (matrix.opens <= now) & (matrix.closes > now)
+            if not heads.all_live(now, view.include_expired):
+                mask = (heads.opens <= now) & (heads.closes > now)
                 if not view.include_expired:
-                    mask &= matrix.expires > now
+                    mask &= heads.expires > now
         if scan.conditions or scan.tags:
             allowed = np.array([r[0] for r in self._read(*q.rowids_sql(scan))], dtype=np.int64)
-            listed = np.isin(matrix.rowids, allowed)
+            listed = np.isin(heads.rowids, allowed)
             mask = listed if mask is None else mask & listed
         return mask
 
-    def _matrix(self, scan: Scan, model_id: str) -> _Matrix:
+    def _matrix(self, scan: Scan, model_id: str) -> Heads:
         view = scan.view
         if view.as_of is not None or view.include_superseded:
-            return self._load(Scan(scan.prefix, view), model_id, with_bounds=False)
+            return self._load(Scan(scan.prefix, view), model_id, with_bounds=False).snapshot()
         self._check_other_writers()
         key = (scan.prefix, model_id)
         with self._lock:
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
-        if cached is None:
-            heads = View(now=view.now, include_expired=True, include_superseded=True)
-            cached = self._load(Scan(scan.prefix, heads), model_id, with_bounds=True)
-            with self._lock:
-                self._cache[key] = cached
+                return cached.snapshot()
+            generation = self._generation
+        heads = View(now=view.now, include_expired=True, include_superseded=True)
+        loaded = self._load(Scan(scan.prefix, heads), model_id, with_bounds=True)
+        with self._lock:
+            if generation == self._generation:  # no write since the load began
+                self._cache[key] = loaded
                 self._trim_cache()
-        return cached
+            return loaded.snapshot()
 
-    def _load(self, scan: Scan, model_id: str, *, with_bounds: bool) -> _Matrix:
+    def _load(self, scan: Scan, model_id: str, *, with_bounds: bool) -> HeadMatrix:
         rows = self._read(*q.vectors_sql(scan, model_id, heads_with_bounds=with_bounds))
-        ids = [r[1] for r in rows]
         dim = len(rows[0][2]) // 4 if rows else 1
-        vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(-1, dim)
-        inf = float("inf")
-        opens = np.array([max(r[3], r[4]) for r in rows] if with_bounds else [], dtype=np.float64)
-        closes = np.array([inf if r[5] is None else r[5] for r in rows] if with_bounds else [])
-        expires = np.array([inf if r[6] is None else r[6] for r in rows] if with_bounds else [])
+        data = bytearray().join(r[2] for r in rows)  # writable: erasure zeroes rows
+        vectors = np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
+        bounds = np.array([_bounds(r[3:7]) for r in rows] if with_bounds else [], np.float64)
         rowids = np.array([r[0] for r in rows], dtype=np.int64)
-        index = {row_id: at for at, row_id in enumerate(ids)} if with_bounds else {}
         # only cached matrices are worth an int8 copy (built on their first search)
         nearest = NearestRows(vectors, quantize_from=self._quantize_from if with_bounds else None)
-        matrix = _Matrix(ids, rowids, nearest, opens, closes, expires, index, np.zeros(3))
-        matrix.measure()
-        return matrix
+        return HeadMatrix([r[1] for r in rows], rowids, nearest, bounds.reshape(-1, 3).T.copy())
 
     # -- caches -----------------------------------------------------------------------
 
@@ -377,22 +338,50 @@ class SQLiteColdBackend(ColdBackend):
                 self._cache.clear()
                 self._data_version = version
 
-    def _invalidate(self, namespaces: set[Namespace] | None) -> None:
+    def _invalidate(self) -> None:
         with self._lock:
-            if namespaces is None:
-                self._cache.clear()
-                return
-            for key in list(self._cache):
-                if any(in_prefix(ns, key[0]) for ns in namespaces):
-                    del self._cache[key]
+            self._cache.clear()
 
-    def _patch(
-        self, closures: Sequence[Closure], expiry: Sequence[tuple[str, float | None]]
+    def _update_cache(
+        self,
+        changes: ChangeSet,
+        rowids: dict[str, int],
+        expiry: Sequence[tuple[str, float | None]],
     ) -> None:
-        if closures or expiry:
-            with self._lock:
-                for matrix in self._cache.values():
-                    matrix.patch(closures, expiry)
+        """Bring every cached matrix up to date with a committed :class:`ChangeSet`."""
+        for (prefix, model_id), matrix in list(self._cache.items()):
+            matrix.patch(changes.closures, ())
+            new = [
+                n
+                for n in changes.inserts
+                if n.vector is not None
+                and n.record.embedding_model == model_id
+                and n.record.superseded_by is None
+                and in_prefix(n.record.namespace, prefix)
+            ]
+            if new:
+                matrix.append(
+                    [n.record.id for n in new],
+                    np.array([rowids[n.record.id] for n in new], dtype=np.int64),
+                    np.array([n.vector for n in new], dtype=np.float32),
+                    np.array([_bounds(_epochs(n.record)) for n in new], np.float64).T,
+                )
+            matrix.patch((), expiry)
+        self._drop_worn()
+        self._trim_cache()
+
+    def _remove(self, rowids: Sequence[int]) -> None:
+        """Erase these rows from every cached matrix (their vectors are zeroed)."""
+        if rowids:
+            doomed = np.array(rowids, dtype=np.int64)
+            for matrix in self._cache.values():
+                matrix.remove(doomed)
+            self._drop_worn()
+
+    def _drop_worn(self) -> None:
+        for key, matrix in list(self._cache.items()):
+            if matrix.worn():
+                del self._cache[key]
 
     def _trim_cache(self) -> None:
         """Drop least recently used matrices beyond ``cache_rows`` rows (keeps the newest)."""
@@ -406,6 +395,28 @@ class SQLiteColdBackend(ColdBackend):
             count = len(self._cache)
             self._cache.clear()
         return count
+
+
+def _bounds(row: Sequence[float | None]) -> tuple[float, float, float]:
+    """``(opens, closes, expires)`` of a head from its recorded_at, valid_from, valid_to
+    and expires_at (None: never)."""
+    recorded, valid_from, valid_to, expires = row
+    assert recorded is not None and valid_from is not None
+    inf = float("inf")
+    return (
+        max(recorded, valid_from),
+        inf if valid_to is None else valid_to,
+        inf if expires is None else expires,
+    )
+
+
+def _epochs(r: MemoryRecord) -> tuple[float | None, ...]:
+    return (
+        to_epoch(r.recorded_at),
+        to_epoch(r.valid_from),
+        to_epoch(r.valid_to),
+        to_epoch(r.expires_at),
+    )
 
 
 def _blob(vector: npt.NDArray[np.floating]) -> bytes:
