@@ -62,9 +62,13 @@ class NearestRows:
     ``_TAIL`` of them) and erased (zeroed in place, int8 codes included).
     """
 
-    def __init__(self, vectors: F32, *, quantize_from: int | None = QUANTIZE_FROM) -> None:
+    def __init__(
+        self, vectors: F32, *, quantize_from: int | None = QUANTIZE_FROM, count: int | None = None
+    ) -> None:
+        """Search ``vectors`` (only its first ``count`` rows if given: the rest is room
+        for :meth:`append`)."""
         self._buffer = vectors
-        self._count = len(vectors)
+        self._count = len(vectors) if count is None else count
         self._quantize_from = quantize_from
         self._norm: float | None = None
         self._int8: _Int8Pass | None = None
@@ -98,7 +102,8 @@ class NearestRows:
         """Add ``rows`` after the current ones (searches already running do not see them)."""
         with self._lock:
             start, end = self._count, self._count + len(rows)
-            if end > len(self._buffer) or not self._buffer.flags.writeable:
+            fits = self._buffer.shape[1:] == rows.shape[1:]  # (an empty load has dim 1)
+            if end > len(self._buffer) or not self._buffer.flags.writeable or not fits:
                 grown = np.empty((max(end, start + start // 4, 1024), rows.shape[1]), np.float32)
                 grown[:start] = self._buffer[:start]
                 self._buffer = grown

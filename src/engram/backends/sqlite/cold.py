@@ -320,14 +320,20 @@ class SQLiteColdBackend(ColdBackend):
 
     def _load(self, scan: Scan, model_id: str, *, with_bounds: bool) -> HeadMatrix:
         rows = self._read(*q.vectors_sql(scan, model_id, heads_with_bounds=with_bounds))
-        dim = len(rows[0][2]) // 4 if rows else 1
-        data = bytearray().join(r[2] for r in rows)  # writable: erasure zeroes rows
-        vectors = np.frombuffer(data, dtype=np.float32).reshape(-1, dim)
-        bounds = np.array([_bounds(r[3:7]) for r in rows] if with_bounds else [], np.float64)
-        rowids = np.array([r[0] for r in rows], dtype=np.int64)
+        n, dim = len(rows), len(rows[0][2]) // 4 if rows else 1
+        room = n + max(1024, n // 4) if with_bounds else n  # a cached matrix grows by writes
+        data = bytearray(room * dim * 4)  # writable: erasure zeroes rows
+        data[: n * dim * 4] = b"".join(r[2] for r in rows)
+        vectors = np.frombuffer(data, dtype=np.float32).reshape(room, dim)
+        bounds = np.empty((3, room if with_bounds else 0), np.float64)
+        if with_bounds and n:
+            bounds[:, :n] = np.array([_bounds(r[3:7]) for r in rows], np.float64).T
+        rowids = np.empty(room, dtype=np.int64)
+        rowids[:n] = [r[0] for r in rows]
         # only cached matrices are worth an int8 copy (built on their first search)
-        nearest = NearestRows(vectors, quantize_from=self._quantize_from if with_bounds else None)
-        return HeadMatrix([r[1] for r in rows], rowids, nearest, bounds.reshape(-1, 3).T.copy())
+        quantize_from = self._quantize_from if with_bounds else None
+        nearest = NearestRows(vectors, quantize_from=quantize_from, count=n)
+        return HeadMatrix([r[1] for r in rows], rowids, nearest, bounds)
 
     # -- caches -----------------------------------------------------------------------
 
