@@ -124,17 +124,19 @@ def _after_write(
 ) -> dict[str, list[float]]:
     """Write one item to a user, then search every item (root prefix): ``rounds`` times
     with the cache patched by the write, interleaved with ``reloads`` rounds where the
-    cache is dropped after the write (a full reload, as every write caused before)."""
-    times: dict[str, list[float]] = {"write ms": [], "patched": [], "dropped": []}
+    cache is dropped after the write (a full reload, as every write caused before) and
+    ``rounds`` searches with no write before them (the control)."""
+    times: dict[str, list[float]] = {"write ms": [], "patched": [], "dropped": [], "no write": []}
     for r in range(max(rounds, reloads)):
         query = qs[r % len(qs)]
-        for variant in ("patched", "dropped"):
-            if r >= (rounds if variant == "patched" else reloads):
+        for variant in ("patched", "dropped", "no write"):
+            if r >= (reloads if variant == "dropped" else rounds):
                 continue
-            key, value = f"w{r}{variant}", {"text": f"{query} noted in round {r} {variant}"}
-            start = time.perf_counter()
-            store.put(USER, key, value)
-            times["write ms"].append((time.perf_counter() - start) * 1000)
+            if variant != "no write":
+                value = {"text": f"{query} noted in round {r} {variant}"}
+                start = time.perf_counter()
+                store.put(USER, f"w{r}{variant}", value)
+                times["write ms"].append((time.perf_counter() - start) * 1000)
             if variant == "dropped":
                 store.backend.clear_caches()
             start = time.perf_counter()
@@ -416,7 +418,8 @@ def report_after_write(rows: Sequence[Row]) -> None:
     if not measured:
         return
     print("\nsearch of every item right after a one-item write to a user (ms; query embedding")
-    print("included): cached matrix patched by the write vs dropped and reloaded (before)")
+    print("included): cached matrix patched by the write vs dropped and reloaded (before),")
+    print("and searches with no write before them")
     print(f"{'system':<20}{'items':>8}{'variant':>10}{'p50':>10}{'p95':>10}{'n':>5}")
     for r in measured:
         assert r.after_write is not None
