@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from engram.recall._context import Candidate, ContextBoost, named_speaker, rerank, topic_query
 
 
@@ -17,6 +19,16 @@ def _ids(ranked: list[tuple[str, float]]) -> list[str]:
 
 def _c(id_: str, rel: float, session: str, pos: int, speaker: str = "Ann") -> Candidate:
     return Candidate(id_, rel, session, pos, speaker)
+
+
+def _put_turns(store: Any, who: Any, turns: list[tuple[str, int, str, str]]) -> None:
+    """Store ``(session, position, speaker, text)`` turns as one user's memories."""
+    store.put_many(
+        [
+            (who.namespace, f"{s}:{p}", {"text": t, "session": s, "position": p, "speaker": sp})
+            for s, p, sp, t in turns
+        ]
+    )
 
 
 def test_named_speaker_needs_exactly_one_whole_name() -> None:
@@ -60,12 +72,7 @@ def test_recall_context_option_reranks_the_fused_candidates() -> None:
     ]
     boost = ContextBoost(pool=4)
     with open_store("memory://", embedder=HashEmbedder()) as store:
-        store.put_many(
-            [
-                (who.namespace, f"{s}:{p}", {"text": t, "session": s, "position": p, "speaker": sp})
-                for s, p, sp, t in turns
-            ]
-        )
+        _put_turns(store, who, turns)
         plain = store.recall(who, query, k=4)
         boosted = store.recall(who, query, k=4, context=boost)
     values = {r.record.id: r.record.value for r in plain}
@@ -161,12 +168,7 @@ def test_recall_with_context_recalls_the_topic_when_the_query_names_a_speaker() 
     ]
     boost = ContextBoost(pool=3)
     with open_store("memory://", embedder=HashEmbedder()) as store:
-        store.put_many(
-            [
-                (who.namespace, f"{s}:{p}", {"text": t, "session": s, "position": p, "speaker": sp})
-                for s, p, sp, t in turns
-            ]
-        )
+        _put_turns(store, who, turns)
         plain = store.recall(who, "Where did Ann put the tent?", k=3)
         topic = {
             r.record.id: r.similarity for r in store.recall(who, "Where did put the tent?", k=3)
