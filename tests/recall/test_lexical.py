@@ -31,3 +31,19 @@ def test_left_out_words_do_not_score() -> None:
 def test_nothing_to_match_scores_zero() -> None:
     assert bm25("the and of", ["anything at all"]) == [0.0]
     assert bm25("lake", []) == []
+
+
+def test_forget_drops_the_stems_and_counts_of_recalled_memories() -> None:
+    from engram import Principal
+    from engram.recall import ContextBoost, HashEmbedder, _lexical
+    from engram.stores.cold import open_store
+
+    who = Principal("t", "u")
+    with open_store("memory://", embedder=HashEmbedder()) as store:
+        store.put(who.namespace, "k", {"text": "Ann camped with zqmarker friends"})
+        store.recall(who, "where did Ann go camping", k=1, context=ContextBoost(pool=5))
+        assert _lexical._counts.cache_info().currsize > 0
+        report = store.forget(who)
+    assert report.caches_cleared >= 1
+    assert _lexical._counts.cache_info().currsize == 0
+    assert _lexical.stem.cache_info().currsize == 0

@@ -73,6 +73,16 @@ def _counts(text: str) -> Counter[str]:
     return Counter(terms(text))
 
 
+def clear_caches() -> int:
+    """Drop the cached stems and term counts (they hold words of recalled memories);
+    returns how many non-empty caches were dropped. Erasure calls this."""
+    caches = (stem, _counts)
+    dropped = sum(1 for cache in caches if cache.cache_info().currsize)
+    for cache in caches:
+        cache.cache_clear()
+    return dropped
+
+
 def _idf(n_docs: int, n_with: int) -> float:
     return math.log(1.0 + (n_docs - n_with + 0.5) / (n_with + 0.5))
 

@@ -232,6 +232,6 @@ class ForgetReport:
     keyword_entries: int
     """How many keyword-index entries were deleted."""
     caches_cleared: int
-    """How many in-process caches (e.g. vector matrices) were dropped."""
+    """How many in-process caches (vector matrices, stemmed keyword counts) were dropped."""
     compacted: bool
     """Whether the backend compacted its storage so the bytes are unrecoverable."""

@@ -31,6 +31,7 @@ from engram._principal import Principal
 from engram.consolidation import Action, Existing, Fact, Resolution, Resolver, RuleResolver
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
+from engram.recall import _lexical
 from engram.recall._context import Candidate, ContextBoost, rerank, topic_query
 from engram.recall._embedder import Embedder
 from engram.recall._filters import parse_filter
@@ -382,7 +383,7 @@ class LongTermStore(BaseStore):
         entries, vectors and caches; ``compact`` makes the bytes unrecoverable."""
         namespace = pipe.namespace_of(target)
         counts = self.backend.erase(namespace, None if keys is None else list(keys))
-        caches = self.backend.clear_caches()
+        caches = self.backend.clear_caches() + _lexical.clear_caches()
         compacted = self.backend.compact() if compact else False
         return ForgetReport(
             namespace,
