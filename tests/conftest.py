@@ -51,6 +51,7 @@ def postgres_server_url() -> Iterator[str]:
     server = get_server(root / "data", cleanup_mode="delete")
     yield server.get_uri()
     server._cleanup()  # stop now rather than at interpreter exit
+    root.rmdir()  # the server deleted its data folder; leave no empty folder behind
 
 
 @pytest.fixture
