@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from engram.recall._context import Candidate, ContextBoost, named_speaker, rerank, topic_query
@@ -192,3 +193,49 @@ def test_recall_with_context_recalls_the_topic_when_the_query_names_a_speaker() 
     assert [(r.record.id, r.score) for r in boosted] == [(i, s / top) for i, s in expected]
     assert any(topic[i] != r.similarity for r in plain for i in [r.record.id])
     assert boosted[0].record.key == "S2:0"
+
+
+def _d(id_: str, session: str, when: str, rel: float) -> Candidate:
+    return Candidate(id_, rel, session, 0, "Ann", date=when)
+
+
+def test_date_step_lifts_turns_said_in_the_time_the_query_names() -> None:
+    cands = [
+        _d("june", "S1", "1:56 pm on 8 June, 2023", 0.9),
+        _d("october", "S2", "2:44 pm on 4 October, 2023", 0.6),
+        _d("undated", "S3", "", 0.5),
+    ]
+    boost = ContextBoost(speaker=0, neighbours=0, session=0, lexical=False, date=0.6)
+    query = "Which city was Ann at on October 3, 2023?"
+    assert _ids(rerank(query, cands, boost)) == ["october", "june", "undated"]
+    assert _ids(rerank("Which city was Ann at?", cands, boost)) == ["june", "october", "undated"]
+    no_slack = ContextBoost(
+        speaker=0, neighbours=0, session=0, lexical=False, date=0.6, date_slack_days=0
+    )
+    assert _ids(rerank(query, cands, no_slack)) == ["june", "october", "undated"]
+    off = ContextBoost(speaker=0, neighbours=0, session=0, lexical=False, date=0)
+    assert _ids(rerank(query, cands, off)) == ["june", "october", "undated"]
+
+
+def test_recall_context_option_reads_the_stored_date_field() -> None:
+    from engram import Principal
+    from engram.recall import HashEmbedder
+    from engram.stores.cold import open_store
+
+    who = Principal("t", "u")
+    turns = [
+        ("S1", "8 May, 2023", "Ann: yesterday I went to the city museum"),
+        ("S2", "4 October, 2023", "Ann: yesterday I went to the city hall"),
+    ]
+    values = [
+        (who.namespace, s, {"text": t, "session": s, "position": 0, "speaker": "Ann", "when": d})
+        for s, d, t in turns
+    ]
+    query = "Did Ann go to the city museum on 3 October 2023?"
+    boost = ContextBoost(pool=2, neighbours=0, session=0, date=1.0, date_field="when")
+    with open_store("memory://", embedder=HashEmbedder()) as store:
+        store.put_many(values)
+        plain = store.recall(who, query, k=2, context=replace(boost, date=0.0))
+        dated = store.recall(who, query, k=2, context=boost)
+    assert [r.record.key for r in plain] == ["S1", "S2"]
+    assert [r.record.key for r in dated] == ["S2", "S1"]

@@ -599,6 +599,7 @@ def _candidate(hit: Recalled, boost: ContextBoost) -> Candidate:
         str(value.get(boost.speaker_field, "")),
         hit.record.text,
         hit.similarity,
+        date=str(value.get(boost.date_field, "")),
     )
 
 

@@ -1,0 +1,111 @@
+"""Calendar dates in queries and in stored date fields (pure, no I/O).
+
+A question such as "Which city was Calvin at on October 3, 2023?" or "What did Dave pick
+up in October 2023?" names a time; the turns that answer it were usually said then or
+shortly after ("yesterday I met some artists in Boston", said on 4 October). The context
+re-ranker (:mod:`engram.recall._context`) boosts turns whose stored date falls in the
+time a query names, from :func:`spans` of the query and :func:`parse` of each turn's date.
+
+Recognised, in English: ``3 June, 2023`` / ``June 3, 2023`` / ``3rd of June`` (a day),
+``June 2023`` / ``June`` (a month, in any year when none is given), a bare year ``2023``,
+and ISO-like stored dates ``2023/05/20`` or ``2023-05-20``. Month names must be
+capitalised ("may" is a verb, "May" a month).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+MONTHS = {
+    name: number
+    for number in range(1, 13)
+    for name in (calendar.month_name[number], calendar.month_abbr[number])
+}
+"""English month names and three-letter abbreviations, capitalised, to their numbers."""
+
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20)\d{2})"
+_PATTERNS = (
+    re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}\b(?:,?\s+{_YEAR}\b)?"),
+    re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*:)(?:,?\s+{_YEAR}\b)?"),
+    re.compile(rf"\b{_MONTH}(?:,?\s+{_YEAR}\b)?"),
+    re.compile(r"\b(?P<year>(?:19|20)\d{2})[/-](?P<month>\d{1,2})[/-](?P<day>\d{1,2})\b"),
+    re.compile(rf"(?<![/\-\d]){_YEAR}\b(?![/\-]\d)"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A stretch of days a query names; ``year`` None means the month in any year."""
+
+    year: int | None
+    month: int | None
+    first_day: int | None = None
+    last_day: int | None = None
+
+    def contains(self, day: date, slack_days: int = 0) -> bool:
+        """Whether ``day`` falls in the span or at most ``slack_days`` after it."""
+        return any(
+            start <= day <= end + timedelta(days=slack_days) for start, end in self._ranges(day)
+        )
+
+    def _ranges(self, day: date) -> list[tuple[date, date]]:
+        years = [self.year] if self.year is not None else [day.year - 1, day.year]
+        out = []
+        for year in years:
+            if self.month is None:
+                out.append((date(year, 1, 1), date(year, 12, 31)))
+                continue
+            last = calendar.monthrange(year, self.month)[1]
+            first_day = min(self.first_day or 1, last)
+            out.append(
+                (
+                    date(year, self.month, first_day),
+                    date(year, self.month, min(self.last_day or last, last)),
+                )
+            )
+        return out
+
+
+def spans(text: str) -> list[Span]:
+    """The days, months and years ``text`` names, each once, in order of appearance."""
+    found: dict[Span, int] = {}
+    taken: list[tuple[int, int]] = []
+    for pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            if any(start < match.end() and match.start() < end for start, end in taken):
+                continue
+            span = _span(match)
+            if span is not None:
+                taken.append(match.span())
+                found.setdefault(span, match.start())
+    return sorted(found, key=found.__getitem__)
+
+
+def parse(text: str) -> date | None:
+    """The first full calendar date (day, month and year) in a stored date field."""
+    for pattern in _PATTERNS[:2] + _PATTERNS[3:4]:
+        for match in pattern.finditer(text):
+            span = _span(match)
+            if span and span.year and span.month and span.first_day:
+                return date(span.year, span.month, span.first_day)
+    return None
+
+
+def _span(match: re.Match[str]) -> Span | None:
+    groups = match.groupdict()
+    month_text = groups.get("month")
+    month = None
+    if month_text is not None:
+        month = int(month_text) if month_text.isdigit() else MONTHS[month_text]
+    year = int(groups["year"]) if groups.get("year") else None
+    day = int(groups["day"]) if groups.get("day") else None
+    if month is not None and not 1 <= month <= 12:
+        return None
+    if day is not None and not 1 <= day <= 31:
+        return None
+    return Span(year, month, day, day)

@@ -1,0 +1,44 @@
+"""Calendar dates named in queries and read from stored date fields."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from engram.recall._dates import Span, parse, spans
+
+
+def test_days_months_and_years_named_in_a_question() -> None:
+    assert spans("Which city was Calvin at on October 3, 2023?") == [Span(2023, 10, 3, 3)]
+    assert spans("What did Maria plan on the evening of 7 July, 2023?") == [Span(2023, 7, 7, 7)]
+    assert spans("Where did Jolene spend most of September 2023?") == [Span(2023, 9)]
+    assert spans("When did Melanie go camping in June?") == [Span(None, 6)]
+    assert spans("Which country did James visit in 2021?") == [Span(2021, None)]
+    assert spans("the 3rd of Dec. and Mar 4") == [Span(None, 12, 3, 3), Span(None, 3, 4, 4)]
+
+
+def test_words_that_are_not_dates() -> None:
+    assert spans("What did Maria and Mayra say? may we go") == []
+    assert spans("How many pets does Andrew have?") == []
+    assert spans("room 12345 and 3 apples") == []
+
+
+def test_stored_date_fields() -> None:
+    assert parse("1:56 pm on 8 May, 2023") == date(2023, 5, 8)
+    assert parse("2023/05/20 (Sat) 02:21") == date(2023, 5, 20)
+    assert parse("2024-02-29") == date(2024, 2, 29)
+    assert parse("May 2023") is None
+    assert parse("") is None
+
+
+def test_a_span_holds_its_days_and_the_slack_after_them() -> None:
+    october = Span(2023, 10)
+    assert october.contains(date(2023, 10, 31))
+    assert not october.contains(date(2023, 11, 3))
+    assert october.contains(date(2023, 11, 3), slack_days=7)
+    assert not october.contains(date(2023, 9, 30), slack_days=7)
+    day = Span(2023, 10, 3, 3)
+    assert day.contains(date(2023, 10, 4), slack_days=1)
+    assert not day.contains(date(2023, 10, 2), slack_days=7)
+    assert Span(None, 6).contains(date(2021, 6, 15))
+    assert Span(2022, None).contains(date(2022, 12, 31))
+    assert not Span(2022, None).contains(date(2023, 1, 1))
