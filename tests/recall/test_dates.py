@@ -42,3 +42,14 @@ def test_a_span_holds_its_days_and_the_slack_after_them() -> None:
     assert Span(None, 6).contains(date(2021, 6, 15))
     assert Span(2022, None).contains(date(2022, 12, 31))
     assert not Span(2022, None).contains(date(2023, 1, 1))
+
+
+def test_seasons_need_their_year() -> None:
+    assert spans("What happened towards the end of summer 2023?") == [Span(2023, 6, last_month=8)]
+    assert spans("In what country was Jolene during Summer of 2022?") == [
+        Span(2022, 6, last_month=8)
+    ]
+    assert spans("Did he fall off his bike?") == []
+    winter = spans("winter 2023")[0]
+    assert winter.contains(date(2022, 12, 20)) and winter.contains(date(2023, 2, 28))
+    assert not winter.contains(date(2023, 3, 1)) and not winter.contains(date(2023, 12, 1))

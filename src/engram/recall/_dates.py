@@ -7,9 +7,9 @@ re-ranker (:mod:`engram.recall._context`) boosts turns whose stored date falls i
 time a query names, from :func:`spans` of the query and :func:`parse` of each turn's date.
 
 Recognised, in English: ``3 June, 2023`` / ``June 3, 2023`` / ``3rd of June`` (a day),
-``June 2023`` / ``June`` (a month, in any year when none is given), a bare year ``2023``,
-and ISO-like stored dates ``2023/05/20`` or ``2023-05-20``. Month names must be
-capitalised ("may" is a verb, "May" a month).
+``June 2023`` / ``June`` (a month, in any year when none is given), ``summer 2023`` (a
+season with its year), a bare year ``2023``, and ISO-like stored dates ``2023/05/20`` or
+``2023-05-20``. Month names must be capitalised ("may" is a verb, "May" a month).
 """
 
 from __future__ import annotations
@@ -26,10 +26,21 @@ MONTHS = {
 }
 """English month names and three-letter abbreviations, capitalised, to their numbers."""
 
+SEASONS = {
+    "spring": (3, 5),
+    "summer": (6, 8),
+    "autumn": (9, 11),
+    "fall": (9, 11),
+    "winter": (12, 2),
+}
+"""Seasons (northern hemisphere) as first and last month; winter YEAR starts in December
+of the year before. Only read with a year ("summer 2023"): "fall" alone is mostly a verb."""
+
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _PATTERNS = (
+    re.compile(rf"\b(?P<season>{'|'.join(SEASONS)})(?:\s+of)?,?\s+{_YEAR}\b", re.IGNORECASE),
     re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}\b(?:,?\s+{_YEAR}\b)?"),
     re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*:)(?:,?\s+{_YEAR}\b)?"),
     re.compile(rf"\b{_MONTH}(?:,?\s+{_YEAR}\b)?"),
@@ -40,35 +51,33 @@ _PATTERNS = (
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A stretch of days a query names; ``year`` None means the month in any year."""
+    """A stretch of days a query names: ``month`` to ``last_month`` (default ``month``;
+    the whole year when None) of ``year`` (any year when None), optionally one day."""
 
     year: int | None
     month: int | None
     first_day: int | None = None
     last_day: int | None = None
+    last_month: int | None = None
 
     def contains(self, day: date, slack_days: int = 0) -> bool:
         """Whether ``day`` falls in the span or at most ``slack_days`` after it."""
-        return any(
-            start <= day <= end + timedelta(days=slack_days) for start, end in self._ranges(day)
-        )
+        years = [self.year] if self.year is not None else [day.year - 1, day.year, day.year + 1]
+        slack = timedelta(days=slack_days)
+        return any(start <= day <= end + slack for start, end in map(self._range, years))
 
-    def _ranges(self, day: date) -> list[tuple[date, date]]:
-        years = [self.year] if self.year is not None else [day.year - 1, day.year]
-        out = []
-        for year in years:
-            if self.month is None:
-                out.append((date(year, 1, 1), date(year, 12, 31)))
-                continue
-            last = calendar.monthrange(year, self.month)[1]
-            first_day = min(self.first_day or 1, last)
-            out.append(
-                (
-                    date(year, self.month, first_day),
-                    date(year, self.month, min(self.last_day or last, last)),
-                )
-            )
-        return out
+    def _range(self, year: int) -> tuple[date, date]:
+        if self.month is None:
+            return date(year, 1, 1), date(year, 12, 31)
+        last_month = self.last_month or self.month
+        first_year = year - 1 if last_month < self.month else year
+        first = min(self.first_day or 1, _days_in(first_year, self.month))
+        last = min(self.last_day or 31, _days_in(year, last_month))
+        return date(first_year, self.month, first), date(year, last_month, last)
+
+
+def _days_in(year: int, month: int) -> int:
+    return calendar.monthrange(year, month)[1]
 
 
 def spans(text: str) -> list[Span]:
@@ -88,7 +97,7 @@ def spans(text: str) -> list[Span]:
 
 def parse(text: str) -> date | None:
     """The first full calendar date (day, month and year) in a stored date field."""
-    for pattern in _PATTERNS[:2] + _PATTERNS[3:4]:
+    for pattern in _PATTERNS[1:3] + _PATTERNS[4:5]:
         for match in pattern.finditer(text):
             span = _span(match)
             if span and span.year and span.month and span.first_day:
@@ -98,6 +107,9 @@ def parse(text: str) -> date | None:
 
 def _span(match: re.Match[str]) -> Span | None:
     groups = match.groupdict()
+    if groups.get("season"):
+        first, last = SEASONS[groups["season"].lower()]
+        return Span(int(groups["year"]), first, last_month=last)
     month_text = groups.get("month")
     month = None
     if month_text is not None:
