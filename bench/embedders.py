@@ -5,6 +5,7 @@
     .venv/bin/python -m bench embedders --batch 16,32,64 --runtimes onnx,onnx-int8
     .venv/bin/python -m bench embedders --corpus facts,cold,locomo,longmemeval --runtimes onnx
     .venv/bin/python -m bench embedders --ort-options  # onnxruntime session options
+    .venv/bin/python -m bench embedders --int8-plans   # int8 accuracy / speed curve
 
 Corpora (``tok/item`` counts WordPieces with [CLS] and [SEP]):
 ``facts`` - short memory facts (6-16 words, like remembered preferences): the
@@ -273,6 +274,64 @@ def ort_options(args: argparse.Namespace) -> int:
     return 0
 
 
+INT8_PLANS: dict[str, tuple[str, ...]] = {
+    "all int8": (),
+    "f32 down L0": ("l0.down",),
+    "f32 down L0-3": tuple(f"l{i}.down" for i in range(4)),
+    "f32 down": tuple(f"l{i}.down" for i in range(6)),
+    "f32 down+qkv L4-5": (*(f"l{i}.down" for i in range(6)), "l4.qkv", "l5.qkv"),
+}
+"""Products kept in float32 (the rest in int8): the accuracy / speed curve of ``--int8-plans``."""
+
+
+def _long_texts(n: int, seed: int = 4) -> list[str]:
+    """``n`` texts of 3-25 LoCoMo turns joined: long inputs, many truncated at 256 tokens."""
+    rng, pool = random.Random(seed), _turns("locomo")
+    return [" ".join(rng.sample(pool, rng.randint(3, 25))) for _ in range(n)]
+
+
+def _run_encoder(encoder: Any, encodings: list[list[int]], batch: int) -> Any:
+    from engram.recall._local import mean_pool, pad_batch
+
+    out = np.zeros((len(encodings), 384), dtype=np.float32)
+    for rows in length_batches([len(e) for e in encodings], batch):
+        ids, mask = pad_batch([encodings[i] for i in rows])
+        out[rows] = mean_pool(encoder(ids, mask), mask)
+    return out
+
+
+def int8_plans(args: argparse.Namespace) -> int:
+    """float32 and int8 plans side by side in ONE process: CPU per item and cosines."""
+    from engram.recall._bert import BertWeights
+    from engram.recall._local import int8_plan
+    from engram.recall._onnx import OnnxEncoder
+
+    model_dir = locate_model_dir()
+    weights, tokenizer = BertWeights.load(model_dir), load_tokenizer(model_dir)
+    encoders = {"float32": OnnxEncoder(weights, 1)}
+    for name, keep in INT8_PLANS.items():
+        encoders[name] = OnnxEncoder(weights, 1, int8=int8_plan(weights, model_dir, keep))
+    facts_ids = [e.ids for e in tokenizer.encode_batch(corpus("facts", args.items))]
+    cpu: dict[str, list[float]] = {name: [] for name in encoders}
+    for _, (name, encoder) in itertools.product(range(args.repeats), encoders.items()):
+        start = time.process_time()
+        _run_encoder(encoder, facts_ids, 32)
+        cpu[name].append((time.process_time() - start) / len(facts_ids))
+    sample = diverse(args.agreement) + _long_texts(args.agreement // 2)
+    reference = _torch(1, 32)(sample)
+    sample_ids = [e.ids for e in tokenizer.encode_batch(sample)]
+    base = statistics.median(cpu["float32"])
+    print(f"facts: {len(facts_ids)} items x {args.repeats} interleaved rounds, one process,")
+    print(f"one thread; cosines over {len(sample)} texts (4 corpora + long texts)")
+    print(f"{'plan':<20}{'cpu ms/item':>12}{'ratio':>7}{'cos min':>9}{'p1':>8}{'mean':>8}")
+    for name, encoder in encoders.items():
+        cosines = (_run_encoder(encoder, sample_ids, 32) * reference).sum(axis=1)
+        per_item = statistics.median(cpu[name])
+        print(f"{name:<20}{per_item * 1000:>12.2f}{per_item / base:>7.3f}", end="")
+        print(f"{cosines.min():>9.4f}{np.percentile(cosines, 1):>8.4f}{cosines.mean():>8.4f}")
+    return 0
+
+
 def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -295,12 +354,20 @@ def main(argv: Sequence[str] = ()) -> int:
     )
     parser.add_argument("--corpus", default="facts", help="facts, cold, locomo, longmemeval")
     parser.add_argument("--ort-options", action="store_true", help="compare onnxruntime options")
+    parser.add_argument(
+        "--int8-plans", action="store_true", help="float32 vs int8 plans: CPU and cosines"
+    )
+    parser.add_argument(
+        "--agreement", type=int, default=100, help="texts per corpus for --int8-plans cosines"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv))
     if args.worker:
         return _worker(args)
     if args.ort_options:
         return ort_options(args)
+    if args.int8_plans:
+        return int8_plans(args)
     specs = [
         f"{name}:{threads}:{batch}:{kind}"
         for kind in _csv(args.corpus)

@@ -7,8 +7,8 @@ name                   embedder
 ``minilm``             :class:`MiniLMEmbedder`, runtime ``auto`` (onnx if installed)
 ``minilm:numpy``       all-MiniLM-L6-v2 run by numpy (extra ``local``)
 ``minilm:onnx``        all-MiniLM-L6-v2 run by onnxruntime (extra ``onnx``)
-``minilm:onnx-int8``   the same in int8: faster, approximate vectors (cosine about
-                       0.99 to the reference) under their own model id; opt-in
+``minilm:onnx-int8``   the same in int8: faster, approximate vectors (cosine 0.99
+                       or more to the reference) under their own model id; opt-in
 ``openai:MODEL``       :class:`OpenAIEmbedder` for MODEL (``$OPENAI_BASE_URL``,
                        ``$OPENAI_API_KEY``)
 =====================  ============================================================

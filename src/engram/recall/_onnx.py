@@ -6,13 +6,9 @@ assembles standard ONNX operators (opset 20) around the arrays of
 serialised graph to onnxruntime, whose optimiser fuses attention, layer norm
 and GELU. Needs the ``onnx`` extra (``onnx`` + ``onnxruntime``).
 
-With ``int8=True`` the four matrix products of each layer run in int8:
-weights quantised per output channel (symmetric, 7-bit range, which AVX2
-without VNNI needs to avoid saturating its 16-bit products), activations
-quantised per call (``DynamicQuantizeLinear``) - the layout
-``onnxruntime.quantization.quantize_dynamic(per_channel=True, reduce_range=True)``
-produces, emitted directly so nothing is written to disk. Those vectors are
-close to, not equal to, the float32 ones (see ``MiniLMEmbedder``).
+Given an :class:`~engram.recall._int8.Int8Plan`, the matrix products it names
+run in int8 (see that module): each token row of activations is quantised on
+its own, so a text's vector does not depend on the batch it is embedded in.
 """
 
 from __future__ import annotations
@@ -24,13 +20,14 @@ import numpy as np
 
 from engram.errors import MissingDependencyError
 from engram.recall._bert import F32, I64, BertWeights, _Layer
+from engram.recall._int8 import GELU_SHIFT, Int8Plan, Int8Product
 
 OPSET = 20
 MS = "com.microsoft"
 """onnxruntime's contrib operators: fused attention, skip layer norm, bias GELU."""
 _HINT = "pip install 'engram[onnx]'"
-_INT8_LEVELS = 64
-"""Reduced range: weights in [-64, 64], so u8 x s8 pair sums fit AVX2's int16 lanes."""
+_TAPS = ("qkv", "up", "down")
+"""Matrix products whose inputs :func:`build_model` can expose (``taps=True``) for calibration."""
 
 
 def _import(module: str) -> Any:
@@ -43,12 +40,13 @@ def _import(module: str) -> Any:
 class _Graph:
     """Accumulates nodes and initialisers with generated names."""
 
-    def __init__(self, helper: Any, numpy_helper: Any, *, int8: bool = False) -> None:
+    def __init__(self, helper: Any, numpy_helper: Any, plan: Int8Plan | None = None) -> None:
         self.helper = helper
         self.numpy_helper = numpy_helper
-        self.int8 = int8
+        self.plan = plan
         self.nodes: list[Any] = []
         self.inits: list[Any] = []
+        self.taps: list[str] = []
         self._count = 0
 
     def const(self, name: str, array: np.ndarray[Any, Any]) -> str:
@@ -67,34 +65,41 @@ class _Graph:
         self.nodes.append(node)
         return outs
 
-    def quantised(self, name: str, matrix: F32) -> tuple[str, str, str]:
-        """``(weights, scales, zero points)`` of ``matrix`` in int8, one scale per column."""
-        scale = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / _INT8_LEVELS
-        q = np.clip(np.rint(matrix / scale), -_INT8_LEVELS, _INT8_LEVELS).astype(np.int8)
-        zero = np.zeros(matrix.shape[1], dtype=np.int8)
-        scales = scale.astype(np.float32)
-        return (
-            self.const(f"{name}.q", q),
-            self.const(f"{name}.s", scales),
-            self.const(f"{name}.z", zero),
-        )
+    def product(self, name: str, matrix: F32, shift: float = 0.0) -> Int8Product | None:
+        """The int8 form of ``matrix`` if the plan quantises product ``name``, else ``None``."""
+        return None if self.plan is None else self.plan.product(name, matrix, shift)
 
-    def matmul(self, x: str, matrix: F32, name: str) -> str:
-        """``x @ matrix``, in int8 (dynamically quantised ``x``) when the graph is int8."""
-        if not self.int8:
+    def matmul(self, x: str, matrix: F32, name: str, q: Int8Product | None) -> str:
+        """``x @ matrix``: float32, or int8 with one activation scale per token row."""
+        if q is None:
             return self.op("MatMul", x, self.const(name, matrix))
-        return self.op("DynamicQuantizeMatMul", x, *self.quantised(name, matrix), domain=MS)
+        if q.shift:
+            x = self.op("Add", x, self.const(f"{name}.shift", np.array(q.shift, np.float32)))
+        if q.inverse_smoothing is not None:
+            x = self.op("Mul", x, self.const(f"{name}.smooth", q.inverse_smoothing))
+        axes = self.const(f"{name}.axes", np.array([-1], np.int64))
+        peak = self.op("ReduceMax", x if q.shift else self.op("Abs", x), axes, keepdims=1)
+        peak = self.op("Max", peak, self.const(f"{name}.tiny", np.array(1e-12, np.float32)))
+        step = self.const(f"{name}.step", np.array(1.0 / q.levels, np.float32))
+        zero = self.const(f"{name}.zero", np.array(q.zero_point, np.uint8))
+        codes = self.op("QuantizeLinear", self.op("Div", x, peak), step, zero)
+        weights = (self.const(f"{name}.q", q.codes), self.const(f"{name}.s", q.scales))
+        w_zero = self.const(f"{name}.z", np.zeros(q.codes.shape[1], np.int8))
+        inputs = (codes, weights[0], step, weights[1], zero, w_zero)
+        return self.op("Mul", self.op("MatMulIntegerToFloat", *inputs, domain=MS), peak)
 
     def attention(self, x: str, layer: _Layer, heads: int, name: str) -> str:
-        """Self-attention with the fused Q/K/V projection (``QAttention`` when int8)."""
+        """Self-attention; int8 Q/K/V projections feed ``MultiHeadAttention``."""
         bias = self.const(f"{name}.b", layer.qkv_b)
-        if not self.int8:
+        q = self.product(name, layer.qkv_w)
+        if q is None:
             w = self.const(f"{name}.w", layer.qkv_w)
             return self.op("Attention", x, w, bias, "mask_index", domain=MS, num_heads=heads)
-        xq, x_scale, x_zero = self.ops("DynamicQuantizeLinear", 3, x)
-        w, w_scale, w_zero = self.quantised(f"{name}.w", layer.qkv_w)
-        inputs = (xq, w, bias, x_scale, w_scale, "mask_index", x_zero, w_zero)
-        return self.op("QAttention", *inputs, domain=MS, num_heads=heads)
+        qkv = self.matmul(x, layer.qkv_w, f"{name}.w", q)
+        thirds = self.const(f"{name}.split", np.full(3, layer.qkv_w.shape[1] // 3, np.int64))
+        query, key, value = self.ops("Split", 3, qkv, thirds, axis=-1)
+        inputs = (query, key, value, bias, "mask_index")
+        return self.op("MultiHeadAttention", *inputs, domain=MS, num_heads=heads)
 
     def skip_layer_norm(
         self, x: str, skip: str, bias: F32, gamma: F32, beta: F32, name: str, eps: float
@@ -111,13 +116,19 @@ class _Graph:
 
 def _layer(g: _Graph, x: str, layer: _Layer, heads: int, eps: float, i: int) -> str:
     """One encoder layer from onnxruntime's fused CPU kernels (com.microsoft domain)."""
+    g.taps.append(x)
     context = g.attention(x, layer, heads, f"l{i}.qkv")
-    attended = g.matmul(context, layer.out_w, f"l{i}.o.w")
+    out = g.product(f"l{i}.o", layer.out_w)
+    attended = g.matmul(context, layer.out_w, f"l{i}.o.w", out)
     x = g.skip_layer_norm(x, attended, layer.out_b, layer.ln1_g, layer.ln1_b, f"l{i}.ln1", eps)
-    up = g.matmul(x, layer.up_w, f"l{i}.up.w")
+    g.taps.append(x)
+    up = g.matmul(x, layer.up_w, f"l{i}.up.w", g.product(f"l{i}.up", layer.up_w))
     up = g.op("BiasGelu", up, g.const(f"l{i}.up.b", layer.up_b), domain=MS)
-    down = g.matmul(up, layer.down_w, f"l{i}.down.w")
-    return g.skip_layer_norm(x, down, layer.down_b, layer.ln2_g, layer.ln2_b, f"l{i}.ln2", eps)
+    g.taps.append(up)
+    down_q = g.product(f"l{i}.down", layer.down_w, GELU_SHIFT)
+    down = g.matmul(up, layer.down_w, f"l{i}.down.w", down_q)
+    down_b = layer.down_b if down_q is None else layer.down_b - down_q.correction
+    return g.skip_layer_norm(x, down, down_b, layer.ln2_g, layer.ln2_b, f"l{i}.ln2", eps)
 
 
 def _embeddings(g: _Graph, weights: BertWeights) -> str:
@@ -128,21 +139,25 @@ def _embeddings(g: _Graph, weights: BertWeights) -> str:
     return g.layer_norm(x, weights.ln_g, weights.ln_b, "emb.ln", weights.eps)
 
 
-def _constants(g: _Graph) -> None:
-    g.const("zero_1d", np.zeros(1, dtype=np.int64))
+def tap_names(layers: int) -> list[str]:
+    """Names of the products whose inputs a ``taps=True`` model outputs, in output order."""
+    return [f"l{i}.{kind}" for i in range(layers) for kind in _TAPS]
 
 
-def build_model(weights: BertWeights, *, int8: bool = False) -> bytes:
-    """The encoder as a serialised ONNX model: ``(input_ids, attention_mask) -> hidden``."""
+def build_model(weights: BertWeights, *, int8: Int8Plan | None = None, taps: bool = False) -> bytes:
+    """The encoder as a serialised ONNX model: ``(input_ids, attention_mask) -> hidden``.
+
+    ``int8`` quantises the products its plan names; ``taps`` adds one output per
+    entry of :func:`tap_names` (the input of that product) for calibration.
+    """
     onnx = _import("onnx")
-    g = _Graph(onnx.helper, onnx.numpy_helper, int8=int8)
-    _constants(g)
+    g = _Graph(onnx.helper, onnx.numpy_helper, int8)
+    g.const("zero_1d", np.zeros(1, dtype=np.int64))
     mask = onnx.helper.make_node(
         "Cast", ["attention_mask"], ["mask_index"], to=onnx.TensorProto.INT32
     )
     g.nodes.append(mask)
     x = _embeddings(g, weights)
-    hidden = weights.word.shape[1]
     for i, layer in enumerate(weights.layers):
         x = _layer(g, x, layer, weights.heads, weights.eps, i)
     g.nodes.append(onnx.helper.make_node("Identity", [x], ["hidden"]))
@@ -150,13 +165,37 @@ def build_model(weights: BertWeights, *, int8: bool = False) -> bytes:
         onnx.helper.make_tensor_value_info(n, onnx.TensorProto.INT64, ["batch", "tokens"])
         for n in ("input_ids", "attention_mask")
     ]
-    out = onnx.helper.make_tensor_value_info(
-        "hidden", onnx.TensorProto.FLOAT, ["batch", "tokens", hidden]
-    )
-    graph = onnx.helper.make_graph(g.nodes, "minilm", ids, [out], g.inits)
+    outs = [x] + (g.taps if taps else [])
+    names = ["hidden"] + (tap_names(len(weights.layers)) if taps else [])
+    for tensor, name in zip(outs[1:], names[1:], strict=True):
+        g.nodes.append(onnx.helper.make_node("Identity", [tensor], [name]))
+    outputs = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in names]
+    graph = onnx.helper.make_graph(g.nodes, "minilm", ids, outputs, g.inits)
     opsets = [onnx.helper.make_opsetid("", OPSET), onnx.helper.make_opsetid(MS, 1)]
     model = onnx.helper.make_model(graph, opset_imports=opsets)
     return bytes(model.SerializeToString())
+
+
+def open_session(model: bytes, threads: int | None) -> Any:
+    """An onnxruntime CPU session over ``model`` with explicit thread counts."""
+    ort = _import("onnxruntime")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or 0
+    options.inter_op_num_threads = 1
+    # Idle pool threads sleep instead of spinning: on a small machine a spinning
+    # pool steals the cores the store and the agent need between embed calls.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def channel_peaks(weights: BertWeights, ids: I64, mask: I64) -> dict[str, F32]:
+    """Per-channel max ``|x|`` of every tapped product's input over the real tokens of a batch."""
+    session = open_session(build_model(weights, taps=True), 1)
+    names = tap_names(len(weights.layers))
+    values = session.run(names, {"input_ids": ids, "attention_mask": mask})
+    real = mask.astype(bool)
+    return {name: np.abs(v[real]).max(axis=0) for name, v in zip(names, values, strict=True)}
 
 
 class OnnxEncoder:
@@ -166,18 +205,10 @@ class OnnxEncoder:
     threads at once are safe and run in parallel (onnxruntime releases the GIL).
     """
 
-    def __init__(self, weights: BertWeights, threads: int | None, *, int8: bool = False) -> None:
-        ort = _import("onnxruntime")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or 0
-        options.inter_op_num_threads = 1
-        # Idle pool threads sleep instead of spinning: on a small machine a spinning
-        # pool steals the cores the store and the agent need between embed calls.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self._session = ort.InferenceSession(
-            build_model(weights, int8=int8), options, providers=["CPUExecutionProvider"]
-        )
+    def __init__(
+        self, weights: BertWeights, threads: int | None, *, int8: Int8Plan | None = None
+    ) -> None:
+        self._session = open_session(build_model(weights, int8=int8), threads)
 
     def __call__(self, ids: I64, mask: I64) -> F32:
         (hidden,) = self._session.run(["hidden"], {"input_ids": ids, "attention_mask": mask})
