@@ -239,7 +239,8 @@ def run_engram(
         row = _measure(row, store, qs)
         if write_rounds[0]:
             row.after_write = _after_write(store, qs, *write_rounds)
-        row.note = "; ".join(n for n in (row.note, _vector_plan(store, emb)) if n)
+        notes = (row.note, _vector_plan(store, emb), _buffer_fit(store))
+        row.note = "; ".join(n for n in notes if n)
         return row
     finally:
         store.close()
@@ -260,6 +261,16 @@ def _vector_plan(store: Any, emb: Embedder) -> str:
         plan = repr(explain(Scan(prefix, View(datetime.now(UTC))), probe, emb.model_id, 50))
         kinds.append("HNSW" if "_hnsw_" in plan else "exact")
     return "vector plan all/user: " + "/".join(kinds)
+
+
+def _buffer_fit(store: Any) -> str:
+    """PostgreSQL only: the table and its indexes against shared_buffers."""
+    fit = getattr(store.backend, "buffer_fit", None)
+    if fit is None:
+        return ""
+    found, mb = fit(), 1024 * 1024
+    size, buffers = found.total / mb, found.shared_buffers / mb
+    return f"table+indexes {size:,.0f} MB, shared_buffers {buffers:,.0f} MB"
 
 
 # -- LangGraph --------------------------------------------------------------------------

@@ -18,7 +18,12 @@ from pgvector.psycopg import register_vector
 
 from engram import Principal
 from engram.backends.postgres import _cold_sql as q
-from engram.backends.postgres.cold import EXACT_BELOW, PostgresColdBackend, require_pgvector
+from engram.backends.postgres.cold import (
+    EXACT_BELOW,
+    BufferFit,
+    PostgresColdBackend,
+    require_pgvector,
+)
 from engram.errors import ConfigError, InvalidInputError
 from engram.recall import HashEmbedder
 from engram.recall._filters import parse_filter
@@ -371,6 +376,29 @@ def test_vectors_are_stored_bit_exact_as_pgvector(postgres_url: str) -> None:
     stored = row[0].to_numpy()
     assert stored.dtype == np.float32 and np.array_equal(stored, expected)
     assert (row[1], row[2]) == (384, EMBEDDER.model_id)
+
+
+def test_buffer_fit_weighs_the_table_and_every_index_against_shared_buffers(
+    postgres_url: str,
+) -> None:
+    items = [(("t", "u"), f"k{i}", {"text": f"fact {i} about rivers"}) for i in range(50)]
+    with open_store(postgres_url, embedder=EMBEDDER) as store:
+        store.put_many(items)
+        assert isinstance(store.backend, PostgresColdBackend)
+        fit = store.backend.buffer_fit()
+    with psycopg.connect(postgres_url) as conn:
+        rows = conn.execute(
+            "SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = %s::regclass",
+            (q.TABLE,),
+        )
+        indexes = {str(r[0]) for r in rows}
+        buffers = conn.execute("SELECT pg_size_bytes(current_setting('shared_buffers'))")
+        assert fit.shared_buffers == buffers.fetchone()[0]  # type: ignore[index]
+    names, sizes = [n for n, _ in fit.relations], [b for _, b in fit.relations]
+    assert set(names) == {q.TABLE, *indexes} and q.hnsw_index_name(384) in names
+    assert len(names) == len(indexes) + 1 and all(b > 0 for b in sizes)
+    assert sizes == sorted(sizes, reverse=True) and fit.total == sum(sizes) and fit.fits
+    assert not BufferFit(100, (("table", 60), ("index", 50))).fits
 
 
 def test_setup_is_idempotent_and_versioned(postgres_url: str) -> None:

@@ -159,6 +159,19 @@ def analyze_if_stale_sql(inserted: int) -> str:
 END $$"""
 
 
+RELATION_SIZES = f"""
+SELECT '{TABLE}', pg_table_size('{TABLE}'::regclass)
+UNION ALL
+SELECT i.indexrelid::regclass::text, pg_relation_size(i.indexrelid)
+FROM pg_index i WHERE i.indrelid = '{TABLE}'::regclass
+ORDER BY 2 DESC, 1
+"""
+"""``(name, bytes)`` of the table (with its TOAST) and of each of its indexes, largest first."""
+SHARED_BUFFERS = (
+    "SELECT setting::bigint * pg_size_bytes(unit) FROM pg_settings WHERE name = 'shared_buffers'"
+)
+
+
 SESSION_SETTINGS = (
     "SET jit = off; SET plan_cache_mode = force_custom_plan; "
     "SET max_parallel_workers_per_gather = 0"

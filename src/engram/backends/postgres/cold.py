@@ -20,6 +20,7 @@ import math
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -86,6 +87,31 @@ class _PendingSignals:
             held = bool(self._by_id)
             self._by_id.clear()
         return int(held)
+
+
+@dataclass(frozen=True)
+class BufferFit:
+    """The cold table and its indexes against the server's buffer cache.
+
+    Searches read the HNSW index and the table's rows at random. When the two do not
+    fit in ``shared_buffers``, most searches read pages back from the operating
+    system (100k items with 384-d vectors, a 261 MB table and a 195 MB index, at
+    PostgreSQL's default 128 MB: 12 ms of server CPU per vector search instead of 5,
+    keyword search p95 41 ms instead of 7).
+    """
+
+    shared_buffers: int
+    """Bytes."""
+    relations: tuple[tuple[str, int], ...]
+    """``(name, bytes)`` of the table (with TOAST) and of each index, largest first."""
+
+    @property
+    def total(self) -> int:
+        return sum(size for _, size in self.relations)
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.shared_buffers
 
 
 class PostgresColdBackend(ColdBackend):
@@ -333,6 +359,15 @@ class PostgresColdBackend(ColdBackend):
 
     def clear_caches(self) -> int:
         return self._pending.clear()
+
+    def buffer_fit(self) -> BufferFit:
+        """How the table and its indexes compare with the server's ``shared_buffers``."""
+        with self._connection() as conn:
+            relations = tuple((str(n), int(b)) for n, b in conn.execute(q.RELATION_SIZES))
+            row = conn.execute(q.SHARED_BUFFERS).fetchone()
+        if row is None:
+            raise BackendError("PostgreSQL reported no shared_buffers setting")
+        return BufferFit(int(row[0]), relations)
 
 
 def _configure(conn: Connection) -> None:
