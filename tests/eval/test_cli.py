@@ -45,3 +45,13 @@ def test_benchmark_writes_json_markdown_plot(
 def test_bad_data_path_is_a_clean_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["eval", "locomo", "--data", str(tmp_path), "--quiet"])
     assert result.exit_code == 1 and "ConfigError" in result.output
+
+
+def test_conversations_option_keeps_the_chosen_haystacks(data_root: Path, tmp_path: Path) -> None:
+    args = ["eval", "locomo", "--data", str(data_root), "--embedder", "hash", "--quiet"]
+    _run([*args, "--conversations", "5-6", "--limit", "5", "--out", str(tmp_path)])
+    doc = json.loads((tmp_path / "locomo.json").read_text())
+    assert doc["config"]["haystack_selection"] == "5-6"
+    assert doc["config"]["haystacks"] == 1 and doc["config"]["questions"] == 5
+    result = CliRunner().invoke(main, [*args, "--conversations", "8-12", "--out", str(tmp_path)])
+    assert result.exit_code == 1 and "outside 0-9" in result.output

@@ -68,3 +68,15 @@ def test_longmemeval_pools_user_turns_and_skips_abstention(data_root: Path) -> N
 def test_missing_data_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         load_locomo(tmp_path)
+
+
+def test_haystack_selection_by_index() -> None:
+    from engram.errors import InvalidInputError
+    from engram.eval._benchmarks import parse_indices
+
+    assert parse_indices("0-4", 10) == [0, 1, 2, 3, 4]
+    assert parse_indices("5,7, 9", 10) == [5, 7, 9]
+    assert parse_indices("1-2,2,8", 10) == [1, 2, 8]
+    for bad in ("", "3-", "a", "1-2-3", "4-2", "10"):
+        with pytest.raises(InvalidInputError):
+            parse_indices(bad, 10)

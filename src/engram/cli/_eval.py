@@ -32,6 +32,11 @@ _out = click.option(
 )
 _embedder = embedder_option("minilm", "Embedder shared by every method.")
 _quiet = click.option("--quiet", is_flag=True, help="No progress bar.")
+_conversations = click.option(
+    "--conversations",
+    default=None,
+    help="Only these conversations, by index: 0-4, 5-9 or 1,3 (default: all).",
+)
 _cache = click.option(
     "--cache",
     type=click.Path(file_okay=False, path_type=Path),
@@ -67,13 +72,20 @@ def _benchmark(
     embedder: str,
     cache: Path | None,
     quiet: bool,
+    conversations: str | None = None,
 ) -> None:
     from engram.eval import run_benchmark, write
 
     started = time.perf_counter()
     with _progress(quiet, name) as progress:
         result = run_benchmark(
-            name, data=data, limit=limit, embedder=embedder, cache=cache, progress=progress
+            name,
+            data=data,
+            limit=limit,
+            embedder=embedder,
+            cache=cache,
+            progress=progress,
+            haystacks=conversations,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
@@ -93,14 +105,22 @@ def eval_group() -> None:
 @_embedder
 @_cache
 @_quiet
+@_conversations
 def locomo(
-    data: Path | None, limit: int | None, out: Path, embedder: str, cache: Path | None, quiet: bool
+    data: Path | None,
+    limit: int | None,
+    out: Path,
+    embedder: str,
+    cache: Path | None,
+    quiet: bool,
+    conversations: str | None,
 ) -> None:
     """Evidence recall on LoCoMo for engram and the baselines, side by side.
 
     Example: engram eval locomo --limit 50 --embedder hash --out /tmp/eval
+    (held-out half: engram eval locomo --conversations 5-9 --out /tmp/eval-5-9)
     """
-    _benchmark("locomo", data, limit, out, embedder, cache, quiet)
+    _benchmark("locomo", data, limit, out, embedder, cache, quiet, conversations)
 
 
 @eval_group.command(name="longmemeval")

@@ -52,19 +52,21 @@ def run_benchmark(
     embedder: str = "hash",
     cache: Path | None = None,
     progress: Callable[[int], Callable[[int], Any]] | None = None,
+    haystacks: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
 
-    ``cache`` names a folder where embeddings persist between runs.
+    ``cache`` names a folder where embeddings persist between runs; ``haystacks`` keeps
+    only some haystacks by index (``"5-9"``: LoCoMo's conversations 5 to 9).
     """
-    spec, haystacks = load(benchmark, data, limit)
+    spec, chosen = load(benchmark, data, limit, haystacks)
     model = _cached(embedder, cache)
     methods = build_methods(model)
     counter = default_counter()
-    total = len(methods) * sum(1 for c in haystacks for q in c.questions if q.evidence)
+    total = len(methods) * sum(1 for c in chosen for q in c.questions if q.evidence)
     update = progress(total) if progress is not None else None
     try:
-        result = run(spec, haystacks, methods, counter, update)
+        result = run(spec, chosen, methods, counter, update)
     finally:
         for method in methods:
             method.close()
@@ -74,9 +76,10 @@ def run_benchmark(
         "embedding_model": model.model_id,
         "token_counter": counter.name,
         "limit": limit,
-        "questions": sum(1 for c in haystacks for q in c.questions if q.evidence),
-        "haystacks": len(haystacks),
-        "turns": sum(len(c.turns) for c in haystacks),
+        "haystack_selection": haystacks,
+        "questions": sum(1 for c in chosen for q in c.questions if q.evidence),
+        "haystacks": len(chosen),
+        "turns": sum(len(c.turns) for c in chosen),
     }
     return result
 

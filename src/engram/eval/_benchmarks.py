@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from engram.errors import InvalidInputError
 from engram.eval._data import Conversation, Question, load_locomo, load_longmemeval
 from engram.eval._runner import Spec
 
@@ -70,8 +71,31 @@ def limit_questions(haystacks: Sequence[Conversation], limit: int | None) -> lis
     return out
 
 
-def load(benchmark: str, data: Path | None, limit: int | None) -> tuple[Spec, list[Conversation]]:
-    """The spec and (limited) haystacks of ``benchmark`` (``locomo`` or ``longmemeval``)."""
-    if benchmark == "locomo":
-        return LOCOMO, limit_questions(load_locomo(data), limit)
-    return LONGMEMEVAL, limit_questions([load_longmemeval(data)], limit)
+def parse_indices(text: str, count: int) -> list[int]:
+    """Haystack indices from ``"0-4"``, ``"5,7,9"`` or ``"0-2,8"`` (each in ``[0, count)``)."""
+    out: list[int] = []
+    for part in text.split(","):
+        bounds = part.strip().split("-")
+        if len(bounds) > 2 or not all(b.strip().isdigit() for b in bounds):
+            raise InvalidInputError(f"bad haystack selection {text!r}: use e.g. 0-4 or 5,7")
+        first, last = int(bounds[0]), int(bounds[-1])
+        if not 0 <= first <= last < count:
+            raise InvalidInputError(f"haystack selection {text!r} outside 0-{count - 1}")
+        out.extend(i for i in range(first, last + 1) if i not in out)
+    return out
+
+
+def load(
+    benchmark: str, data: Path | None, limit: int | None, haystacks: str | None = None
+) -> tuple[Spec, list[Conversation]]:
+    """The spec and haystacks of ``benchmark`` (``locomo`` or ``longmemeval``): only those
+    ``haystacks`` selects by index (see :func:`parse_indices`), then the first ``limit``
+    questions."""
+    spec, found = (
+        (LOCOMO, load_locomo(data))
+        if benchmark == "locomo"
+        else (LONGMEMEVAL, [load_longmemeval(data)])
+    )
+    if haystacks is not None:
+        found = [found[i] for i in parse_indices(haystacks, len(found))]
+    return spec, limit_questions(found, limit)
