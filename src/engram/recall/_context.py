@@ -175,12 +175,12 @@ def _in_time(query: str, candidates: Sequence[Candidate], boost: ContextBoost) -
     named = spans(query) if boost.date > 0 else []
     if not named:
         return set()
-    out = set()
-    for c in candidates:
-        day = parse_date(c.date)
-        if day is not None and any(s.contains(day, boost.date_slack_days) for s in named):
-            out.add(c.id)
-    return out
+    inside = {
+        text: day is not None and any(s.contains(day, boost.date_slack_days) for s in named)
+        for text in {c.date for c in candidates}
+        for day in [parse_date(text)]
+    }
+    return {c.id for c in candidates if inside[c.date]}
 
 
 def _relevance(
