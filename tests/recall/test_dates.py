@@ -26,6 +26,7 @@ def test_stored_date_fields() -> None:
     assert parse("1:56 pm on 8 May, 2023") == date(2023, 5, 8)
     assert parse("2023/05/20 (Sat) 02:21") == date(2023, 5, 20)
     assert parse("2024-02-29") == date(2024, 2, 29)
+    assert parse("2024-02-29T10:30:00+00:00") == date(2024, 2, 29)
     assert parse("May 2023") is None
     assert parse("") is None
 

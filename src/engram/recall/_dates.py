@@ -44,7 +44,7 @@ _PATTERNS = (
     re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}\b(?:,?\s+{_YEAR}\b)?"),
     re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*:)(?:,?\s+{_YEAR}\b)?"),
     re.compile(rf"\b{_MONTH}(?:,?\s+{_YEAR}\b)?"),
-    re.compile(r"\b(?P<year>(?:19|20)\d{2})[/-](?P<month>\d{1,2})[/-](?P<day>\d{1,2})\b"),
+    re.compile(r"\b(?P<year>(?:19|20)\d{2})[/-](?P<month>\d{1,2})[/-](?P<day>\d{1,2})(?!\d)"),
     re.compile(rf"(?<![/\-\d]){_YEAR}\b(?![/\-]\d)"),
 )
 
