@@ -225,7 +225,7 @@ def test_recall_context_option_reads_the_stored_date_field() -> None:
     who = Principal("t", "u")
     turns = [
         ("S1", "8 May, 2023", "Ann: yesterday I went to the city museum"),
-        ("S2", "4 October, 2023", "Ann: yesterday I went to the city hall"),
+        ("S2", "4 October, 2023", "Ann: yesterday I saw the museum in the city centre"),
     ]
     values = [
         (who.namespace, s, {"text": t, "session": s, "position": 0, "speaker": "Ann", "when": d})

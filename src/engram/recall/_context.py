@@ -60,7 +60,9 @@ class Candidate:
 class ContextBoost:
     """Weights of the boosts, the value fields they read, and the candidate pool.
 
-    ``pool`` is how many fused candidates are re-ranked (at least the ``k`` asked for);
+    ``pool`` is how many fused candidates are re-ranked (at least the ``k`` asked for;
+    LoCoMo within 2,000 tokens with ``k=pool``: 50 -> 0.729, 100 -> 0.814, 200 -> 0.852,
+    1,000 -> 0.902, search time 1 : 1.5 : 2.2 : 4.7);
     ``window`` how far neighbours reach; ``lexical`` re-fuses relevance with stemmed
     BM25 first, from cosines that give ``topic`` of their weight to the query's topic
     (recalled again without the speakers it names, whose names otherwise pull every
@@ -76,7 +78,7 @@ class ContextBoost:
     session_field: str = "session"
     position_field: str = "position"
     speaker_field: str = "speaker"
-    pool: int = 50
+    pool: int = 200
     window: int = 2
     lexical: bool = True
     topic: float = 0.6
