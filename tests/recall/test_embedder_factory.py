@@ -58,7 +58,7 @@ def test_model_ids_round_trip(name: str) -> None:
 def test_int8_vectors_never_share_the_float32_model_id() -> None:
     exact, int8 = embedder_from_name("minilm:onnx"), embedder_from_name("minilm:onnx-int8")
     assert exact.model_id == embedder_from_name("minilm:numpy").model_id
-    assert int8.model_id != exact.model_id and int8.model_id.endswith(":onnx-int8")
+    assert int8.model_id != exact.model_id and int8.model_id.endswith(":onnx-int8:2")
 
 
 def test_dimensioned_openai_ids_round_trip() -> None:
