@@ -117,7 +117,7 @@ class EngramContextMethod(EngramColdMethod):
 
     ``LongTermStore.recall(..., context=ContextBoost(...))`` re-ranks the fused
     candidates using only what is stored with each turn (text, session, position,
-    speaker): stemmed keywords, then speaker, neighbour and session boosts.
+    speaker, date): stemmed keywords, then speaker, date, neighbour and session boosts.
     """
 
     def __init__(
@@ -132,6 +132,6 @@ class EngramContextMethod(EngramColdMethod):
 
 
 def lexical_method(embedder: Embedder) -> EngramContextMethod:
-    """The context option's lexical, topic and speaker steps only (no neighbour/session boosts)."""
+    """The context option's lexical, topic, speaker and date steps (no neighbour/session boosts)."""
     boost = ContextBoost(neighbours=0.0, session=0.0, pool=CONTEXT_POOL)
     return EngramContextMethod(embedder, boost=boost, name=LEXICAL)
