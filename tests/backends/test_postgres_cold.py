@@ -28,6 +28,7 @@ from engram.errors import ConfigError, InvalidInputError
 from engram.recall import HashEmbedder
 from engram.recall._filters import parse_filter
 from engram.stores.cold import LongTermStore, Scan, View, open_store
+from engram.stores.cold._records import join_namespace
 
 pytestmark = pytest.mark.postgres
 
@@ -143,6 +144,28 @@ def test_small_selection_is_searched_exactly(
     found = backend.vector_candidates(_scan(("tenant07",)), vector, EMBEDDER.model_id, K)
     exact = _exact_sims(texts, _ids_in(url, "tenant07"), query)[:K]
     assert [s for _, s in found] == pytest.approx(exact, abs=1e-5)
+
+
+def test_a_users_selection_is_sized_by_an_index_only_scan_and_searched_exactly(
+    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
+) -> None:
+    url, vocab, texts = loaded
+    gate, params = q.small_sql(("acme", "user3"), EXACT_BELOW)
+    with psycopg.connect(url) as conn:
+        plan = conn.execute("EXPLAIN (FORMAT JSON) SELECT " + gate, params).fetchone()
+        assert conn.execute("SELECT " + gate, params).fetchone() == (True,)
+        rows = conn.execute(
+            f"SELECT id FROM {q.TABLE} WHERE ns = %s", (join_namespace(("acme", "user3")),)
+        )
+        ids = [str(r[0]) for r in rows]
+    assert plan is not None
+    assert "Index Only Scan" in json.dumps(plan) and "Heap" not in json.dumps(plan), plan
+    query = " ".join(vocab[210:213])
+    vector = EMBEDDER.embed([query])[0]
+    found = backend.vector_candidates(_scan(("acme", "user3")), vector, EMBEDDER.model_id, K)
+    assert len(ids) == 25 and [s for _, s in found] == pytest.approx(
+        _exact_sims(texts, ids, query)[:K], abs=1e-5
+    )
 
 
 @pytest.mark.parametrize("exact_below", [EXACT_BELOW, 0], ids=["default", "hnsw-only"])

@@ -290,16 +290,25 @@ def prefix_sql(prefix: Namespace) -> Fragment:
     The tenant column holds a namespace's first label, so a one-label prefix is
     exactly a tenant.
     """
+    if len(prefix) <= 1:
+        return prefix_range_sql(prefix)
+    joined = join_namespace(prefix)
+    # One b-tree range on (tenant, ns), then the exact rule: p itself or p + SEP + more
+    # (a label may hold other control characters, which sort inside the range).
+    sql, params = prefix_range_sql(prefix)
+    return f"{sql} AND (m.ns = %s OR m.ns >= %s)", (*params, joined, joined + NAMESPACE_SEPARATOR)
+
+
+def prefix_range_sql(prefix: Namespace) -> Fragment:
+    """A b-tree range on ``(tenant, ns)`` holding every namespace under ``prefix``: exact
+    for up to one label, else a superset (labels continuing with a control character)."""
     if not prefix:
         return "TRUE", ()
     if len(prefix) == 1:
         return "m.tenant = %s", (prefix[0],)
     joined = join_namespace(prefix)
     upper = chr(ord(NAMESPACE_SEPARATOR) + 1)
-    # One b-tree range on (tenant, ns), then the exact rule: p itself or p + SEP + more
-    # (a label may hold other control characters, which sort inside the range).
-    sql = "m.tenant = %s AND m.ns >= %s AND m.ns < %s AND (m.ns = %s OR m.ns >= %s)"
-    return sql, (prefix[0], joined, joined + upper, joined, joined + NAMESPACE_SEPARATOR)
+    return "m.tenant = %s AND m.ns >= %s AND m.ns < %s", (prefix[0], joined, joined + upper)
 
 
 def view_sql(view: View) -> Fragment:
@@ -397,10 +406,13 @@ def small_sql(prefix: Namespace, below: int) -> Fragment:
 
     An index-only scan of the head index that stops at ``below``: a cheap upper
     bound of what a search for live versions selects, to choose exact or HNSW search.
+    It counts the b-tree range around ``prefix`` (the exact prefix rule would make
+    PostgreSQL visit every counted row's heap page: 1,000 pages instead of 100 for
+    one user's 1,000 versions).
     """
     if below <= 0:
         return "FALSE", ()
-    where, params = prefix_sql(prefix)
+    where, params = prefix_range_sql(prefix)
     sql = (
         f"(SELECT count(*) < %s FROM (SELECT 1 FROM {TABLE} m "
         f"WHERE m.superseded_by IS NULL AND {where} LIMIT %s) s)"
