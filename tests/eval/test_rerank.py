@@ -239,3 +239,25 @@ def test_recall_context_option_reads_the_stored_date_field() -> None:
         dated = store.recall(who, query, k=2, context=boost)
     assert [r.record.key for r in plain] == ["S1", "S2"]
     assert [r.record.key for r in dated] == ["S2", "S1"]
+
+
+def test_date_step_falls_back_to_when_a_memory_became_valid() -> None:
+    from datetime import UTC, datetime
+
+    from engram import Principal
+    from engram.recall import HashEmbedder
+    from engram.stores.cold import open_store
+
+    who = Principal("t", "u")
+    query = "What did Ann say about the city museum in October 2023?"
+    boost = ContextBoost(pool=2, neighbours=0, session=0, date=1.0)
+    with open_store("memory://", embedder=HashEmbedder()) as store:
+        for day, text in [
+            (datetime(2023, 5, 8, tzinfo=UTC), "Ann: yesterday I saw the museum in the city"),
+            (datetime(2023, 10, 4, tzinfo=UTC), "Ann: yesterday I went to the city museum"),
+        ]:
+            store.remember(who, text, tags=["event"], valid_from=day)
+        plain = store.recall(who, query, k=2, context=replace(boost, date=0.0))
+        dated = store.recall(who, query, k=2, context=boost)
+    assert [r.record.valid_from.month for r in plain] == [5, 10]
+    assert [r.record.valid_from.month for r in dated] == [10, 5]

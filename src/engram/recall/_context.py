@@ -68,8 +68,9 @@ class ContextBoost:
     (recalled again without the speakers it names, whose names otherwise pull every
     turn of theirs alike). ``ContextBoost(neighbours=0, session=0)`` keeps only the lexical,
     speaker and date steps (no turn is promoted for its neighbours). ``date`` boosts turns
-    whose ``date_field`` value falls in a time the query names, or at most
-    ``date_slack_days`` after it.
+    whose ``date_field`` value (or, when a memory has none, the day it became valid:
+    ``valid_from``, by default when it was remembered) falls in a time the query names,
+    or at most ``date_slack_days`` after it.
     """
 
     speaker: float = 0.5

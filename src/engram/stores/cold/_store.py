@@ -599,7 +599,7 @@ def _candidate(hit: Recalled, boost: ContextBoost) -> Candidate:
         str(value.get(boost.speaker_field, "")),
         hit.record.text,
         hit.similarity,
-        date=str(value.get(boost.date_field, "")),
+        date=str(value.get(boost.date_field) or hit.record.valid_from.date().isoformat()),
     )
 
 
