@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -26,6 +26,12 @@ def _unavailable(reason: str) -> None:
     if _require_all_backends():
         pytest.fail(f"backend required in CI but unavailable: {reason}")
     pytest.skip(reason)
+
+
+@pytest.fixture
+def unavailable() -> Callable[[str], None]:
+    """Report a missing requirement: a skip locally, a failure under CI."""
+    return _unavailable
 
 
 def with_database(url: str, dbname: str) -> str:
