@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from engram.recall._context import Candidate, ContextBoost, named_speaker, rerank, topic_query
+from engram.stores.cold import Recalled
 
 
 def _w(speaker: float, neighbours: float, session: float, window: int = 1) -> ContextBoost:
@@ -58,6 +59,21 @@ def test_session_and_speaker_boosts() -> None:
     assert _ids(rerank("What do they like?", bob, _w(0.5, 0, 0))) == ["ann", "bob"]
 
 
+def _as_candidate(hit: Recalled, topic: float | None = None) -> Candidate:
+    """A recalled turn as the re-ranker sees it, built by hand from its stored value."""
+    value = hit.record.value
+    return Candidate(
+        hit.record.id,
+        hit.relevance,
+        value["session"],
+        value["position"],
+        value["speaker"],
+        hit.record.text,
+        hit.similarity,
+        topic,
+    )
+
+
 def test_recall_context_option_reranks_the_fused_candidates() -> None:
     from engram import Principal
     from engram.recall import HashEmbedder
@@ -76,19 +92,7 @@ def test_recall_context_option_reranks_the_fused_candidates() -> None:
         _put_turns(store, who, turns)
         plain = store.recall(who, query, k=4)
         boosted = store.recall(who, query, k=4, context=boost)
-    values = {r.record.id: r.record.value for r in plain}
-    candidates = [
-        Candidate(
-            r.record.id,
-            r.relevance,
-            values[r.record.id]["session"],
-            values[r.record.id]["position"],
-            values[r.record.id]["speaker"],
-            r.record.text,
-            r.similarity,
-        )
-        for r in plain
-    ]
+    candidates = [_as_candidate(r) for r in plain]
     expected = _ids(rerank(query, candidates, boost))
     assert [r.record.id for r in boosted] == expected
     assert [r.record.key for r in boosted] != [r.record.key for r in plain]
@@ -175,19 +179,7 @@ def test_recall_with_context_recalls_the_topic_when_the_query_names_a_speaker() 
             r.record.id: r.similarity for r in store.recall(who, "Where did put the tent?", k=3)
         }
         boosted = store.recall(who, "Where did Ann put the tent?", k=3, context=boost)
-    candidates = [
-        Candidate(
-            r.record.id,
-            r.relevance,
-            r.record.value["session"],
-            r.record.value["position"],
-            r.record.value["speaker"],
-            r.record.text,
-            r.similarity,
-            topic[r.record.id],
-        )
-        for r in plain
-    ]
+    candidates = [_as_candidate(r, topic[r.record.id]) for r in plain]
     expected = rerank("Where did Ann put the tent?", candidates, boost)
     top = expected[0][1]
     assert [(r.record.id, r.score) for r in boosted] == [(i, s / top) for i, s in expected]
