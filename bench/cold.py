@@ -16,7 +16,11 @@ Every system gets the same synthetic items (8-14 words from a 5,000-word Zipf
 vocabulary, 100 users under one root namespace), the same embedder and the same
 queries (3 words); searches run under the root prefix, so over every item.
 Search latency includes embedding the query; the first query (which loads
-engram's vector matrix) is reported apart as ``first ms``.
+engram's vector matrix) is reported apart as ``first ms``. engram's SQLite and
+PostgreSQL stores are both loaded first, then searched in ``--rounds`` alternating
+rounds (the order flips each round), so a noisy spell of the machine falls on both:
+the PostgreSQL row reports its p95 against SQLite's pooled over the rounds and the
+range of the per-round ratios.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -81,6 +85,8 @@ class Row:
     user_p95: float | None = None
     n_queries: int = 0
     note: str = ""
+    rounds_p95: list[tuple[float, float]] = field(default_factory=list)
+    """p95 of each measuring round: (every item, one user)."""
     after_write: dict[str, list[float]] | None = None
     """Search latencies right after a one-item write: the cached matrix patched in
     place vs dropped (how writes were handled before), keyed by variant."""
@@ -108,15 +114,58 @@ def _p95(lat: Sequence[float]) -> float:
 def _measure(row: Row, store: Any, qs: Sequence[str]) -> Row:
     """Latencies under the root prefix (every item) and under one user's namespace."""
     first, lat = _latencies(lambda q: store.search(ROOT, query=q, limit=10), qs)
-    row.first_ms, row.p50, row.p95, row.n_queries = (
-        first,
-        statistics.median(lat),
-        _p95(lat),
-        len(lat),
-    )
     _, user = _latencies(lambda q: store.search(USER, query=q, limit=10), qs)
+    return _summarise(row, first, [(lat, user)])
+
+
+def _summarise(row: Row, first: float, rounds: Sequence[tuple[list[float], list[float]]]) -> Row:
+    """Pooled p50/p95 over every round's (every item, one user) latencies."""
+    every = [t for lat, _ in rounds for t in lat]
+    user = [t for _, u in rounds for t in u]
+    row.first_ms, row.n_queries = first, len(every)
+    row.p50, row.p95 = statistics.median(every), _p95(every)
     row.user_p50, row.user_p95 = statistics.median(user), _p95(user)
+    row.rounds_p95 = [(_p95(lat), _p95(u)) for lat, u in rounds]
     return row
+
+
+def measure_side_by_side(
+    systems: Sequence[tuple[Row, Any]], qs: Sequence[str], rounds: int
+) -> list[Row]:
+    """Time every system's searches in ``rounds`` alternating rounds (the order flips
+    each round), so a slow spell of a noisy machine falls on all of them alike;
+    the first query (which loads caches) is timed apart, once."""
+    firsts = {
+        id(row): _timed(lambda s=store: s.search(ROOT, query=qs[0], limit=10)) * 1000
+        for row, store in systems
+    }
+    got: dict[int, list[tuple[list[float], list[float]]]] = {id(row): [] for row, _ in systems}
+    for r in range(rounds):
+        for row, store in systems if r % 2 == 0 else list(reversed(systems)):
+            got[id(row)].append((_searches(store, ROOT, qs[1:]), _searches(store, USER, qs[1:])))
+    return [_summarise(row, firsts[id(row)], got[id(row)]) for row, _ in systems]
+
+
+def _searches(store: Any, prefix: tuple[str, ...], qs: Sequence[str]) -> list[float]:
+    return [_timed(lambda q=q: store.search(prefix, query=q, limit=10)) * 1000 for q in qs]
+
+
+def ratio_note(row: Row, base: Row) -> str:
+    """``row``'s p95 against ``base``'s: pooled, and the range over rounds."""
+    if not (row.p95 and base.p95 and row.user_p95 and base.user_p95):
+        return ""
+    parts = []
+    for label, mine, theirs, i in (
+        ("all", row.p95, base.p95, 0),
+        ("user", row.user_p95, base.user_p95, 1),
+    ):
+        text = f"{label} p95 {mine / theirs:.1f}x {base.system}"
+        pairs = list(zip(row.rounds_p95, base.rounds_p95, strict=False))
+        if len(pairs) > 1:
+            each = [a[i] / b[i] for a, b in pairs]
+            text += f" (rounds {min(each):.1f}-{max(each):.1f}x)"
+        parts.append(text)
+    return "; ".join(parts)
 
 
 def _after_write(
@@ -215,35 +264,27 @@ def _engram_load(url: str, items: Sequence[Item], embedder: Embedder | None) -> 
     return store, _timed(load)
 
 
-def run_engram(
+def load_engram(
     name: str,
     urls: Callable[[str], str],
     items: Sequence[Item],
-    qs: Sequence[str],
     emb: Embedder,
     cache: CachedEmbedder | None = None,
-    write_rounds: tuple[int, int] = (0, 0),
-) -> Row:
+) -> tuple[Row, Any]:
+    """Load ``items`` without and with vectors; the row (ingestion rates) and the open
+    store with vectors, whose queries are embedded by the real embedder."""
     row = Row(name, len(items))
     plain, seconds = _engram_load(urls("plain"), items, None)
     plain.close()
     row.ingest_plain = _rate(len(items), seconds)
     store, seconds = _engram_load(urls("embed"), items, cache or emb)
-    store.embedder = emb  # queries are always embedded by the real embedder
+    store.embedder = emb
     if cache is None:
         row.ingest_embed = _rate(len(items), seconds)
     else:
         cache.save()
         row.note = "item vectors from the cache, ingest/s emb not measured"
-    try:
-        row = _measure(row, store, qs)
-        if write_rounds[0]:
-            row.after_write = _after_write(store, qs, *write_rounds)
-        notes = (row.note, _vector_plan(store, emb), _buffer_fit(store))
-        row.note = "; ".join(n for n in notes if n)
-        return row
-    finally:
-        store.close()
+    return row, store
 
 
 def _vector_plan(store: Any, emb: Embedder) -> str:
@@ -515,6 +556,13 @@ def main(argv: Sequence[str]) -> int:
         help="shared_buffers of the embedded PostgreSQL server (default 1GB, about 4%% of a "
         "24 GiB machine: a 100k-item table and its HNSW index fit); '' keeps 128MB",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="alternating rounds of every query on engram's SQLite and PostgreSQL stores "
+        "(both loaded first; the order flips each round)",
+    )
     parser.add_argument("--skip-langgraph", action="store_true")
     parser.add_argument(
         "--write-rounds",
@@ -558,11 +606,20 @@ def run_size(
     slow = qs[: args.slow_queries + 1]
     sqlite_url = f"sqlite:///{workdir}/engram-{{}}.db".format
     patched, dropped = (int(n) for n in args.write_rounds.split(","))
-    rows = [run_engram("engram sqlite", sqlite_url, items, qs, emb, cache, (patched, dropped))]
-    if pg is not None:
-        rows.append(run_engram("engram postgres", pg, items, qs, emb, cache))
-        if rows[0].p95 and rows[1].p95:
-            rows[1].note += f"; all p95 {rows[1].p95 / rows[0].p95:.1f}x sqlite"
+    systems = [load_engram("engram sqlite", sqlite_url, items, emb, cache)]
+    try:
+        if pg is not None:
+            systems.append(load_engram("engram postgres", pg, items, emb, cache))
+        rows = measure_side_by_side(systems, qs, args.rounds)
+        sqlite_store = systems[0][1]
+        if patched:
+            rows[0].after_write = _after_write(sqlite_store, qs, patched, dropped)
+        for row, store in systems[1:]:
+            notes = (row.note, _vector_plan(store, emb), _buffer_fit(store))
+            row.note = "; ".join(n for n in (*notes, ratio_note(row, rows[0])) if n)
+    finally:
+        for _, store in systems:
+            store.close()
     if not args.skip_langgraph:
         rows.append(run_langgraph("langgraph InMemory", _lg_memory, items, slow, emb))
         rows.append(run_langgraph("langgraph Sqlite", _lg_sqlite(workdir), items, qs, emb))
