@@ -22,6 +22,7 @@ from engram.backends.postgres.cold import (
     EXACT_BELOW,
     BufferFit,
     PostgresColdBackend,
+    _SelectionSizes,
     require_pgvector,
 )
 from engram.errors import ConfigError, InvalidInputError
@@ -186,6 +187,107 @@ def test_filtered_search_returns_k_rows_among_50_tenants(
         assert all(r.value["i"] < 25 for r in backend.fetch([i for i, _ in found]))
 
 
+def _json(plan: dict[str, Any]) -> str:
+    return json.dumps(plan)
+
+
+def test_a_selection_known_to_be_small_runs_the_exact_search_alone(
+    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
+) -> None:
+    url, vocab, texts = loaded
+    query = " ".join(vocab[220:223])
+    vector = EMBEDDER.embed([query])[0]
+    scan = _scan(("tenant09",))
+    first = backend.explain_vector_search(scan, vector, EMBEDDER.model_id, K)
+    plan = backend.explain_vector_search(scan, vector, EMBEDDER.model_id, K)
+    # Unknown size: the gated statement with its size check; known small: neither.
+    assert "CTE Scan" in _json(first) and f"{q.TABLE}_head" in _index_names(first)
+    assert "CTE" not in _json(plan) and "InitPlan" not in _json(plan), _json(plan)[:2000]
+    assert q.hnsw_index_name(384) not in _index_names(plan)
+    found = backend.vector_candidates(scan, vector, EMBEDDER.model_id, K)
+    exact = _exact_sims(texts, _ids_in(url, "tenant09"), query)[:K]
+    assert [s for _, s in found] == pytest.approx(exact, abs=1e-5)
+
+
+def test_a_selection_known_to_be_large_runs_the_hnsw_search_alone(
+    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
+) -> None:
+    url, vocab, texts = loaded
+    query = " ".join(vocab[120:123])
+    vector = EMBEDDER.embed([query])[0]
+    backend.vector_candidates(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
+    plan = backend.explain_vector_search(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
+    assert q.hnsw_index_name(384) in _index_names(plan)
+    assert "CTE" not in _json(plan) and f"{q.TABLE}_head" not in _index_names(plan)
+    found = backend.vector_candidates(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
+    exact = _exact_sims(texts, _ids_in(url, "acme"), query)[:50]
+    assert len(found) == 50
+    assert sum(1 for _, sim in found if sim >= exact[-1] - 1e-6) >= 45
+
+
+def _texts(
+    prefix: str, n: int, start: int = 0
+) -> list[tuple[tuple[str, ...], str, dict[str, Any]]]:
+    rng = random.Random(start)
+    vocab = _vocabulary(rng)
+    return [
+        (("t", prefix), f"k{i}", {"text": " ".join(rng.choices(vocab, k=8))})
+        for i in range(start, start + n)
+    ]
+
+
+def _exact_top(url: str, ns: tuple[str, ...], query: str, k: int) -> list[float]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            f"SELECT id, text FROM {q.TABLE} WHERE ns = %s", (join_namespace(ns),)
+        ).fetchall()
+    return _exact_sims({str(i): str(t) for i, t in rows}, [str(r[0]) for r in rows], query)[:k]
+
+
+def test_a_stale_size_costs_speed_never_rows(postgres_url: str) -> None:
+    """Another process grows a selection this backend knows as small, and shrinks one
+    it knows as large: both searches still return the exact answer."""
+    here = LongTermStore(PostgresColdBackend(postgres_url, exact_below=40), embedder=EMBEDDER)
+    there = LongTermStore(PostgresColdBackend(postgres_url, exact_below=40), embedder=EMBEDDER)
+    here.setup()
+    there.setup()
+    try:
+        here.put_many(_texts("grows", 30) + _texts("shrinks", 60))
+        query = "bakadi fomeru"
+        vector = EMBEDDER.embed([query])[0]
+        backend = here.backend
+        assert isinstance(backend, PostgresColdBackend)
+        for name in ("grows", "shrinks"):
+            backend.vector_candidates(_scan(("t", name)), vector, EMBEDDER.model_id, 10)
+        assert backend._sizes.get(("t", "grows")) is True
+        assert backend._sizes.get(("t", "shrinks")) is False
+        there.put_many(_texts("grows", 60, start=30))
+        there.forget(("t", "shrinks"), [f"k{i}" for i in range(55)], compact=False)
+        grown = backend.vector_candidates(_scan(("t", "grows")), vector, EMBEDDER.model_id, 50)
+        assert [s for _, s in grown] == pytest.approx(
+            _exact_top(postgres_url, ("t", "grows"), query, 50), abs=1e-5
+        )
+        shrunk = backend.vector_candidates(_scan(("t", "shrinks")), vector, EMBEDDER.model_id, 20)
+        assert len(shrunk) == 5 and [s for _, s in shrunk] == pytest.approx(
+            _exact_top(postgres_url, ("t", "shrinks"), query, 20), abs=1e-5
+        )
+        assert backend._sizes.get(("t", "grows")) is True  # the memo was used, not renewed
+        here.forget(("t", "grows"), compact=False)
+        assert backend._sizes.get(("t", "shrinks")) is None  # erasure drops it
+    finally:
+        here.close()
+        there.close()
+
+
+def test_selection_sizes_expire() -> None:
+    fresh, expired = _SelectionSizes(), _SelectionSizes(ttl=-1.0)
+    for sizes in (fresh, expired):
+        sizes.put(("acme", "u1"), True)
+    assert fresh.get(("acme", "u1")) is True and fresh.get(("acme",)) is None
+    assert expired.get(("acme", "u1")) is None
+    assert fresh.clear() == 1 and fresh.clear() == 0 and fresh.get(("acme", "u1")) is None
+
+
 def test_without_iterative_scan_hnsw_loses_rows(
     loaded: tuple[str, list[str], dict[str, str]],
 ) -> None:
@@ -201,16 +303,37 @@ def test_without_iterative_scan_hnsw_loses_rows(
         assert len(conn.execute(sql, params).fetchall()) < K
 
 
-def test_exhausted_scan_budget_falls_back_to_exact(
-    loaded: tuple[str, list[str], dict[str, str]],
-) -> None:
-    url, vocab, texts = loaded
+def test_exhausted_scan_budget_falls_back_to_exact(postgres_url: str) -> None:
+    """A narrow filter, the index scan forced (sorting priced out for this database)
+    and a budget of one tuple: the HNSW scan comes up short and the exact search
+    answers, both in the one gated statement (size unknown) and as a second
+    statement after the index scan alone (size known not to be small)."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{urlsplit(postgres_url).path[1:]}" SET enable_sort = off')
+    rng = random.Random(8)
+    vocab = _vocabulary(rng)
+    items = [
+        (("big", f"u{i % 3}"), f"k{i}", {"text": " ".join(rng.choices(vocab, k=8)), "i": i})
+        for i in range(2000)
+    ]
     query = " ".join(vocab[400:403])
     vector = EMBEDDER.embed([query])[0]
-    for backend in _backend(url, exact_below=0, max_scan_tuples=1, ef_search=1):
-        found = backend.vector_candidates(_scan(("tenant31",)), vector, EMBEDDER.model_id, K)
-    exact = _exact_sims(texts, _ids_in(url, "tenant31"), query)[:K]
-    assert [s for _, s in found] == pytest.approx(exact, abs=1e-5)
+    texts = {key: str(value["text"]) for _, key, value in items}
+    exact = _exact_sims(texts, [f"k{i}" for i in range(25)], query)[:K]
+    backend = PostgresColdBackend(postgres_url, exact_below=0, max_scan_tuples=1, ef_search=1)
+    store = LongTermStore(backend, embedder=EMBEDDER)
+    store.setup()
+    try:
+        store.put_many(items)
+        narrow = _scan(("big",), {"i": {"$lt": 25}})
+        for attempt in range(2):
+            found = backend.vector_candidates(narrow, vector, EMBEDDER.model_id, K)
+            assert [s for _, s in found] == pytest.approx(exact, abs=1e-5), attempt
+        assert backend._sizes.get(("big",)) is False
+        plan = backend.explain_vector_search(narrow, vector, EMBEDDER.model_id, K)
+    finally:
+        store.close()
+    assert q.hnsw_index_name(384) in _index_names(plan) and plan["Actual Rows"] < K, plan
 
 
 def test_keyword_search_uses_the_gin_index(

@@ -443,14 +443,21 @@ def vector_sql(
     return sql, (query, *params, *gate[1], k)
 
 
+def size_sql(prefix: Namespace, below: int) -> Fragment:
+    """:func:`small_sql` as a statement of its own: one row, one boolean."""
+    gate, params = small_sql(prefix, below)
+    return f"SELECT {gate}", params
+
+
 def nearest_sql(scan: Scan, model_id: str, query: Vector, k: int, exact_below: int) -> Fragment:
-    """One statement for a whole vector search: HNSW, or exact when HNSW cannot serve.
+    """One statement for a whole vector search of a selection of unknown size.
 
     The approximate branch runs only when the selection is not small, the exact
     one only when the approximate one found fewer than ``k`` rows (a small
     selection, or an iterative scan that spent its ``hnsw.max_scan_tuples``).
     Both gates are one-time filters: PostgreSQL skips a gated branch's scan
-    entirely, and each branch plans as it would alone. One round trip.
+    entirely, and each branch plans as it would alone. One round trip. Once the
+    size is known (:func:`size_sql`), each branch alone is cheaper to run.
     """
     small, small_params = small_sql(scan.prefix, exact_below)
     approx, approx_params = vector_sql(

@@ -6,7 +6,8 @@ of every fact: current ones and their history. Keyword search uses a generated
 vector dimension. A vector search is one statement (one round trip) and still
 returns ``k`` rows when filtered: small selections are searched exactly, larger
 ones by the planner's choice of pgvector's iterative index scan or an exact scan,
-with an exact search as the fallback when the index scan's budget runs out.
+with an exact search as the fallback when the index scan's budget runs out. Once
+a prefix's size is known (for 30 s), its search runs only the statement it needs.
 
 Vectors travel in pgvector's binary format (``register_vector``), rows go in by
 binary ``COPY``. The backend is synchronous and thread-safe through a
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -89,6 +91,45 @@ class _PendingSignals:
         return int(held)
 
 
+class _SelectionSizes:
+    """Whether a prefix's selection is small (fewer than ``exact_below`` current
+    versions), as last checked, for ``ttl`` seconds.
+
+    It only picks the vector search's statement: known small, the exact search
+    alone, with no size check and no index branch to plan (a user's versions among
+    100k, measured from the client: p50 1.6 ms instead of 2.5); known larger, the
+    index-ordered search alone. A stale answer costs speed, never rows: an exact
+    search is exact at any size, and a short index scan is followed by an exact
+    one. Past ``cap`` prefixes it starts over; erasure drops it.
+    """
+
+    def __init__(self, ttl: float = 30.0, cap: int = 10000) -> None:
+        self._ttl = ttl
+        self._cap = cap
+        self._by_prefix: dict[Namespace, tuple[bool, float]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, prefix: Namespace) -> bool | None:
+        with self._lock:
+            found = self._by_prefix.get(prefix)
+        if found is None or time.monotonic() - found[1] > self._ttl:
+            return None
+        return found[0]
+
+    def put(self, prefix: Namespace, small: bool) -> None:
+        with self._lock:
+            if len(self._by_prefix) >= self._cap:
+                self._by_prefix.clear()
+            self._by_prefix[prefix] = (small, time.monotonic())
+
+    def clear(self) -> int:
+        """Drop every entry; 1 if there were any, else 0."""
+        with self._lock:
+            held = bool(self._by_prefix)
+            self._by_prefix.clear()
+        return int(held)
+
+
 @dataclass(frozen=True)
 class BufferFit:
     """The cold table and its indexes against the server's buffer cache.
@@ -141,6 +182,7 @@ class PostgresColdBackend(ColdBackend):
         self._indexed: set[int] = set()
         self._lock = threading.Lock()
         self._pending = _PendingSignals()
+        self._sizes = _SelectionSizes()
 
     # -- connections ------------------------------------------------------------------
 
@@ -247,6 +289,7 @@ class PostgresColdBackend(ColdBackend):
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         rows = self._read(*q.erase_sql(prefix, keys))  # one statement: atomic on its own
         self._pending.clear()
+        self._sizes.clear()
         return EraseCounts(
             keys=len({(r[0], r[1]) for r in rows}),
             versions=len(rows),
@@ -324,7 +367,7 @@ class PostgresColdBackend(ColdBackend):
         query = np.ascontiguousarray(vector, dtype=np.float32)
         if k <= 0 or query.ndim != 1 or not len(query):
             return []
-        rows = self._search(k, *q.nearest_sql(scan, model_id, query, k, self.exact_below))
+        rows = self._nearest(scan, query, model_id, k)
         self._pending.note((i, at, importance) for i, _, at, importance in rows)
         ranked = [(str(i), _similarity(d)) for i, d, _, _ in rows]
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))
@@ -337,28 +380,52 @@ class PostgresColdBackend(ColdBackend):
         :meth:`vector_candidates` runs for these arguments, with its settings, keeping
         only the nodes that ran (a branch skipped by its gate is dropped)."""
         query = np.ascontiguousarray(vector, dtype=np.float32)
-        sql, params = q.nearest_sql(scan, model_id, query, k, self.exact_below)
-        rows = self._search(k, "EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        rows = self._nearest(scan, query, model_id, k, "EXPLAIN (ANALYZE, FORMAT JSON) ")
         if not rows:
             raise BackendError("EXPLAIN returned no plan")
         return _executed(rows[0][0][0]["Plan"])
 
-    def _search(self, k: int, sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
-        """Run ``sql`` after the vector-search settings in one round trip.
+    def _nearest(
+        self, scan: Scan, query: Vector, model_id: str, k: int, lead: str = ""
+    ) -> list[tuple[Any, ...]]:
+        """Run (``lead`` +) a vector search, by what is known of the selection's size.
 
-        Pipelined on an autocommit connection, both statements share the implicit
+        Known small: the exact search alone. Known larger: the HNSW-ordered search
+        alone (after its settings, one round trip), then the exact one only if it
+        came up short. Unknown: :func:`~engram.backends.postgres._cold_sql.nearest_sql`
+        (both, gated in one statement) with the size check beside it, in one round
+        trip. With ``lead`` (an ``EXPLAIN``) the first statement's plan is returned.
+
+        Pipelined on an autocommit connection, the statements share the implicit
         transaction that the final Sync closes, so the ``set_config(..., true)``
         settings hold for the search and end with it (no BEGIN/COMMIT round trips).
         """
+        small = self._sizes.get(scan.prefix)
+        if small:
+            sql, params = q.vector_sql(scan, model_id, query, k, exact=True)
+            return self._read(lead + sql, params)
         settings = q.hnsw_settings_params(max(self.ef_search, k), self.max_scan_tuples)
+        if small is False:
+            sql, params = q.vector_sql(scan, model_id, query, k, exact=False)
+        else:
+            sql, params = q.nearest_sql(scan, model_id, query, k, self.exact_below)
         with self._connection() as conn, conn.pipeline() as pipeline:
+            size = (
+                None if small is False else conn.execute(*q.size_sql(scan.prefix, self.exact_below))
+            )
             conn.execute(q.HNSW_SETTINGS, settings)
-            cur = conn.execute(sql, tuple(params))
+            cur = conn.execute(lead + sql, tuple(params))
             pipeline.sync()
-            return cur.fetchall()
+            rows = cur.fetchall()
+            if size is not None:
+                checked = size.fetchone()
+                self._sizes.put(scan.prefix, bool(checked and checked[0]))
+        if small is False and not lead and len(rows) < k:
+            return self._read(*q.vector_sql(scan, model_id, query, k, exact=True))
+        return rows
 
     def clear_caches(self) -> int:
-        return self._pending.clear()
+        return self._pending.clear() + self._sizes.clear()
 
     def buffer_fit(self) -> BufferFit:
         """How the table and its indexes compare with the server's ``shared_buffers``."""
