@@ -127,6 +127,10 @@ def test_large_search_uses_the_hnsw_index(
     vector = EMBEDDER.embed([query])[0]
     plan = backend.explain_vector_search(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
     assert q.hnsw_index_name(384) in _index_names(plan), json.dumps(plan)[:2000]
+    # Now known not to be small: the index scan alone, no size check, no exact branch.
+    plan = backend.explain_vector_search(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
+    assert q.hnsw_index_name(384) in _index_names(plan) and "CTE" not in json.dumps(plan)
+    assert f"{q.TABLE}_head" not in _index_names(plan)
     found = backend.vector_candidates(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
     exact = _exact_sims(texts, _ids_in(url, "acme"), query)[:50]
     assert len(found) == 50
@@ -140,8 +144,12 @@ def test_small_selection_is_searched_exactly(
     url, vocab, texts = loaded
     query = " ".join(vocab[200:203])
     vector = EMBEDDER.embed([query])[0]
+    first = backend.explain_vector_search(_scan(("tenant07",)), vector, EMBEDDER.model_id, K)
     plan = backend.explain_vector_search(_scan(("tenant07",)), vector, EMBEDDER.model_id, K)
-    assert q.hnsw_index_name(384) not in _index_names(plan)
+    # Size unknown: the gated statement, with its size check; known small: the exact one alone.
+    assert "CTE Scan" in json.dumps(first) and f"{q.TABLE}_head" in _index_names(first)
+    assert "CTE" not in json.dumps(plan) and "InitPlan" not in json.dumps(plan)
+    assert q.hnsw_index_name(384) not in _index_names(first) | _index_names(plan)
     found = backend.vector_candidates(_scan(("tenant07",)), vector, EMBEDDER.model_id, K)
     exact = _exact_sims(texts, _ids_in(url, "tenant07"), query)[:K]
     assert [s for _, s in found] == pytest.approx(exact, abs=1e-5)
@@ -185,44 +193,6 @@ def test_filtered_search_returns_k_rows_among_50_tenants(
         found = backend.vector_candidates(narrow, vector, EMBEDDER.model_id, K)
         assert len(found) == K
         assert all(r.value["i"] < 25 for r in backend.fetch([i for i, _ in found]))
-
-
-def _json(plan: dict[str, Any]) -> str:
-    return json.dumps(plan)
-
-
-def test_a_selection_known_to_be_small_runs_the_exact_search_alone(
-    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
-) -> None:
-    url, vocab, texts = loaded
-    query = " ".join(vocab[220:223])
-    vector = EMBEDDER.embed([query])[0]
-    scan = _scan(("tenant09",))
-    first = backend.explain_vector_search(scan, vector, EMBEDDER.model_id, K)
-    plan = backend.explain_vector_search(scan, vector, EMBEDDER.model_id, K)
-    # Unknown size: the gated statement with its size check; known small: neither.
-    assert "CTE Scan" in _json(first) and f"{q.TABLE}_head" in _index_names(first)
-    assert "CTE" not in _json(plan) and "InitPlan" not in _json(plan), _json(plan)[:2000]
-    assert q.hnsw_index_name(384) not in _index_names(plan)
-    found = backend.vector_candidates(scan, vector, EMBEDDER.model_id, K)
-    exact = _exact_sims(texts, _ids_in(url, "tenant09"), query)[:K]
-    assert [s for _, s in found] == pytest.approx(exact, abs=1e-5)
-
-
-def test_a_selection_known_to_be_large_runs_the_hnsw_search_alone(
-    loaded: tuple[str, list[str], dict[str, str]], backend: PostgresColdBackend
-) -> None:
-    url, vocab, texts = loaded
-    query = " ".join(vocab[120:123])
-    vector = EMBEDDER.embed([query])[0]
-    backend.vector_candidates(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
-    plan = backend.explain_vector_search(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
-    assert q.hnsw_index_name(384) in _index_names(plan)
-    assert "CTE" not in _json(plan) and f"{q.TABLE}_head" not in _index_names(plan)
-    found = backend.vector_candidates(_scan(("acme",)), vector, EMBEDDER.model_id, 50)
-    exact = _exact_sims(texts, _ids_in(url, "acme"), query)[:50]
-    assert len(found) == 50
-    assert sum(1 for _, sim in found if sim >= exact[-1] - 1e-6) >= 45
 
 
 def _texts(
