@@ -66,6 +66,7 @@ def _progress(quiet: bool, label: str) -> Iterator[Callable[[int], Callable[[int
 
 def _benchmark(
     name: str,
+    *,
     data: Path | None,
     limit: int | None,
     out: Path,
@@ -106,21 +107,13 @@ def eval_group() -> None:
 @_cache
 @_quiet
 @_conversations
-def locomo(
-    data: Path | None,
-    limit: int | None,
-    out: Path,
-    embedder: str,
-    cache: Path | None,
-    quiet: bool,
-    conversations: str | None,
-) -> None:
+def locomo(**options: Any) -> None:
     """Evidence recall on LoCoMo for engram and the baselines, side by side.
 
     Example: engram eval locomo --limit 50 --embedder hash --out /tmp/eval
     (held-out half: engram eval locomo --conversations 5-9 --out /tmp/eval-5-9)
     """
-    _benchmark("locomo", data, limit, out, embedder, cache, quiet, conversations)
+    _benchmark("locomo", **options)
 
 
 @eval_group.command(name="longmemeval")
@@ -130,14 +123,12 @@ def locomo(
 @_embedder
 @_cache
 @_quiet
-def longmemeval(
-    data: Path | None, limit: int | None, out: Path, embedder: str, cache: Path | None, quiet: bool
-) -> None:
+def longmemeval(**options: Any) -> None:
     """Session recall on the LongMemEval oracle sample (one pooled haystack).
 
     Example: engram eval longmemeval --embedder minilm --out docs/eval
     """
-    _benchmark("longmemeval", data, limit, out, embedder, cache, quiet)
+    _benchmark("longmemeval", **options)
 
 
 def register(main: click.Group) -> None:
