@@ -39,14 +39,18 @@ of the year before. Only read with a year ("summer 2023"): "fall" alone is mostl
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
-_PATTERNS = (
-    re.compile(rf"\b(?P<season>{'|'.join(SEASONS)})(?:\s+of)?,?\s+{_YEAR}\b", re.IGNORECASE),
-    re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}\b(?:,?\s+{_YEAR}\b)?"),
-    re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*:)(?:,?\s+{_YEAR}\b)?"),
-    re.compile(rf"\b{_MONTH}(?:,?\s+{_YEAR}\b)?"),
-    re.compile(r"\b(?P<year>(?:19|20)\d{2})[/-](?P<month>\d{1,2})[/-](?P<day>\d{1,2})(?!\d)"),
-    re.compile(rf"(?<![/\-\d]){_YEAR}\b(?![/\-]\d)"),
+_SEASON_YEAR = re.compile(
+    rf"\b(?P<season>{'|'.join(SEASONS)})(?:\s+of)?,?\s+{_YEAR}\b", re.IGNORECASE
 )
+_DAY_MONTH = re.compile(rf"\b{_DAY}(?:\s+of)?\s+{_MONTH}\b(?:,?\s+{_YEAR}\b)?")
+_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?!\s*:)(?:,?\s+{_YEAR}\b)?")
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}(?:,?\s+{_YEAR}\b)?")
+_ISO = re.compile(r"\b(?P<year>(?:19|20)\d{2})[/-](?P<month>\d{1,2})[/-](?P<day>\d{1,2})(?!\d)")
+_BARE_YEAR = re.compile(rf"(?<![/\-\d]){_YEAR}\b(?![/\-]\d)")
+_PATTERNS = (_SEASON_YEAR, _DAY_MONTH, _MONTH_DAY, _MONTH_YEAR, _ISO, _BARE_YEAR)
+"""Most specific first: a stretch of text matched by one is not read again by a later one."""
+_FULL_DATES = (_DAY_MONTH, _MONTH_DAY, _ISO)
+"""The patterns that can name a day, month and year (what a stored date field holds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +101,7 @@ def spans(text: str) -> list[Span]:
 
 def parse(text: str) -> date | None:
     """The first full calendar date (day, month and year) in a stored date field."""
-    for pattern in _PATTERNS[1:3] + _PATTERNS[4:5]:
+    for pattern in _FULL_DATES:
         for match in pattern.finditer(text):
             span = _span(match)
             if span and span.year and span.month and span.first_day:

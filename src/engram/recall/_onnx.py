@@ -165,9 +165,8 @@ def build_model(weights: BertWeights, *, int8: Int8Plan | None = None, taps: boo
         onnx.helper.make_tensor_value_info(n, onnx.TensorProto.INT64, ["batch", "tokens"])
         for n in ("input_ids", "attention_mask")
     ]
-    outs = [x] + (g.taps if taps else [])
     names = ["hidden"] + (tap_names(len(weights.layers)) if taps else [])
-    for tensor, name in zip(outs[1:], names[1:], strict=True):
+    for tensor, name in zip(g.taps if taps else [], names[1:], strict=True):
         g.nodes.append(onnx.helper.make_node("Identity", [tensor], [name]))
     outputs = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in names]
     graph = onnx.helper.make_graph(g.nodes, "minilm", ids, outputs, g.inits)
