@@ -48,7 +48,8 @@ _MONTH_YEAR = re.compile(rf"\b{_MONTH}(?:,?\s+{_YEAR}\b)?")
 _ISO = re.compile(r"\b(?P<year>(?:19|20)\d{2})[/-](?P<month>\d{1,2})[/-](?P<day>\d{1,2})(?!\d)")
 _BARE_YEAR = re.compile(rf"(?<![/\-\d]){_YEAR}\b(?![/\-]\d)")
 _PATTERNS = (_SEASON_YEAR, _DAY_MONTH, _MONTH_DAY, _MONTH_YEAR, _ISO, _BARE_YEAR)
-"""Most specific first: a stretch of text matched by one is not read again by a later one."""
+"""Tried in this order (a day before its month, a month before a bare year): a stretch of
+text one pattern matched is not read again by a later one."""
 _FULL_DATES = (_DAY_MONTH, _MONTH_DAY, _ISO)
 """The patterns that can name a day, month and year (what a stored date field holds)."""
 
