@@ -181,11 +181,11 @@ def sync_(url: str, admin_url: str | None, **opts: Any) -> None:
     Example: engram docs sync --tenant acme --to postgresql://engram_app@db/engram
     """
     if admin_url is not None:
-        setup_documents(admin_url)
+        setup_documents(admin_url, scheme="postgresql")
     embedder = embedder_or_none(opts["embedder"])  # the PostgreSQL copy is embedded the same way
     with (
         _store(opts) as (files, principal),
-        open_documents(url, embedder=embedder) as target,
+        open_documents(url, scheme="postgresql", embedder=embedder) as target,
     ):
         report = sync(files, target, principal)
     for path in report.upserted:

@@ -25,15 +25,8 @@ from engram.errors import ConfigError
 from engram.memory._records import names_user, other_users_document
 from engram.recall import Embedder
 from engram.stores.cold import Provenance
-from engram.stores.documents import (
-    Document,
-    DocumentStore,
-    SearchHit,
-    setup_documents,
-)
-from engram.stores.documents import (
-    open_documents as open_document_store,
-)
+from engram.stores.documents import Document, DocumentStore, SearchHit
+from engram.stores.documents import open_documents as open_document_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,10 +69,12 @@ class Locations:
 def open_documents(where: Locations, embedder: Embedder | None, stack: ExitStack) -> DocumentStore:
     """The document store named by ``where.documents`` (files or PostgreSQL), set up
     first as the admin when ``where.documents_role`` names the application role."""
-    location = where.documents
-    if where.documents_role is not None:
-        location = setup_documents(location, where.documents_role)
-    store = open_document_store(location, embedder=embedder, index_path=where.index_path)
+    store = open_document_store(
+        where.documents,
+        embedder=embedder,
+        index_path=where.index_path,
+        setup_role=where.documents_role,
+    )
     return stack.enter_context(store)
 
 
