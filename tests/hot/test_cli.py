@@ -73,7 +73,7 @@ def test_errors_are_one_line_messages(url: str) -> None:
     result = CliRunner().invoke(
         main, ["threads", "history", "b1", "--url", url, "--tenant", "acme", "--user", "alice"]
     )
-    assert result.exit_code == 1 and "AccessDeniedError" in result.output
+    assert result.exit_code == 1 and "NotFoundError: no thread 'b1'" in result.output
     result = CliRunner().invoke(main, ["threads", "prune", "a1", "--keep", "0", "--url", url])
     assert result.exit_code == 1 and "InvalidInputError" in result.output
 

@@ -8,7 +8,7 @@ import pytest
 from hot_graphs import cfg, story_graph
 
 from engram import Principal
-from engram.errors import AccessDeniedError, ConflictError, NotFoundError
+from engram.errors import ConflictError, NotFoundError
 from engram.stores.hot import (
     FORKED_FROM_KEY,
     AsyncThreads,
@@ -50,14 +50,18 @@ def test_other_users_threads_are_off_limits(hot_url: str) -> None:
         threads = Threads(saver)
         threads.check_owner(BOB, "b1")
         threads.check_owner(ALICE, "brand-new-thread")
-        for call in (
-            lambda: threads.check_owner(ALICE, "b1"),
-            lambda: threads.history("b1", ALICE),
-            lambda: threads.prune("b1", 1, ALICE),
-            lambda: threads.fork("b1", threads.history("b1")[-1].checkpoint_id, principal=ALICE),
-        ):
-            with pytest.raises(AccessDeniedError):
-                call()
+        last = threads.history("b1")[-1].checkpoint_id
+        for thread_id in ("b1", "no-such-thread"):  # Bob's thread reads as a missing one
+            for call in (
+                lambda t=thread_id: threads.history(t, ALICE),
+                lambda t=thread_id: threads.get(t, last, ALICE),
+                lambda t=thread_id: threads.prune(t, 1, ALICE),
+                lambda t=thread_id: threads.fork(t, last, principal=ALICE),
+            ):
+                with pytest.raises(NotFoundError, match=f"^no thread '{thread_id}'$"):
+                    call()
+        with pytest.raises(ConflictError, match="'b1' is already in use"):
+            threads.check_owner(ALICE, "b1")  # what the saver answers to Alice's write
         assert len(threads.history("b1", BOB)) == 5
 
 
@@ -170,5 +174,5 @@ async def test_async_threads_api(durable_url: str) -> None:
         assert set(diff.added) == {"items", "note"}
         fork = await threads.fork("t", history[2].checkpoint_id, "t2", ALICE)
         assert (await graph.ainvoke(None, fork.config))["items"] == ["x", "a", "b", "c"]
-        with pytest.raises(AccessDeniedError):
+        with pytest.raises(ConflictError):
             await threads.check_owner(BOB, "t2")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from engram import AccessDeniedError, ConfigError, InvalidInputError, NotFoundError, Principal
+from engram import ConfigError, InvalidInputError, NotFoundError, Principal
 from engram.memory import AsyncMemory, Memory
 from engram.policy import UNTRUSTED_PREAMBLE
 from engram.recall import HashEmbedder
@@ -196,7 +196,7 @@ def test_principals_never_see_each_others_memory(memory: Memory) -> None:
         assert memory.threads(other) == [] and memory.facts(other) == []
         exported = memory.export_json(other)
         assert "conservative" not in exported and "t-alice" not in exported
-        with pytest.raises(AccessDeniedError):
+        with pytest.raises(NotFoundError, match=r"^no thread .t-alice.$"):
             Threads(memory.checkpointer).history("t-alice", other)
     carol = memory.recall(CAROL, "state risk tolerance", 800)
     assert "State risk tolerance" in carol.text  # project conventions are the tenant's

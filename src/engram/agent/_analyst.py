@@ -39,6 +39,7 @@ from engram.errors import (
 )
 from engram.memory import Memory
 from engram.stores.hot import open_checkpointer
+from engram.stores.hot.contract import in_use
 
 DURABILITY: Durability = "sync"
 """Every step's checkpoint is written before the next step starts (see the README)."""
@@ -287,8 +288,8 @@ class MarketAnalyst:
             "conventions": list(conventions),
         }
         with self._graph() as graph:
-            if graph.get_state(config).values:
-                raise ConflictError(f"thread {thread_id!r} already exists; resume it instead")
+            if graph.get_state(config).values:  # the same answer whoever holds the id
+                raise in_use(thread_id)
             self._stream(graph, payload, config, on_event)
             return to_status(thread_id, self._owned(graph, principal, config))
 

@@ -7,6 +7,8 @@ The operations work on the saver's own dictionaries (``storage``, ``writes``,
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -18,6 +20,8 @@ from engram._principal import Principal
 from engram.config import StoreURL
 from engram.errors import ConfigError, ConflictError
 from engram.stores.hot.contract import (
+    AsyncOwnedSaver,
+    OwnedSaver,
     PruneReport,
     R,
     SaverOptions,
@@ -38,18 +42,59 @@ def _metadata(saver: InMemorySaver, saved: Saved) -> dict[str, Any]:
     return dict(saver.serde.loads_typed(saved[1]))
 
 
-def _owned(saver: InMemorySaver, saved: Saved, owner: Principal | None) -> bool:
-    return owner is None or owner_of(_metadata(saver, saved)) == owner.namespace
+_OWNERS: weakref.WeakKeyDictionary[InMemorySaver, dict[str, Principal]] = (
+    weakref.WeakKeyDictionary()
+)
+_OWNERS_LOCK = threading.Lock()
+
+
+def _owner_of(saver: InMemorySaver, thread_id: str) -> Principal | None:
+    with _OWNERS_LOCK:
+        return _recorded(saver, thread_id)
+
+
+def _recorded(saver: InMemorySaver, thread_id: str) -> Principal | None:
+    """The thread's owner, fixed by its first scoped write and kept beside the saver; for
+    a thread written before owners were kept, the one its first root checkpoint names."""
+    owners = _OWNERS.setdefault(saver, {})
+    if thread_id not in owners:
+        root = saver.storage.get(thread_id, {}).get("", {})
+        tenant, user = owner_of(_metadata(saver, root[min(root)])) if root else (None, None)
+        if isinstance(tenant, str) and isinstance(user, str):
+            owners[thread_id] = Principal(tenant, user)
+    return owners.get(thread_id)
+
+
+def _owned(saver: InMemorySaver, thread_id: str, owner: Principal | None) -> bool:
+    return owner is None or _owner_of(saver, thread_id) == owner
+
+
+def owner(saver: InMemorySaver, thread_id: str) -> Statements[Principal | None]:
+    yield from ()
+    return _owner_of(saver, thread_id)
+
+
+def claim(saver: InMemorySaver, thread_id: str, principal: Principal) -> Statements[Principal]:
+    yield from ()
+    with _OWNERS_LOCK:
+        found = _recorded(saver, thread_id)
+        return found if found is not None else _OWNERS[saver].setdefault(thread_id, principal)
+
+
+def forget_owner(saver: InMemorySaver, thread_id: str) -> None:
+    with _OWNERS_LOCK:
+        _OWNERS.setdefault(saver, {}).pop(thread_id, None)
 
 
 def list_threads(saver: InMemorySaver, owner: Principal | None) -> Statements[list[ThreadInfo]]:
     yield from ()
     found = []
     for thread_id, namespaces in list(saver.storage.items()):
-        root = {cid: s for cid, s in namespaces.get("", {}).items() if _owned(saver, s, owner)}
-        if root:
+        root = namespaces.get("", {})
+        if root and _owned(saver, thread_id, owner):
             last = max(root)
-            tenant, user = owner_of(_metadata(saver, root[last]))
+            recorded = _owner_of(saver, thread_id)
+            tenant, user = recorded.namespace if recorded else (None, None)
             found.append(ThreadInfo(thread_id, tenant, user, len(root), last))
     return sorted(found, key=lambda t: t.last_checkpoint_id, reverse=True)
 
@@ -64,7 +109,7 @@ def sizes(
 
 def _thread_owned(saver: InMemorySaver, thread_id: str, owner: Principal | None) -> bool:
     saved = [s for ns in saver.storage[thread_id].values() for s in ns.values()]
-    return bool(saved) and any(_owned(saver, s, owner) for s in saved)
+    return bool(saved) and _owned(saver, thread_id, owner)
 
 
 def _size(saver: InMemorySaver, thread_id: str) -> ThreadSize:
@@ -132,6 +177,7 @@ def delete_threads(saver: InMemorySaver, owner: Principal) -> Statements[list[st
     found = [t.thread_id for t in (yield from list_threads(saver, owner))]
     for thread_id in found:
         saver.delete_thread(thread_id)
+        forget_owner(saver, thread_id)
     return found
 
 
@@ -142,6 +188,7 @@ def prune_threads(
     for thread_id in prune_targets(thread_ids, strategy):
         if strategy == "delete":
             saver.delete_thread(thread_id)
+            forget_owner(saver, thread_id)
         else:
             yield from prune(saver, thread_id, 1)
 
@@ -156,6 +203,10 @@ def copy_thread(saver: InMemorySaver, source: str, target: str) -> Statements[No
     for (thread_id, ns, channel, version), blob in list(saver.blobs.items()):
         if thread_id == source:
             saver.blobs[(target, ns, channel, version)] = blob
+    with _OWNERS_LOCK:
+        source_owner = _recorded(saver, source)
+        if source_owner is not None:
+            _OWNERS[saver].setdefault(target, source_owner)
 
 
 def delete_for_runs(saver: InMemorySaver, run_ids: Sequence[str]) -> Statements[None]:
@@ -195,6 +246,12 @@ class InProcAdmin:
     def list_threads(self, owner: Principal | None) -> Statements[list[ThreadInfo]]:
         return list_threads(self._saver, owner)
 
+    def owner(self, thread_id: str) -> Statements[Principal | None]:
+        return owner(self._saver, thread_id)
+
+    def claim(self, thread_id: str, principal: Principal) -> Statements[Principal]:
+        return claim(self._saver, thread_id, principal)
+
     def sizes(
         self, thread_ids: Sequence[str] | None, owner: Principal | None
     ) -> Statements[list[ThreadSize]]:
@@ -220,9 +277,20 @@ class InProcAdmin:
         return _drive(statements)
 
 
-class InProcSaver(InMemorySaver):
-    """LangGraph's ``InMemorySaver`` plus the optional ``prune`` / ``copy_thread`` /
-    ``delete_for_runs`` capabilities it lacks (checked by LangGraph's conformance suite)."""
+class InProcSaver(OwnedSaver, AsyncOwnedSaver, InMemorySaver):
+    """LangGraph's ``InMemorySaver`` with thread owners plus the optional ``prune`` /
+    ``copy_thread`` / ``delete_for_runs`` capabilities it lacks (checked by LangGraph's
+    conformance suite)."""
+
+    def owner_admin(self) -> InProcAdmin:
+        return InProcAdmin(self)
+
+    def delete_thread(self, thread_id: str) -> None:
+        super().delete_thread(thread_id)
+        forget_owner(self, thread_id)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         _drive(prune_threads(self, thread_ids, strategy))

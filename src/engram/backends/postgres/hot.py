@@ -31,6 +31,8 @@ from engram._principal import Principal
 from engram.config import StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError, MissingDependencyError
 from engram.stores.hot.contract import (
+    AsyncOwnedSaver,
+    OwnedSaver,
     PruneReport,
     R,
     SaverOptions,
@@ -40,7 +42,9 @@ from engram.stores.hot.contract import (
     adrive,
     drive,
     is_stale_call,
+    mark_owners_ready,
     owner_params,
+    owners_ready,
 )
 from engram.stores.hot.serde import Sealed
 
@@ -59,18 +63,41 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingDependencyError("PostgreSQL needs: pip install 'engram[postgres]'") from exc
 
+# Who owns each thread: fixed by its first scoped checkpoint, never by a later one.
+OWNERS_SETUP_SQL = (
+    """CREATE TABLE IF NOT EXISTS engram_thread_owners (
+        thread_id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )""",
+    # Threads written before owners were recorded: the owner their first root checkpoint names.
+    """INSERT INTO engram_thread_owners (thread_id, tenant_id, user_id)
+    SELECT thread_id, tenant_id, user_id FROM (
+        SELECT DISTINCT ON (thread_id) thread_id, metadata ->> 'tenant_id' AS tenant_id,
+               metadata ->> 'user_id' AS user_id
+        FROM checkpoints WHERE checkpoint_ns = '' ORDER BY thread_id, checkpoint_id
+    ) AS first WHERE tenant_id IS NOT NULL AND user_id IS NOT NULL
+    ON CONFLICT DO NOTHING""",
+)
+
+OWNER_OF_SQL = "SELECT tenant_id, user_id FROM engram_thread_owners WHERE thread_id = %(thread)s"
+CLAIM_SQL = """
+INSERT INTO engram_thread_owners (thread_id, tenant_id, user_id)
+VALUES (%(thread)s, %(tenant)s, %(user)s) ON CONFLICT DO NOTHING
+"""
+
 OWNER_SQL = (
-    "(%(tenant)s::text IS NULL OR metadata ->> 'tenant_id' = %(tenant)s)"
-    " AND (%(user)s::text IS NULL OR metadata ->> 'user_id' = %(user)s)"
+    "(%(tenant)s::text IS NULL OR thread_id IN (SELECT thread_id FROM engram_thread_owners"
+    " WHERE tenant_id = %(tenant)s AND (%(user)s::text IS NULL OR user_id = %(user)s)))"
 )
 
 LIST_THREADS_SQL = f"""
-SELECT thread_id, count(*) AS checkpoints, max(checkpoint_id) AS last_checkpoint_id,
-       (array_agg(metadata ->> 'tenant_id' ORDER BY checkpoint_id DESC))[1] AS tenant_id,
-       (array_agg(metadata ->> 'user_id' ORDER BY checkpoint_id DESC))[1] AS user_id
-FROM checkpoints
-WHERE checkpoint_ns = '' AND {OWNER_SQL}
-GROUP BY thread_id
+SELECT c.thread_id, count(*) AS checkpoints, max(c.checkpoint_id) AS last_checkpoint_id,
+       min(o.tenant_id) AS tenant_id, min(o.user_id) AS user_id
+FROM checkpoints c LEFT JOIN engram_thread_owners o ON o.thread_id = c.thread_id
+WHERE c.checkpoint_ns = '' AND {OWNER_SQL.replace("thread_id IN", "c.thread_id IN", 1)}
+GROUP BY c.thread_id
 ORDER BY last_checkpoint_id DESC
 """
 
@@ -156,6 +183,9 @@ COPY_THREAD_SQL = (
         idx, channel, type, blob)
     SELECT %(target)s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
     FROM checkpoint_writes WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
+    """INSERT INTO engram_thread_owners (thread_id, tenant_id, user_id)
+    SELECT %(target)s, tenant_id, user_id FROM engram_thread_owners
+    WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
 )
 
 DELETE_RUNS_SQL = """
@@ -168,7 +198,7 @@ DELETE FROM checkpoint_writes
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)
 """
 
-TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "engram_thread_owners")
 
 DELETE_THREADS_SQL = tuple(f"DELETE FROM {table} WHERE thread_id = ANY(%s)" for table in TABLES)
 
@@ -200,8 +230,15 @@ def seal(
     return {**checkpoint, "channel_values": values}, versions
 
 
-class EngramPostgresSaver(PostgresSaver):
-    """LangGraph's ``PostgresSaver`` plus the ``copy_thread`` / ``delete_for_runs`` it lacks."""
+class EngramPostgresSaver(OwnedSaver, PostgresSaver):
+    """LangGraph's ``PostgresSaver`` with thread owners (:class:`OwnedSaver`) plus the
+    ``copy_thread`` / ``delete_for_runs`` it lacks."""
+
+    def owner_admin(self) -> PostgresAdmin:
+        return PostgresAdmin(self)
+
+    def delete_thread(self, thread_id: str) -> None:
+        PostgresAdmin(self).run(delete_threads_by_id([thread_id]), write=True)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         PostgresAdmin(self).run(copy_thread(source_thread_id, target_thread_id), write=True)
@@ -210,8 +247,14 @@ class EngramPostgresSaver(PostgresSaver):
         PostgresAdmin(self).run(delete_for_runs(run_ids), write=True)
 
 
-class AsyncEngramPostgresSaver(AsyncPostgresSaver):
+class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
     """``AsyncPostgresSaver`` with the same additions as :class:`EngramPostgresSaver`."""
+
+    def owner_admin(self) -> PostgresAdmin:
+        return PostgresAdmin(self)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await PostgresAdmin(self).arun(delete_threads_by_id([thread_id]), write=True)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         await PostgresAdmin(self).arun(copy_thread(source_thread_id, target_thread_id), write=True)
@@ -283,6 +326,28 @@ def admin_for(saver: BaseCheckpointSaver[Any]) -> PostgresAdmin | None:
 
 
 # --- statements ---------------------------------------------------------------------
+
+
+def setup_owners() -> Statements[None]:
+    for sql in OWNERS_SETUP_SQL:
+        yield sql, (), False
+
+
+def owner(thread_id: str) -> Statements[Principal | None]:
+    rows = yield OWNER_OF_SQL, {"thread": thread_id}, True
+    return Principal(rows[0]["tenant_id"], rows[0]["user_id"]) if rows else None
+
+
+def claim(thread_id: str, principal: Principal) -> Statements[Principal]:
+    yield CLAIM_SQL, {"thread": thread_id, **owner_params(principal)}, False
+    found = yield from owner(thread_id)
+    assert found is not None
+    return found
+
+
+def delete_threads_by_id(thread_ids: Sequence[str]) -> Statements[None]:
+    for sql in DELETE_THREADS_SQL:
+        yield sql, (list(thread_ids),), False
 
 
 def list_threads(owner: Principal | None) -> Statements[list[ThreadInfo]]:
@@ -362,8 +427,7 @@ def delete_threads(owner: Principal) -> Statements[list[str]]:
     """Delete every thread :func:`list_threads` finds for ``owner``, whole (every
     namespace, pending writes, blobs); returns their ids, newest first."""
     found = [t.thread_id for t in (yield from list_threads(owner))]
-    for sql in DELETE_THREADS_SQL:
-        yield sql, (found,), False
+    yield from delete_threads_by_id(found)
     return found
 
 
@@ -410,6 +474,8 @@ class PostgresAdmin:
     """Runs hot-tier statements in one transaction on a LangGraph Postgres saver's connection."""
 
     list_threads = staticmethod(list_threads)
+    owner = staticmethod(owner)
+    claim = staticmethod(claim)
     sizes = staticmethod(sizes)
     prune = staticmethod(prune)
     delete_threads = staticmethod(delete_threads)
@@ -447,32 +513,46 @@ class PostgresAdmin:
         if not isinstance(saver, PostgresSaver):
             raise ConfigError("this PostgreSQL saver is async: use AsyncThreads")
         with saver.lock, _connection(saver.conn) as conn:
-            try:
-                with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-
-                    def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
-                        cur.execute(sql, params, prepare=False)
-                        return cur.fetchall() if fetch else []
-
-                    return drive(statements, execute)
-            except psycopg.Error as exc:
-                raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
+            if not owners_ready(saver):  # its own transaction: prune's must start clean
+                _transaction(conn, setup_owners())
+                mark_owners_ready(saver)
+            return _transaction(conn, statements)
 
     async def arun(self, statements: Statements[R], *, write: bool = False) -> R:
         saver = self._saver
         if not isinstance(saver, AsyncPostgresSaver):
             raise ConfigError("this PostgreSQL saver is sync: use Threads")
         async with saver.lock, _aconnection(saver.conn) as conn:
-            try:
-                async with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+            if not owners_ready(saver):
+                await _atransaction(conn, setup_owners())
+                mark_owners_ready(saver)
+            return await _atransaction(conn, statements)
 
-                    async def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
-                        await cur.execute(sql, params, prepare=False)
-                        return await cur.fetchall() if fetch else []
 
-                    return await adrive(statements, execute)
-            except psycopg.Error as exc:
-                raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
+def _transaction(conn: Connection[Any], statements: Statements[R]) -> R:
+    try:
+        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+
+            def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                cur.execute(sql, params, prepare=False)
+                return cur.fetchall() if fetch else []
+
+            return drive(statements, execute)
+    except psycopg.Error as exc:
+        raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
+
+
+async def _atransaction(conn: AsyncConnection[Any], statements: Statements[R]) -> R:
+    try:
+        async with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+
+            async def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                await cur.execute(sql, params, prepare=False)
+                return await cur.fetchall() if fetch else []
+
+            return await adrive(statements, execute)
+    except psycopg.Error as exc:
+        raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
 
 
 def _require_autocommit(autocommit: bool) -> None:

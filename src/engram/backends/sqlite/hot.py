@@ -23,6 +23,8 @@ from engram._principal import Principal
 from engram.config import StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError
 from engram.stores.hot.contract import (
+    AsyncOwnedSaver,
+    OwnedSaver,
     PruneReport,
     R,
     SaverOptions,
@@ -32,27 +34,55 @@ from engram.stores.hot.contract import (
     adrive,
     drive,
     is_stale_call,
+    mark_owners_ready,
     owner_params,
+    owners_ready,
     prune_targets,
 )
 
 PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000")
 
 _META = "json_extract(CAST(metadata AS TEXT), '$.{}')"
+
+# Who owns each thread: fixed by its first scoped checkpoint, never by a later one.
+OWNERS_SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS engram_thread_owners (
+    thread_id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+)
+"""
+
+# Threads written before owners were recorded: the owner their first root checkpoint names
+# (SQLite takes the bare columns from the row holding min()).
+OWNERS_BACKFILL_SQL = f"""
+INSERT OR IGNORE INTO engram_thread_owners (thread_id, tenant_id, user_id)
+SELECT thread_id, tenant, user FROM (
+    SELECT thread_id, MIN(checkpoint_id), {_META.format("tenant_id")} AS tenant,
+           {_META.format("user_id")} AS user
+    FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id
+) WHERE tenant IS NOT NULL AND user IS NOT NULL
+"""
+
+OWNER_OF_SQL = "SELECT tenant_id, user_id FROM engram_thread_owners WHERE thread_id = :thread"
+CLAIM_SQL = (
+    "INSERT OR IGNORE INTO engram_thread_owners (thread_id, tenant_id, user_id)"
+    " VALUES (:thread, :tenant, :user)"
+)
+
 OWNER_SQL = (
-    f"(:tenant IS NULL OR {_META.format('tenant_id')} = :tenant)"
-    f" AND (:user IS NULL OR {_META.format('user_id')} = :user)"
+    "(:tenant IS NULL OR thread_id IN (SELECT thread_id FROM engram_thread_owners"
+    " WHERE tenant_id = :tenant AND (:user IS NULL OR user_id = :user)))"
 )
 THREADS_SQL = "(:threads IS NULL OR thread_id IN (SELECT value FROM json_each(:threads)))"
 
-# SQLite takes the other columns from the row holding max(): the newest checkpoint.
 LIST_THREADS_SQL = f"""
-SELECT thread_id, COUNT(*), MAX(checkpoint_id),
-       {_META.format("tenant_id")}, {_META.format("user_id")}
-FROM checkpoints
-WHERE checkpoint_ns = '' AND {OWNER_SQL}
-GROUP BY thread_id
-ORDER BY MAX(checkpoint_id) DESC
+SELECT c.thread_id, COUNT(*), MAX(c.checkpoint_id), o.tenant_id, o.user_id
+FROM checkpoints c LEFT JOIN engram_thread_owners o ON o.thread_id = c.thread_id
+WHERE c.checkpoint_ns = '' AND {OWNER_SQL.replace("thread_id IN", "c.thread_id IN", 1)}
+GROUP BY c.thread_id
+ORDER BY MAX(c.checkpoint_id) DESC
 """
 
 SIZE_CHECKPOINTS_SQL = f"""
@@ -120,12 +150,14 @@ COUNT_KEPT_SQL = "SELECT COUNT(*) FROM checkpoints WHERE thread_id = :thread"
 DELETE_THREAD_SQL = (
     "DELETE FROM writes WHERE thread_id = :thread",
     "DELETE FROM checkpoints WHERE thread_id = :thread",
+    "DELETE FROM engram_thread_owners WHERE thread_id = :thread",
 )
 
 _OF_THREADS = "thread_id IN (SELECT value FROM json_each(:threads))"
 DELETE_THREADS_SQL = (
     f"DELETE FROM writes WHERE {_OF_THREADS}",
     f"DELETE FROM checkpoints WHERE {_OF_THREADS}",
+    f"DELETE FROM engram_thread_owners WHERE {_OF_THREADS}",
 )
 
 # Rewrite the file without free pages, then copy the WAL back and empty it.
@@ -141,6 +173,8 @@ COPY_THREAD_SQL = (
     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
     SELECT :target, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
     FROM writes WHERE thread_id = :source""",
+    """INSERT OR IGNORE INTO engram_thread_owners (thread_id, tenant_id, user_id)
+    SELECT :target, tenant_id, user_id FROM engram_thread_owners WHERE thread_id = :source""",
 )
 
 _OF_RUNS = f"{_META.format('run_id')} IN (SELECT value FROM json_each(:runs))"
@@ -190,9 +224,32 @@ def admin_for(saver: BaseCheckpointSaver[Any]) -> SqliteAdmin | None:
 # --- statements -----------------------------------------------------------------
 
 
+def setup_owners() -> Statements[None]:
+    """The owners table, filled for threads written before it existed (idempotent)."""
+    for sql in (OWNERS_SCHEMA_SQL, OWNERS_BACKFILL_SQL):
+        yield sql, {}, False
+
+
 def list_threads(owner: Principal | None) -> Statements[list[ThreadInfo]]:
     rows = yield LIST_THREADS_SQL, owner_params(owner), True
     return [ThreadInfo(r[0], r[3], r[4], r[1], r[2]) for r in rows]
+
+
+def owner(thread_id: str) -> Statements[Principal | None]:
+    rows = yield OWNER_OF_SQL, {"thread": thread_id}, True
+    return Principal(rows[0][0], rows[0][1]) if rows else None
+
+
+def claim(thread_id: str, principal: Principal) -> Statements[Principal]:
+    yield CLAIM_SQL, {"thread": thread_id, **owner_params(principal)}, False
+    found = yield from owner(thread_id)
+    assert found is not None
+    return found
+
+
+def delete_thread(thread_id: str) -> Statements[None]:
+    for sql in DELETE_THREAD_SQL:
+        yield sql, {"thread": thread_id}, False
 
 
 def sizes(
@@ -250,8 +307,7 @@ def prune_threads(thread_ids: Sequence[str], strategy: str) -> Statements[None]:
     """LangGraph's ``prune``: ``keep_latest`` is :func:`prune` with N = 1."""
     for thread_id in prune_targets(thread_ids, strategy):
         if strategy == "delete":
-            for sql in DELETE_THREAD_SQL:
-                yield sql, {"thread": thread_id}, False
+            yield from delete_thread(thread_id)
         else:
             yield from prune(thread_id, 1)
 
@@ -273,6 +329,8 @@ class SqliteAdmin:
     """Runs hot-tier statements on a LangGraph SQLite saver's connection, in one transaction."""
 
     list_threads = staticmethod(list_threads)
+    owner = staticmethod(owner)
+    claim = staticmethod(claim)
     sizes = staticmethod(sizes)
     prune = staticmethod(prune)
     delete_threads = staticmethod(delete_threads)
@@ -319,8 +377,11 @@ class SqliteAdmin:
         with saver.lock:
             conn = saver.conn
             try:
-                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                owners = not owners_ready(saver)
+                conn.execute("BEGIN IMMEDIATE" if write or owners else "BEGIN")
                 try:
+                    if owners:
+                        drive(setup_owners(), lambda s, p, f: _rows(conn.execute(s, p), f))
                     result = drive(statements, lambda s, p, f: _rows(conn.execute(s, p), f))
                 except BaseException:
                     conn.rollback()
@@ -328,6 +389,7 @@ class SqliteAdmin:
                 conn.commit()
             except sqlite3.Error as exc:
                 raise BackendError(f"SQLite hot tier: {exc}") from exc
+            mark_owners_ready(saver)
             return result
 
     async def arun(self, statements: Statements[R], *, write: bool = False) -> R:
@@ -341,8 +403,11 @@ class SqliteAdmin:
                 return list(await cursor.fetchall()) if fetch else []
 
             try:
-                await conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                owners = not owners_ready(saver)
+                await conn.execute("BEGIN IMMEDIATE" if write or owners else "BEGIN")
                 try:
+                    if owners:
+                        await adrive(setup_owners(), execute)
                     result = await adrive(statements, execute)
                 except BaseException:
                     await conn.rollback()
@@ -350,6 +415,7 @@ class SqliteAdmin:
                 await conn.commit()
             except sqlite3.Error as exc:
                 raise BackendError(f"SQLite hot tier: {exc}") from exc
+            mark_owners_ready(saver)
             return result
 
 
@@ -362,9 +428,16 @@ def _truncated(row: Any) -> bool:
     return row is not None and row[0] == 0
 
 
-class EngramSqliteSaver(SqliteSaver):
-    """LangGraph's ``SqliteSaver`` plus the optional ``prune`` / ``copy_thread`` /
-    ``delete_for_runs`` capabilities it lacks (checked by LangGraph's conformance suite)."""
+class EngramSqliteSaver(OwnedSaver, SqliteSaver):
+    """LangGraph's ``SqliteSaver`` with thread owners (:class:`OwnedSaver`) plus the
+    optional ``prune`` / ``copy_thread`` / ``delete_for_runs`` capabilities it lacks
+    (checked by LangGraph's conformance suite)."""
+
+    def owner_admin(self) -> SqliteAdmin:
+        return SqliteAdmin(self)
+
+    def delete_thread(self, thread_id: str) -> None:
+        SqliteAdmin(self).run(delete_thread(thread_id), write=True)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         SqliteAdmin(self).run(prune_threads(thread_ids, strategy), write=True)
@@ -376,8 +449,14 @@ class EngramSqliteSaver(SqliteSaver):
         SqliteAdmin(self).run(delete_for_runs(run_ids), write=True)
 
 
-class AsyncEngramSqliteSaver(AsyncSqliteSaver):
-    """``AsyncSqliteSaver`` with the same added capabilities as :class:`EngramSqliteSaver`."""
+class AsyncEngramSqliteSaver(AsyncOwnedSaver, AsyncSqliteSaver):
+    """``AsyncSqliteSaver`` with the same owners and capabilities as :class:`EngramSqliteSaver`."""
+
+    def owner_admin(self) -> SqliteAdmin:
+        return SqliteAdmin(self)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await SqliteAdmin(self).arun(delete_thread(thread_id), write=True)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await SqliteAdmin(self).arun(prune_threads(thread_ids, strategy), write=True)

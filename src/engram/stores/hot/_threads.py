@@ -15,7 +15,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from engram._principal import Principal, validate_id
-from engram.errors import ConflictError, InvalidInputError
+from engram.errors import InvalidInputError
 from engram.stores.hot._open import admin_for
 from engram.stores.hot.contract import (
     CheckpointInfo,
@@ -25,11 +25,13 @@ from engram.stores.hot.contract import (
     StateDiff,
     ThreadInfo,
     ThreadSize,
+    admit_write,
     checkpoint_config,
     checkpoint_info,
     diff_states,
     ensure_owner,
     fork_plan,
+    in_use,
     require,
 )
 
@@ -73,9 +75,14 @@ class Threads(_Base):
         """Threads newest first; with ``principal``, only that user's threads."""
         return self._admin.run(self._admin.list_threads(principal))
 
+    def owner(self, thread_id: str) -> Principal | None:
+        """Who owns ``thread_id`` (fixed by its first scoped checkpoint); ``None`` if no one."""
+        return self._admin.run(self._admin.owner(validate_id("thread_id", thread_id)))
+
     def check_owner(self, principal: Principal, thread_id: str) -> None:
-        """Raise AccessDeniedError if ``thread_id`` exists and belongs to someone else."""
-        ensure_owner(principal, thread_id, self.saver.get_tuple(checkpoint_config(thread_id)))
+        """Raise :class:`ConflictError` (the saver's own answer to such a write) unless
+        ``thread_id`` is new or ``principal``'s: the check to run before a graph run."""
+        admit_write(thread_id, _principal(principal), self.owner(thread_id) or principal)
 
     def get(
         self, thread_id: str, checkpoint_id: str | None = None, principal: Principal | None = None
@@ -114,8 +121,9 @@ class Threads(_Base):
         """Start a new thread from ``checkpoint_id``; the source thread is left untouched."""
         source = self.get(thread_id, checkpoint_id, principal)
         target = _fork_target(thread_id, new_thread_id)
-        if self.saver.get_tuple(checkpoint_config(target)) is not None:
-            raise ConflictError(f"thread {target!r} already exists")
+        taken = self._admin.run(self._admin.owner(target)) is not None
+        if taken or self.saver.get_tuple(checkpoint_config(target)) is not None:
+            raise in_use(target)
         plan = fork_plan(source, target, principal)
         saved = self.saver.put(plan.config, plan.checkpoint, plan.metadata, plan.new_versions)
         for task_id, writes in plan.writes.items():
@@ -150,7 +158,7 @@ class Threads(_Base):
 
     def _owned(self, principal: Principal | None, thread_id: str) -> None:
         if principal is not None:
-            ensure_owner(principal, thread_id, self.get(thread_id))
+            ensure_owner(_principal(principal), thread_id, self.owner(thread_id))
 
 
 class AsyncThreads(_Base):
@@ -159,9 +167,12 @@ class AsyncThreads(_Base):
     async def list_threads(self, principal: Principal | None = None) -> list[ThreadInfo]:
         return await self._admin.arun(self._admin.list_threads(principal))
 
+    async def owner(self, thread_id: str) -> Principal | None:
+        return await self._admin.arun(self._admin.owner(validate_id("thread_id", thread_id)))
+
     async def check_owner(self, principal: Principal, thread_id: str) -> None:
-        tup = await self.saver.aget_tuple(checkpoint_config(thread_id))
-        ensure_owner(principal, thread_id, tup)
+        owner = await self.owner(thread_id)
+        admit_write(thread_id, _principal(principal), owner or principal)
 
     async def get(
         self, thread_id: str, checkpoint_id: str | None = None, principal: Principal | None = None
@@ -196,8 +207,9 @@ class AsyncThreads(_Base):
     ) -> ForkResult:
         source = await self.get(thread_id, checkpoint_id, principal)
         target = _fork_target(thread_id, new_thread_id)
-        if await self.saver.aget_tuple(checkpoint_config(target)) is not None:
-            raise ConflictError(f"thread {target!r} already exists")
+        taken = await self._admin.arun(self._admin.owner(target)) is not None
+        if taken or await self.saver.aget_tuple(checkpoint_config(target)) is not None:
+            raise in_use(target)
         plan = fork_plan(source, target, principal)
         saved = await self.saver.aput(
             plan.config, plan.checkpoint, plan.metadata, plan.new_versions
@@ -227,4 +239,4 @@ class AsyncThreads(_Base):
 
     async def _owned(self, principal: Principal | None, thread_id: str) -> None:
         if principal is not None:
-            ensure_owner(principal, thread_id, await self.get(thread_id))
+            ensure_owner(_principal(principal), thread_id, await self.owner(thread_id))

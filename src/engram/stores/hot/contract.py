@@ -20,6 +20,7 @@ from uuid import UUID
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
+    ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
@@ -28,7 +29,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from engram._principal import Principal
 from engram.config import StoreURL
-from engram.errors import AccessDeniedError, InvalidInputError, NotFoundError
+from engram.errors import ConflictError, InvalidInputError, NotFoundError
 
 TENANT_KEY = "tenant_id"
 USER_KEY = "user_id"
@@ -237,14 +238,47 @@ def owner_params(owner: Principal | None) -> dict[str, str | None]:
     return {"tenant": owner.tenant_id if owner else None, "user": owner.user_id if owner else None}
 
 
-def ensure_owner(principal: Principal | None, thread_id: str, tup: CheckpointTuple | None) -> None:
-    """Raise unless ``principal`` (when given) owns the thread whose latest tuple is ``tup``."""
-    if principal is None or tup is None:
-        return
-    if owner_of(tup.metadata) != principal.namespace:
-        raise AccessDeniedError(
-            f"thread {thread_id!r} does not belong to {principal.tenant_id}/{principal.user_id}"
-        )
+def declared_owner(
+    config: RunnableConfig, metadata: Mapping[str, Any] | None = None
+) -> Principal | None:
+    """The principal a write says it acts for (``tenant_id`` / ``user_id`` in the config's
+    ``configurable`` or ``metadata``, or the checkpoint's metadata), ``None`` for an
+    unscoped (application) write; half an identity is refused."""
+    sources = (config.get("configurable", {}), config.get("metadata", {}), metadata or {})
+    tenant = next((s[TENANT_KEY] for s in sources if s.get(TENANT_KEY) is not None), None)
+    user = next((s[USER_KEY] for s in sources if s.get(USER_KEY) is not None), None)
+    if tenant is None and user is None:
+        return None
+    if not isinstance(tenant, str) or not isinstance(user, str):
+        raise InvalidInputError("a checkpoint names its owner with both tenant_id and user_id")
+    return Principal(tenant, user)
+
+
+def thread_of(config: RunnableConfig) -> str:
+    """The thread id of a write's config."""
+    thread_id = config.get("configurable", {}).get("thread_id")
+    if not isinstance(thread_id, str) or not thread_id:
+        raise InvalidInputError(f"a checkpoint needs a thread_id, got {thread_id!r}")
+    return thread_id
+
+
+def in_use(thread_id: str) -> ConflictError:
+    """The one answer to "this id cannot be yours": the same whoever holds it."""
+    return ConflictError(f"thread id {thread_id!r} is already in use; choose another id")
+
+
+def admit_write(thread_id: str, writer: Principal | None, owner: Principal | None) -> None:
+    """Refuse a write by a principal other than the thread's owner (fixed at its first
+    checkpoint). Unscoped writes (``writer`` None) are the application's own."""
+    if writer is not None and owner != writer:
+        raise in_use(thread_id)
+
+
+def ensure_owner(principal: Principal | None, thread_id: str, owner: Principal | None) -> None:
+    """Raise :class:`NotFoundError`, exactly as for a missing thread, unless ``principal``
+    (when given) owns ``thread_id``: another user's thread is indistinguishable from none."""
+    if principal is not None and owner != principal:
+        raise NotFoundError(f"no thread {thread_id!r}")
 
 
 def require(
@@ -384,6 +418,14 @@ class HotAdmin(Protocol):
 
     def list_threads(self, owner: Principal | None) -> Statements[list[ThreadInfo]]: ...
 
+    def owner(self, thread_id: str) -> Statements[Principal | None]:
+        """The thread's owner (``None``: no such thread, or one written unscoped)."""
+        ...
+
+    def claim(self, thread_id: str, principal: Principal) -> Statements[Principal]:
+        """Record ``principal`` as the owner unless the thread has one; the owner after."""
+        ...
+
     def sizes(
         self, thread_ids: Sequence[str] | None, owner: Principal | None
     ) -> Statements[list[ThreadSize]]: ...
@@ -420,3 +462,86 @@ class HotEngine(Protocol):
     def admin_for(self, saver: BaseCheckpointSaver[Any]) -> HotAdmin | None:
         """This engine's admin for ``saver``, or ``None`` if ``saver`` is not its kind."""
         ...
+
+
+_OWNERS_READY = "_engram_owners_ready"
+
+
+def owners_ready(saver: BaseCheckpointSaver[Any]) -> bool:
+    """Whether a backend has set up the owners table for ``saver`` (once per saver)."""
+    return bool(getattr(saver, _OWNERS_READY, False))
+
+
+def mark_owners_ready(saver: BaseCheckpointSaver[Any]) -> None:
+    setattr(saver, _OWNERS_READY, True)
+
+
+class OwnedSaver(BaseCheckpointSaver[str]):
+    """Sync half of the guard every engram saver carries: a checkpoint or pending write
+    for a thread owned by another principal is refused before it is stored; the first
+    scoped write of a new thread fixes its owner (one atomic claim per write)."""
+
+    def owner_admin(self) -> HotAdmin:
+        """The backend admin that records owners (the backend's saver class provides it)."""
+        raise NotImplementedError
+
+    def admit(self, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> None:
+        thread_id, writer = thread_of(config), declared_owner(config, metadata)
+        if writer is not None:  # an unscoped write is the application's own
+            admin = self.owner_admin()
+            owner = admin.run(admin.claim(thread_id, writer), write=True)
+            admit_write(thread_id, writer, owner)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        self.admit(config, metadata)
+        return super().put(config, checkpoint, metadata, new_versions)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self.admit(config, None)
+        super().put_writes(config, writes, task_id, task_path)
+
+
+class AsyncOwnedSaver(BaseCheckpointSaver[str]):
+    """Async half of :class:`OwnedSaver` (same rule, awaited)."""
+
+    def owner_admin(self) -> HotAdmin:
+        raise NotImplementedError
+
+    async def aadmit(self, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> None:
+        thread_id, writer = thread_of(config), declared_owner(config, metadata)
+        if writer is not None:  # an unscoped write is the application's own
+            admin = self.owner_admin()
+            owner = await admin.arun(admin.claim(thread_id, writer), write=True)
+            admit_write(thread_id, writer, owner)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        await self.aadmit(config, metadata)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await self.aadmit(config, None)
+        await super().aput_writes(config, writes, task_id, task_path)
