@@ -184,7 +184,8 @@ def test_principals_never_see_each_others_memory(memory: Memory) -> None:
     _risk(memory, "conservative", thread_id="t-alice")
     memory.documents.write(ALICE, "user-profiles/alice.md", "# Alice\n\nRisk tolerance notes.\n")
     memory.documents.write(
-        ALICE, "research/NVDA-2026-03.md", "NVDA risk tolerance brief.", {"user_id": "alice"}
+        ALICE, "users/alice/research/NVDA-2026-03.md", "NVDA risk tolerance brief.",
+        {"user_id": "alice"},
     )
     memory.documents.write(ALICE, "conventions/risk.md", "# Risk\n\n- State risk tolerance\n")
     _note_graph(memory).invoke({"notes": ["x"]}, thread_config("t-alice", ALICE))
@@ -208,8 +209,8 @@ def test_export_holds_facts_documents_and_threads(memory: Memory, clock: Clock) 
     clock.advance(days=1)
     _risk(memory, "moderate")
     memory.documents.write(ALICE, "user-profiles/alice.md", "# Alice\n")
-    memory.documents.write(ALICE, "research/AMD-2026-03.md", "AMD brief", {"user_id": "alice"})
-    memory.documents.write(ALICE, "research/INTC-2026-03.md", "INTC brief", {"user_id": "carol"})
+    memory.documents.write(ALICE, "users/alice/research/AMD-2026-03.md", "AMD brief")
+    memory.documents.write(CAROL, "users/carol/research/INTC-2026-03.md", "INTC brief")
     _note_graph(memory).invoke({"notes": ["hello"]}, thread_config("t-alice", ALICE))
 
     data = memory.export(ALICE)
@@ -221,8 +222,8 @@ def test_export_holds_facts_documents_and_threads(memory: Memory, clock: Clock) 
     ]
     assert facts[0]["provenance"]["checkpoint_id"] == "c9" and facts[0]["superseded_by"]
     assert [d["path"] for d in data["documents"]] == [
-        "research/AMD-2026-03.md",
         "user-profiles/alice.md",
+        "users/alice/research/AMD-2026-03.md",
     ]
     assert [t["thread_id"] for t in data["threads"]] == ["t-alice"]
     assert data["threads"][0]["state"]["notes"] == ["hello"]

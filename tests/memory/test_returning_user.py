@@ -34,7 +34,7 @@ def test_update_my_nvda_analysis_a_week_later(home: Path, memory: Memory, clock:
     analyst = MarketAnalyst(home=home, memory=memory)
     _publish(analyst, FIRST, "week-1")
     first_checkpoints = set(memory.lineage(ALICE, "week-1"))
-    assert memory.documents.exists(ALICE, "research/NVDA-2026-03.md")
+    assert memory.documents.exists(ALICE, "users/alice/research/NVDA-2026-03.md")
 
     clock.advance(days=7)
     events: list[StepEvent] = []
@@ -57,3 +57,20 @@ def test_update_my_nvda_analysis_a_week_later(home: Path, memory: Memory, clock:
 def test_a_plan_without_memory_is_not_tailored(home: Path) -> None:
     status = MarketAnalyst(home=home).run(ALICE, "Update my NVDA analysis", thread_id="t")
     assert not any("Tailored" in line for line in status.plan)
+
+
+def test_two_users_briefs_on_one_ticker_stay_apart(home: Path, memory: Memory) -> None:
+    bob = Principal("acme", "bob")
+    analyst = MarketAnalyst(home=home, memory=memory)
+    for principal, thread_id in ((ALICE, "alice-nvda"), (bob, "bob-nvda")):
+        status = analyst.run(principal, "Analyse NVDA for me", thread_id=thread_id)
+        analyst.approve(principal, thread_id, draft_hash=status.draft_hash)
+    alice_brief = "users/alice/research/NVDA-2026-03.md"
+    bob_brief = "users/bob/research/NVDA-2026-03.md"
+    assert memory.documents.read(bob, bob_brief).metadata["thread_id"] == "bob-nvda"
+    assert memory.documents.read(ALICE, alice_brief).metadata["thread_id"] == "alice-nvda"
+    assert [i.path for i in memory.documents.list(bob, "**/research/**")] == [bob_brief]
+    report = memory.forget(ALICE)
+    assert alice_brief in report.documents and bob_brief not in report.documents
+    assert memory.documents.read(bob, bob_brief).metadata["user_id"] == "bob"
+    assert not memory.documents.exists(ALICE, alice_brief)

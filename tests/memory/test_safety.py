@@ -96,7 +96,7 @@ def _fill(memory: Memory, clock: Clock) -> None:
     memory.remember(ALICE, f"Risk tolerance is conservative, says {MARKER}", tags=("preference",))
     memory.documents.write(ALICE, "user-profiles/alice.md", f"# Alice\n\nCodename {MARKER}.\n")
     memory.documents.write(
-        ALICE, "research/NVDA-2026-03.md", f"{MARKER} brief", {"user_id": "alice"}
+        ALICE, "users/alice/research/NVDA-2026-03.md", f"{MARKER} brief", {"user_id": "alice"}
     )
     _thread(memory, ALICE, "t-alice", f"my codename is {MARKER}")
     memory.remember(CAROL, "Carol follows INTC closely", tags=("fact",))
@@ -122,7 +122,7 @@ def _check_outbox(outbox: PublicationLedger, report: Any) -> None:
 
 def _check_report_and_survivors(memory: Memory, report: Any) -> None:
     assert report.facts.keys == 2 and report.facts.versions == 3
-    assert report.documents == ("research/NVDA-2026-03.md", "user-profiles/alice.md")
+    assert report.documents == ("user-profiles/alice.md", "users/alice/research/NVDA-2026-03.md")
     assert report.threads == ("t-alice",)
     exported = memory.export(ALICE)
     assert exported["facts"] == exported["documents"] == exported["threads"] == []

@@ -201,7 +201,8 @@ class MarketAnalyst:
     ``model`` is ``"offline"`` (deterministic rules, no LLM) or ``"provider:model"``.
     With an open ``memory`` (:class:`engram.memory.Memory`), the planner gets the
     user's recalled facts and the project's conventions, and after publish the brief
-    is filed under ``research/`` and the user's stated facts are remembered.
+    is filed under the user's ``users/<user>/research/`` and the user's stated facts are
+    remembered.
     Constructing it touches nothing; each call opens what it needs.
     """
 

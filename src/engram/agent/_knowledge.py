@@ -2,9 +2,9 @@
 
 Before a run: the user's facts (cold tier) and the project's conventions (document
 tier) are recalled for the planner. After publish: the brief is filed as
-``research/<TICKER>-<yyyy-mm>.md`` and the facts the user stated are extracted (by
-rules, or by the chat model when one is configured) and remembered with their
-provenance.
+``users/<user>/research/<TICKER>-<yyyy-mm>.md`` and the facts the user stated are
+extracted (by rules, or by the chat model when one is configured) and remembered with
+their provenance.
 """
 
 from __future__ import annotations
@@ -131,9 +131,11 @@ def planning_context(memory: Memory, principal: Principal, request: str) -> Plan
     return PlanningContext(facts, tuple(memory.conventions(principal)), block)
 
 
-def research_path(ticker: str, when: datetime) -> str:
-    """Where a published brief on ``ticker`` is filed: ``research/<TICKER>-<yyyy-mm>.md``."""
-    return f"research/{ticker.upper()}-{when:%Y-%m}.md"
+def research_path(principal: Principal, ticker: str, when: datetime) -> str:
+    """Where a brief published for ``principal`` on ``ticker`` is filed: the user's own
+    ``users/<user>/research/<TICKER>-<yyyy-mm>.md`` (another user's brief on the same
+    ticker and month is another document)."""
+    return f"users/{principal.user_id}/research/{ticker.upper()}-{when:%Y-%m}.md"
 
 
 def file_research(
@@ -143,7 +145,8 @@ def file_research(
     draft: str,
     thread_id: str,
 ) -> list[str]:
-    """Write the published brief under ``research/`` once per ticker; returns the paths."""
+    """File the published brief under the user's ``research/`` once per ticker; returns
+    the paths."""
     when = memory.now()
     meta = {
         "user_id": principal.user_id,
@@ -151,7 +154,7 @@ def file_research(
         "tickers": list(tickers),
         "published_at": when.isoformat(timespec="seconds"),
     }
-    paths = [research_path(t, when) for t in tickers]
+    paths = [research_path(principal, t, when) for t in tickers]
     for path in paths:
         memory.documents.write(principal, path, draft, meta)
     return paths

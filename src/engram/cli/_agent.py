@@ -402,7 +402,7 @@ def _demo_first_thread(
         click.echo(
             f"  - {fact.text}\n    (thread {prov.thread_id}, checkpoint {prov.checkpoint_id})"
         )
-    filed = memory.documents.list(principal, "research/**")
+    filed = memory.documents.list(principal, f"users/{principal.user_id}/research/**")
     click.echo(f"  documents tier: {', '.join(i.path for i in filed)}")
 
 

@@ -275,7 +275,7 @@ class Memory:
         ]
         if passages > 0 and query.strip() and as_of is None:
             hits = self.documents.search(principal, query, k=passages)
-            items += rec.document_items(visible_hits(self.documents, principal, hits))
+            items += rec.document_items(visible_hits(hits))
         return rec.pack(items, budget_tokens, self.counter)
 
     def history(self, principal: Principal, key: str) -> list[MemoryRecord]:

@@ -235,25 +235,6 @@ def _with_tokens(item: ContextItem, tokens: int) -> ContextItem:
     )
 
 
-def names_user(path: str, metadata: Mapping[str, Any], user_id: str) -> bool:
-    """Whether a document is about ``user_id``: its profile file, or front matter naming it."""
-    if path == f"user-profiles/{user_id}.md":
-        return True
-    named = [metadata.get("user_id"), metadata.get("user")]
-    users = metadata.get("users")
-    if isinstance(users, list):
-        named += users
-    return user_id in [str(n) for n in named if n is not None]
-
-
-def other_users_document(path: str, metadata: Mapping[str, Any], user_id: str) -> bool:
-    """Whether a document belongs to another user of the tenant (left out of recall)."""
-    if path.startswith("user-profiles/") and path != "user-profiles/README.md":
-        return path != f"user-profiles/{user_id}.md"
-    owner = metadata.get("user_id", metadata.get("user"))
-    return owner is not None and str(owner) != user_id
-
-
 def record_json(record: MemoryRecord) -> dict[str, Any]:
     """A long-term fact version as JSON (for export)."""
 

@@ -22,11 +22,11 @@ from engram.config import (
     parse_url,
 )
 from engram.errors import ConfigError
-from engram.memory._records import names_user, other_users_document
 from engram.recall import Embedder
 from engram.stores.cold import Provenance
 from engram.stores.documents import Document, DocumentStore, SearchHit
 from engram.stores.documents import open_documents as open_document_store
+from engram.stores.documents.paths import about
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,7 @@ def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Docume
     """Every document about ``principal``: its profile file and any naming it in front matter."""
     for info in docs.list(principal):
         document = docs.read(principal, info.path)
-        if names_user(info.path, document.metadata, principal.user_id):
+        if about(principal.user_id, info.path, document.metadata):
             yield document
 
 
@@ -149,18 +149,7 @@ def held_entry(when: datetime, text: str, reason: str, provenance: Provenance) -
     return f"- {when.isoformat(timespec='seconds')} | {reason} | {where} | {flat}"
 
 
-def visible_hits(
-    docs: DocumentStore, principal: Principal, hits: list[SearchHit]
-) -> list[SearchHit]:
-    """Search hits minus the passages of documents that belong to another user."""
-    owners: dict[str, bool] = {}
-    kept = []
-    for hit in hits:
-        if hit.path.startswith(REVIEW_DIR):
-            continue
-        if hit.path not in owners:
-            meta = docs.read(principal, hit.path).metadata
-            owners[hit.path] = other_users_document(hit.path, meta, principal.user_id)
-        if not owners[hit.path]:
-            kept.append(hit)
-    return kept
+def visible_hits(hits: list[SearchHit]) -> list[SearchHit]:
+    """Search hits a context block may hold: never the review queue (the tier has already
+    left out other users' documents)."""
+    return [hit for hit in hits if not hit.path.startswith(REVIEW_DIR)]

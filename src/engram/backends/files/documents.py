@@ -125,7 +125,7 @@ class FileDocumentStore(DocumentStore):
         ):
             yield root, parent
 
-    def read_text(self, principal: Principal, path: str) -> str:
+    def _read_text(self, principal: Principal, path: str) -> str:
         parts = split_path(path)
         with self._parent(principal, path, parts) as (_, parent):
             data, _ = read_bytes(parent, parts[-1])
@@ -134,7 +134,7 @@ class FileDocumentStore(DocumentStore):
         except UnicodeDecodeError as exc:
             raise SerializationError(f"{path}: not UTF-8 text") from exc
 
-    def write_text(
+    def _write_text(
         self, principal: Principal, path: str, text: str, *, overwrite: bool = True
     ) -> DocumentInfo:
         parts = split_path(path)
@@ -156,7 +156,7 @@ class FileDocumentStore(DocumentStore):
         self._index.put(tenant, record, chunks)
         return record
 
-    def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
+    def _list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
         regex = glob_regex(check_glob(pattern))
         self._maybe_refresh(principal)
         files = self._index.files(principal.tenant_id)
@@ -166,7 +166,7 @@ class FileDocumentStore(DocumentStore):
             if regex.match(f.path)
         ]
 
-    def is_dir(self, principal: Principal, path: str) -> bool:
+    def _is_dir(self, principal: Principal, path: str) -> bool:
         parts = split_path(path, allow_root=True)
         try:
             with self._parent(principal, path, (*parts, "")):
@@ -174,14 +174,14 @@ class FileDocumentStore(DocumentStore):
         except NotFoundError:
             return False
 
-    def delete(self, principal: Principal, path: str) -> int:
+    def _delete(self, principal: Principal, path: str) -> int:
         parts = split_path(path)
         with self._parent(principal, path, parts) as (_, parent):
             count = remove(parent, parts[-1])
         self._forget(principal.tenant_id, join(parts))
         return count
 
-    def move(self, principal: Principal, source: str, target: str) -> None:
+    def _move(self, principal: Principal, source: str, target: str) -> None:
         src, dst = split_path(source), split_path(target)
         with (
             self._parent(principal, source, src) as (root, src_fd),
@@ -196,7 +196,7 @@ class FileDocumentStore(DocumentStore):
         gone = [p for p in self._index.files(tenant) if p == path or p.startswith(path + "/")]
         self._index.drop(tenant, gone)
 
-    def search(
+    def _search(
         self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
     ) -> builtins.list[SearchHit]:
         if k < 1:

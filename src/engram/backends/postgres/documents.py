@@ -279,7 +279,7 @@ class PostgresDocumentStore(DocumentStore):
         except psycopg.Error as exc:
             raise BackendError(f"document query failed: {exc}") from exc
 
-    def read_text(self, principal: Principal, path: str) -> str:
+    def _read_text(self, principal: Principal, path: str) -> str:
         key = join(split_path(path))
         with self.transaction(principal) as conn:
             row = conn.execute(_READ, (principal.tenant_id, key)).fetchone()
@@ -287,7 +287,7 @@ class PostgresDocumentStore(DocumentStore):
             raise NotFoundError(f"{key}: does not exist")
         return str(row[0])
 
-    def write_text(
+    def _write_text(
         self, principal: Principal, path: str, text: str, *, overwrite: bool = True
     ) -> DocumentInfo:
         parts = split_path(path)
@@ -329,21 +329,21 @@ class PostgresDocumentStore(DocumentStore):
         row = conn.execute(query, (tenant, key + "/")).fetchone()
         return bool(row and row[0])
 
-    def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
+    def _list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
         regex = glob_regex(check_glob(pattern))
         prefix = literal_prefix(pattern)
         with self.transaction(principal) as conn:
             rows = conn.execute(_LIST, (principal.tenant_id, prefix)).fetchall()
         return [DocumentInfo(str(p), _int(s), str(d)) for p, s, d in rows if regex.match(str(p))]
 
-    def is_dir(self, principal: Principal, path: str) -> bool:
+    def _is_dir(self, principal: Principal, path: str) -> bool:
         parts = split_path(path, allow_root=True)
         if not parts:
             return True
         with self.transaction(principal) as conn:
             return self._under(conn, principal.tenant_id, join(parts))
 
-    def delete(self, principal: Principal, path: str) -> int:
+    def _delete(self, principal: Principal, path: str) -> int:
         key = join(split_path(path))
         with self.transaction(principal) as conn:
             rows = conn.execute(_DELETE, (principal.tenant_id, key, key + "/")).fetchall()
@@ -351,7 +351,7 @@ class PostgresDocumentStore(DocumentStore):
             raise NotFoundError(f"{key}: does not exist")
         return len(rows)
 
-    def move(self, principal: Principal, source: str, target: str) -> None:
+    def _move(self, principal: Principal, source: str, target: str) -> None:
         src, dst = join(split_path(source)), join(split_path(target))
         if dst.startswith(src + "/"):
             raise InvalidInputError("cannot move a directory into itself")
@@ -364,7 +364,7 @@ class PostgresDocumentStore(DocumentStore):
         if not moved:
             raise NotFoundError(f"{src}: does not exist")
 
-    def search(
+    def _search(
         self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
     ) -> builtins.list[SearchHit]:
         if k < 1:

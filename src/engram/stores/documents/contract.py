@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from engram._principal import Principal
 from engram.config import AppRole
-from engram.errors import ConflictError
+from engram.errors import AccessDeniedError, ConflictError, InvalidInputError, NotFoundError
 from engram.recall import Embedder
 from engram.stores.documents.markdown import render, split_front_matter
+from engram.stores.documents.paths import named_users, private_to, visible_to
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
 
@@ -84,39 +86,49 @@ class SyncReport:
 
 
 class DocumentStore(ABC):
-    """The document tier's interface; backends implement the raw-text operations."""
+    """The document tier's interface.
+
+    Backends implement the raw operations (``_read_text``, ``_write_text``, ``_list``,
+    ``_delete``, ``_move``, ``_search``, ``_is_dir``) for a tenant; the public methods add
+    the tier's rules for every backend: a document private to another user
+    (:func:`~engram.stores.documents.paths.private_to`) reads, lists and searches exactly
+    like a missing one and cannot be written, and the user a document is about comes
+    from the principal, never from its content.
+    """
+
+    # -- what a backend implements ------------------------------------------------------
 
     @abstractmethod
-    def read_text(self, principal: Principal, path: str) -> str:
+    def _read_text(self, principal: Principal, path: str) -> str:
         """The full text of the document at ``path`` (NotFoundError if absent)."""
 
     @abstractmethod
-    def write_text(
+    def _write_text(
         self, principal: Principal, path: str, text: str, *, overwrite: bool = True
     ) -> DocumentInfo:
         """Store ``text`` at ``path`` atomically (ConflictError if it exists and not
         ``overwrite``)."""
 
     @abstractmethod
-    def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
-        """Documents whose path matches the glob ``pattern``, sorted by path."""
+    def _list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
+        """The tenant's documents whose path matches the glob ``pattern``, sorted by path."""
 
     @abstractmethod
-    def delete(self, principal: Principal, path: str) -> int:
+    def _delete(self, principal: Principal, path: str) -> int:
         """Delete a document or a whole directory; returns how many documents went."""
 
     @abstractmethod
-    def move(self, principal: Principal, source: str, target: str) -> None:
+    def _move(self, principal: Principal, source: str, target: str) -> None:
         """Rename a document or directory; ConflictError if ``target`` exists."""
 
     @abstractmethod
-    def search(
+    def _search(
         self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
     ) -> builtins.list[SearchHit]:
-        """The ``k`` best paragraphs for ``query`` (keyword and semantic ranks fused)."""
+        """The tenant's ``k`` best paragraphs for ``query`` (keyword and semantic fused)."""
 
     @abstractmethod
-    def is_dir(self, principal: Principal, path: str) -> bool:
+    def _is_dir(self, principal: Principal, path: str) -> bool:
         """Whether ``path`` names a directory (a prefix of some document's path)."""
 
     @abstractmethod
@@ -127,6 +139,76 @@ class DocumentStore(ABC):
         """Make deleted bytes unrecoverable from storage (merge indexes, vacuum, truncate
         logs); True if the backend did something. The default does nothing."""
         return False
+
+    # -- the tier's operations ----------------------------------------------------------
+
+    def read_text(self, principal: Principal, path: str) -> str:
+        """The full text of the document at ``path`` (NotFoundError if absent)."""
+        _check_visible(principal, path)
+        with _missing_as_not_found(path):
+            text = self._read_text(principal, path)
+        if not visible_to(principal.user_id, path, split_front_matter(text)[0]):
+            raise _not_found(path)
+        return text
+
+    def write_text(
+        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+    ) -> DocumentInfo:
+        """Store ``text`` at ``path`` atomically (ConflictError if it exists and not
+        ``overwrite``). The front matter may name only ``principal`` as its user, and a
+        path private to another user cannot be written."""
+        _check_writable(principal, path, split_front_matter(text)[0])
+        return self._write_text(principal, path, text, overwrite=overwrite)
+
+    def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
+        """Documents ``principal`` may see whose path matches the glob ``pattern``."""
+        return [i for i in self._list(principal, pattern) if _mine(principal, i.path)]
+
+    def delete(self, principal: Principal, path: str) -> int:
+        """Delete a document, or every document of a directory that ``principal`` may see;
+        returns how many went."""
+        _check_visible(principal, path)
+        if not self._is_dir(principal, path):
+            self.read_text(principal, path)  # NotFoundError, the same for another's
+            return self._delete(principal, path)
+        inside = self._list(principal, f"{path.rstrip('/')}/**")
+        if all(_mine(principal, i.path) for i in inside):
+            return self._delete(principal, path)
+        return sum(self._delete(principal, i.path) for i in inside if _mine(principal, i.path))
+
+    def move(self, principal: Principal, source: str, target: str) -> None:
+        """Rename a document or directory; ConflictError if ``target`` exists. Within a
+        directory only what ``principal`` may see moves."""
+        _check_visible(principal, source)
+        if not self._is_dir(principal, source):
+            metadata = split_front_matter(self.read_text(principal, source))[0]
+            _check_writable(principal, target, metadata)
+            self._move(principal, source, target)
+            return
+        inside = self._list(principal, f"{source.rstrip('/')}/**")
+        _check_writable(principal, target, {})
+        if all(_mine(principal, i.path) for i in inside):
+            self._move(principal, source, target)
+            return
+        prefix = source.rstrip("/") + "/"
+        for info in (i for i in inside if _mine(principal, i.path)):
+            self.move(principal, info.path, target.rstrip("/") + "/" + info.path[len(prefix) :])
+
+    def search(
+        self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
+    ) -> builtins.list[SearchHit]:
+        """The ``k`` best paragraphs for ``query`` among documents ``principal`` may see."""
+        wanted = k
+        while True:
+            hits = self._search(principal, query, k=wanted, mode=mode)
+            kept = [h for h in hits if _mine(principal, h.path)]
+            if len(kept) >= k or len(hits) < wanted:
+                return kept[:k]
+            wanted *= 4
+
+    def is_dir(self, principal: Principal, path: str) -> bool:
+        """Whether ``path`` names a directory ``principal`` may see."""
+        return _mine(principal, path) and self._is_dir(principal, path)
 
     def read(self, principal: Principal, path: str) -> Document:
         """The document at ``path`` with its front matter parsed."""
@@ -146,7 +228,7 @@ class DocumentStore(ABC):
         return self.write_text(principal, path, render(content, metadata), overwrite=overwrite)
 
     def exists(self, principal: Principal, path: str) -> bool:
-        """Whether a document or directory exists at ``path``."""
+        """Whether a document or directory ``principal`` may see exists at ``path``."""
         return self.is_dir(principal, path) or bool(self.list(principal, path))
 
     def init(self, principal: Principal) -> builtins.list[str]:
@@ -165,6 +247,45 @@ class DocumentStore(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _not_found(path: str) -> NotFoundError:
+    return NotFoundError(f"no document {path!r}")
+
+
+@contextmanager
+def _missing_as_not_found(path: str) -> Iterator[None]:
+    """One answer for a missing document on every backend (and for another user's)."""
+    try:
+        yield
+    except NotFoundError:
+        raise _not_found(path) from None
+
+
+def _mine(principal: Principal, path: str) -> bool:
+    return visible_to(principal.user_id, path)
+
+
+def _check_visible(principal: Principal, path: str) -> None:
+    if not _mine(principal, path):
+        raise _not_found(path)
+
+
+def _check_writable(principal: Principal, path: str, metadata: Mapping[str, Any]) -> None:
+    owner = private_to(path)
+    if owner is not None and owner != principal.user_id:
+        raise AccessDeniedError(f"{path!r} is another user's; write under users/<you>/ instead")
+    others = named_users(metadata) - {principal.user_id}
+    if others:
+        raise InvalidInputError(
+            "a document's user comes from the principal writing it, not its front matter: "
+            f"{sorted(others)} named by {principal.user_id!r}"
+        )
+    if owner is None and named_users(metadata):
+        raise InvalidInputError(
+            f"{path!r} is shared by the tenant; a document for one user goes under "
+            f"users/{principal.user_id}/ or user-profiles/{principal.user_id}.md"
+        )
 
 
 @dataclass(frozen=True, slots=True)

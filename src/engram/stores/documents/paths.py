@@ -4,12 +4,17 @@ A document path is relative to the tenant's root, ``/``-separated, at most
 :data:`MAX_DEPTH` components of visible names: no ``..``, no absolute or drive paths,
 no NUL, control or invisible characters, no hidden (leading-dot) names. Names are
 NFC-normalised, so two spellings of one name are one document on every backend.
+
+Who may see a document follows from its path alone (:func:`private_to`): a user's own
+folder and files are private to that user, everything else is the tenant's.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
+from typing import Any
 
 from engram.errors import InvalidInputError, PathEscapeError
 
@@ -68,3 +73,53 @@ def _has_bad_char(part: str) -> bool:
 def join(parts: tuple[str, ...]) -> str:
     """The relative path string of ``parts``."""
     return "/".join(parts)
+
+
+# --- who may see a document ------------------------------------------------------------
+
+USERS_DIR = "users"
+"""``users/<user>/...``: documents written for one user (briefs, notes) live here."""
+USER_FILE_DIRS = ("user-profiles", "review")
+"""``<dir>/<user>.md``: the user's profile, the user's queue of writes held for review."""
+USER_KEYS = ("user_id", "user", "users")
+"""Front-matter keys that name the user a document is about."""
+
+
+def private_to(path: str) -> str | None:
+    """The user a path is private to (``None``: the tenant's, shared by its users).
+
+    ``users/<user>/**``, ``user-profiles/<user>.md`` and ``review/<user>.md`` belong to
+    ``<user>``; every other path (conventions, research, learnings...) is shared.
+    """
+    parts = split_path(path, allow_root=True)
+    if len(parts) >= 2 and parts[0] == USERS_DIR:
+        return parts[1]
+    if len(parts) == 2 and parts[0] in USER_FILE_DIRS and parts[1].endswith(".md"):
+        name = parts[1][: -len(".md")]
+        return None if name == "README" else name
+    return None
+
+
+def named_users(metadata: Mapping[str, Any]) -> set[str]:
+    """The users a document's front matter says it is about."""
+    found: set[str] = set()
+    for key in USER_KEYS:
+        value = metadata.get(key)
+        for name in value if isinstance(value, list) else [value]:
+            if name is not None:
+                found.add(str(name))
+    return found
+
+
+def visible_to(user_id: str, path: str, metadata: Mapping[str, Any] | None = None) -> bool:
+    """Whether ``user_id`` may see the document: a shared path (whose front matter names
+    no other user: documents written before private paths), or one of the user's own."""
+    owner = private_to(path)
+    if owner is not None:
+        return owner == user_id
+    return metadata is None or named_users(metadata) <= {user_id}
+
+
+def about(user_id: str, path: str, metadata: Mapping[str, Any]) -> bool:
+    """Whether a document is about ``user_id`` (exported and erased with the user)."""
+    return private_to(path) == user_id or user_id in named_users(metadata)
