@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 
+from engram import InvalidInputError, Principal
 from engram.stores.cold import LongTermStore
 
 
@@ -75,9 +76,34 @@ def test_batch_runs_ops_in_order(store: LongTermStore) -> None:
     assert results[4] is None
 
 
-def test_invalid_namespace_is_refused(store: LongTermStore) -> None:
-    with pytest.raises(ValueError):
-        store.put(("a.b",), "k", {"text": "x"})
+@pytest.mark.parametrize(
+    "namespace",
+    [("",), ("acme\x1fu1",), ("acme", "u\x00"), ("a\nb",), "acme", ("\udc80",), (1,)],
+)
+def test_invalid_namespace_is_refused_on_every_path(store: LongTermStore, namespace: Any) -> None:
+    store.put(("acme", "u1"), "k", {"text": "u1's secret"})
+    for call in (
+        lambda: store.put(namespace, "k", {"text": "x"}),
+        lambda: store.get(namespace, "k"),
+        lambda: store.search(namespace, query="secret"),
+        lambda: store.batch([GetOp(namespace, "k")]),
+        lambda: store.batch([PutOp(namespace, "k", {"text": "x"})]),
+        lambda: store.batch([SearchOp(namespace, query="secret")]),
+    ):
+        with pytest.raises(InvalidInputError):
+            call()
+    assert store.search(("acme",)) != [] and len(store.search(())) == 1
+    with pytest.raises(InvalidInputError):
+        store.put(("langgraph", "x"), "k", {"text": "x"})
+
+
+def test_a_dot_is_a_plain_character_in_labels(store: LongTermStore) -> None:
+    dotted = Principal("acme", "alice.smith")
+    store.put(dotted.namespace, "k", {"text": "dotted user's fact"})
+    assert store.get(("acme", "alice.smith"), "k") is not None
+    assert store.get(("acme", "alice", "smith"), "k") is None
+    assert store.search(("acme", "alice")) == []
+    assert [r.record.key for r in store.recall(dotted, "dotted fact")] == ["k"]
 
 
 async def test_async_twins_share_the_sync_logic(store: LongTermStore) -> None:

@@ -32,6 +32,8 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except EngramError as exc:
             raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+        except UnicodeError as exc:  # an argument that is not valid text (bad UTF-8 bytes)
+            raise click.ClickException("InvalidInputError: an argument is not valid text") from exc
 
 
 @click.group(cls=_Group)

@@ -26,9 +26,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from engram import _validate as check
 from engram._principal import Principal
 from engram.config import DEFAULT_HOME, AppRole
-from engram.errors import ConfigError, InvalidInputError, NotFoundError
+from engram.errors import ConfigError, NotFoundError
 from engram.memory import _records as rec
 from engram.memory._records import (
     PROFILE_TAGS,
@@ -207,7 +208,12 @@ class Memory:
         a slot supersedes the old one, which stays visible with ``as_of``. Provenance
         (thread, checkpoint, message ids) is stored with the fact.
         """
-        provenance = Provenance(thread_id, checkpoint_id, tuple(message_ids))
+        check.principal(principal)
+        provenance = Provenance(
+            check.optional_text("thread_id", thread_id),
+            check.optional_text("checkpoint_id", checkpoint_id),
+            check.texts("message_ids", message_ids),
+        )
         result = self.store.remember(
             principal,
             observation,
@@ -225,6 +231,7 @@ class Memory:
 
     def held_for_review(self, principal: Principal) -> list[str]:
         """The user's writes held by the poisoning guard (never recalled), oldest first."""
+        check.principal(principal)
         path = review_path(principal)
         if not self.documents.exists(principal, path):
             return []
@@ -245,7 +252,8 @@ class Memory:
 
     def profile(self, principal: Principal, as_of: datetime | None = None) -> list[MemoryRecord]:
         """The user's profile facts (tagged profile / preference / constraint), newest first."""
-        view = View(self.now(), as_of)
+        check.principal(principal)
+        view = View(self.now(), check.moment("as_of", as_of))
         return self.store.records(principal, view, tags=PROFILE_TAGS, limit=50)
 
     def recall(
@@ -265,8 +273,12 @@ class Memory:
         untrusted data. ``k`` facts and ``passages`` document paragraphs are candidates;
         ``as_of`` asks what was true at that time (documents have no history: left out).
         """
-        if budget_tokens < 1:
-            raise InvalidInputError(f"budget_tokens must be positive, got {budget_tokens}")
+        check.principal(principal)
+        check.text("query", query, blank=True)
+        check.integer("budget_tokens", budget_tokens, minimum=1)
+        check.integer("k", k, minimum=1)
+        check.integer("passages", passages, minimum=0)
+        check.moment("as_of", as_of)
         profile = self.profile(principal, as_of)
         found = self.store.recall(principal, query, k=k, as_of=as_of) if query.strip() else []
         items = [
@@ -280,10 +292,13 @@ class Memory:
 
     def history(self, principal: Principal, key: str) -> list[MemoryRecord]:
         """Every version of one fact, oldest first."""
+        check.principal(principal)
         return self.store.history(principal, key)
 
     def facts(self, principal: Principal, *, include_history: bool = True) -> list[MemoryRecord]:
         """Every fact version held for ``principal`` (superseded and expired too, by default)."""
+        check.principal(principal)
+        check.flag("include_history", include_history)
         view = View(self.now(), include_expired=include_history, include_superseded=include_history)
         found: list[MemoryRecord] = []
         while page := self.store.records(principal, view, limit=_PAGE, offset=len(found)):
@@ -296,6 +311,7 @@ class Memory:
 
     def conventions(self, principal: Principal) -> list[str]:
         """The project's conventions: the bullet lines of ``conventions/*.md``."""
+        check.principal(principal)
         lines: list[str] = []
         for info in self.documents.list(principal, "conventions/**"):
             body = self.documents.read(principal, info.path).content
@@ -306,6 +322,7 @@ class Memory:
 
     def threads(self, principal: Principal) -> list[str]:
         """Ids of the user's threads in the checkpoint store, newest first."""
+        check.principal(principal)
         return [t.thread_id for t in Threads(self.checkpointer).list_threads(principal)]
 
     def lineage(
@@ -313,6 +330,7 @@ class Memory:
     ) -> tuple[str, ...]:
         """Checkpoint ids from ``keep`` (default: the thread's latest checkpoint) back to
         its first: the lineage a rewind or fork keeps."""
+        check.principal(principal)
         history = Threads(self.checkpointer).history(thread_id, principal)
         parents = {c.checkpoint_id: c.parent_id for c in history}
         if keep is not None and keep not in parents:
@@ -330,6 +348,7 @@ class Memory:
         """Current facts written from ``thread_id`` at checkpoints outside its kept lineage:
         a rewound branch, or (with ``keep`` = the checkpoint a fork started from) whatever
         the source thread did after the fork."""
+        check.principal(principal)
         kept = self.lineage(principal, thread_id, keep)
         orphans = tuple(
             r
@@ -344,6 +363,7 @@ class Memory:
         self, principal: Principal, thread_id: str, keep: str | None = None
     ) -> BranchReport:
         """Erase the facts :meth:`branch_facts` finds (every version of their keys)."""
+        check.principal(principal)
         found = self.branch_facts(principal, thread_id, keep)
         by_namespace: dict[tuple[str, ...], list[str]] = {}
         for record in found.facts:
@@ -360,8 +380,9 @@ class Memory:
         and their history, the user's documents, threads, indexes and caches, and from
         every erasure participant (the publication outbox under the home, if there is one,
         and those given as ``participants=``)."""
+        check.principal(principal)
         if keys is not None:
-            facts = self.store.forget(principal, list(keys))
+            facts = self.store.forget(principal, check.texts("keys", keys))
             return ErasureReport(*principal.namespace, facts, (), (), False, False)
         facts = self.store.forget(principal)
         paths = tuple(d.path for d in user_documents(self.documents, principal))
@@ -378,6 +399,7 @@ class Memory:
 
     def export(self, principal: Principal) -> dict[str, Any]:
         """Everything engram holds about the user, as JSON-ready data."""
+        check.principal(principal)
         threads = Threads(self.checkpointer)
         return {
             "principal": {"tenant_id": principal.tenant_id, "user_id": principal.user_id},
@@ -400,6 +422,7 @@ class Memory:
 
     def export_json(self, principal: Principal) -> str:
         """:meth:`export` as a JSON string (values JSON cannot hold are written as text)."""
+        check.principal(principal)
         return json.dumps(self.export(principal), indent=1, sort_keys=True, default=str)
 
     def sweep(self) -> int:

@@ -8,9 +8,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from langgraph.store.base import MatchCondition, get_text_at_path, tokenize_path
+from langgraph.store.base import (
+    GetOp,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    SearchOp,
+    get_text_at_path,
+    tokenize_path,
+)
 
+from engram import _validate as check
 from engram._principal import Principal
+from engram.errors import InvalidInputError
 from engram.policy import WriteCandidate
 from engram.recall import Weights, combine, recency
 from engram.recall import relevance as fused_relevance
@@ -21,7 +32,28 @@ def namespace_of(target: Principal | Namespace) -> Namespace:
     """The namespace a principal (``(tenant, user)``) or an explicit namespace names."""
     if isinstance(target, Principal):
         return target.namespace
+    if isinstance(target, str | bytes) or not isinstance(target, tuple | list):
+        raise InvalidInputError(
+            f"a Principal or a namespace tuple is required, got {type(target).__name__}"
+        )
     return validate_namespace(tuple(target))
+
+
+def check_op(op: Op) -> None:
+    """Every label and key a LangGraph operation carries, by engram's rules (ops given to
+    ``batch`` directly skip ``BaseStore``'s own checks)."""
+    if isinstance(op, GetOp | PutOp):
+        namespace_of(op.namespace)
+        check.text("key", op.key, line=True)
+    elif isinstance(op, SearchOp):
+        if op.namespace_prefix:
+            namespace_of(op.namespace_prefix)
+        check.integer("limit", op.limit, minimum=1)
+        check.integer("offset", op.offset, minimum=0)
+    elif isinstance(op, ListNamespacesOp):
+        for condition in op.match_conditions or ():
+            for label in condition.path:
+                check.text("namespace label", label, line=True)
 
 
 def text_of(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:

@@ -12,10 +12,9 @@ import secrets
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, get_args
 
 from langgraph.store.base import (
-    BaseStore,
     GetOp,
     Item,
     ListNamespacesOp,
@@ -24,9 +23,9 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
-    validate_op_namespace,
 )
 
+from engram import _validate as check
 from engram._principal import Principal
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
@@ -49,6 +48,7 @@ from engram.stores.cold._consolidation import (
     Resolver,
     RuleResolver,
 )
+from engram.stores.cold._labels import EngramLabels
 from engram.stores.cold._sweeper import Sweeper
 from engram.stores.cold.contract import ChangeSet, Closure, ColdBackend, NewVersion, Scan
 from engram.stores.cold.records import (
@@ -107,7 +107,7 @@ class Options:
     of the query matches (``None``: no floor). LangGraph's ``search`` has no floor."""
 
 
-class LongTermStore(BaseStore):
+class LongTermStore(EngramLabels):
     """Long-term memory that drops into ``builder.compile(store=...)``.
 
     Build it on a backend (``memory://``, ``sqlite://``, ``postgresql://`` through
@@ -154,7 +154,7 @@ class LongTermStore(BaseStore):
         return await asyncio.to_thread(self.batch, list(ops))
 
     def _op(self, op: Op) -> Result:
-        validate_op_namespace(op)
+        pipe.check_op(op)
         if isinstance(op, GetOp):
             return self._get(op)
         if isinstance(op, SearchOp):
@@ -311,18 +311,19 @@ class LongTermStore(BaseStore):
         """
         note = _Note(
             pipe.namespace_of(target),
-            text,
-            slot,
-            dict(value or {}),
-            tuple(tags),
-            source,
-            sensitivity,
-            importance,
-            ttl,
-            expires_at,
-            valid_from,
-            provenance or Provenance(),
+            check.text("text", text),
+            check.optional_text("slot", slot),
+            dict(check.mapping("value", value) or {}),
+            check.texts("tags", tags),
+            check.choice("source", source, get_args(Source)),
+            check.choice("sensitivity", sensitivity, get_args(Sensitivity)),
+            check.number("importance", importance, low=0.0, high=1.0),
+            check.duration("ttl", ttl),
+            check.moment("expires_at", expires_at),
+            check.moment("valid_from", valid_from),
+            _provenance(provenance),
         )
+        key = check.optional_text("key", key)
         note, refusal = self._screen(note)
         if refusal is not None:
             return refusal
@@ -337,6 +338,7 @@ class LongTermStore(BaseStore):
     def update(self, target: Target, key: str, text: str, **fields: Any) -> WriteResult:
         """Write a new version of an existing ``key`` (the old one stays in history)."""
         namespace = pipe.namespace_of(target)
+        key = check.text("key", key, line=True)
         if key not in self.backend.heads(namespace, [key]):
             raise NotFoundError(f"no memory {key!r} in {namespace}")
         return self.remember(target, text, key=key, **fields)
@@ -365,8 +367,16 @@ class LongTermStore(BaseStore):
         ``context`` re-ranks conversation turns by session, neighbours and speaker
         (:mod:`engram.recall._context`); scores then are the boosted relevance over its max.
         """
-        if k <= 0:
-            raise InvalidInputError("k must be positive")
+        check.text("query", query, blank=True)
+        check.integer("k", k, minimum=1)
+        tags = check.texts("tags", tags)
+        check.mapping("filter", filter)
+        check.number("min_score", min_score)
+        check.moment("as_of", as_of)
+        check.flag("include_expired", include_expired)
+        check.flag("include_superseded", include_superseded)
+        check.instance("weights", weights, Weights)
+        check.instance("context", context, ContextBoost)
         now = self.now()
         view = View(now, None if as_of is None else utc(as_of), include_expired, include_superseded)
         pool = k if context is None else max(k, context.pool)
@@ -393,13 +403,17 @@ class LongTermStore(BaseStore):
     ) -> list[MemoryRecord]:
         """Versions under ``target`` that ``view`` admits (default: live ones now), carrying
         any of ``tags`` when given; newest first, ``limit`` from ``offset``."""
-        view = view or View(self.now())
         namespace = pipe.namespace_of(target)
-        return self.backend.scan(Scan(namespace, view, (), tuple(tags), limit, offset))
+        view = check.instance("view", view, View) or View(self.now())
+        tags = check.texts("tags", tags)
+        limit = check.integer("limit", limit, minimum=1)
+        offset = check.integer("offset", offset, minimum=0)
+        return self.backend.scan(Scan(namespace, view, (), tags, limit, offset))
 
     def history(self, target: Target, key: str) -> list[MemoryRecord]:
         """Every version of ``key``, oldest first (superseded ones included)."""
-        return self.backend.history(pipe.namespace_of(target), key)
+        namespace = pipe.namespace_of(target)
+        return self.backend.history(namespace, check.text("key", key, line=True))
 
     def forget(
         self, target: Target, keys: Sequence[str] | None = None, *, compact: bool = True
@@ -407,7 +421,9 @@ class LongTermStore(BaseStore):
         """Erase ``keys`` (or everything under ``target``): rows, history, keyword
         entries, vectors and caches; ``compact`` makes the bytes unrecoverable."""
         namespace = pipe.namespace_of(target)
-        counts = self.backend.erase(namespace, None if keys is None else list(keys))
+        chosen = check.optional_texts("keys", keys)
+        check.flag("compact", compact)
+        counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
         caches = self.backend.clear_caches() + clear_keyword_caches()
         compacted = self.backend.compact() if compact else False
         return ForgetReport(
@@ -592,6 +608,15 @@ class _Note:
             "valid_from": self.valid_from,
             "provenance": self.provenance,
         }
+
+
+def _provenance(provenance: object) -> Provenance:
+    """``provenance`` (or none) with every id checked: ids land in SQL and exports."""
+    found = check.instance("provenance", provenance, Provenance) or Provenance()
+    check.optional_text("thread_id", found.thread_id)
+    check.optional_text("checkpoint_id", found.checkpoint_id)
+    check.texts("message_ids", found.message_ids)
+    return found
 
 
 def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:

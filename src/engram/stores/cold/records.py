@@ -55,8 +55,12 @@ def validate_namespace(namespace: Namespace, *, allow_empty: bool = False) -> Na
     for label in ns:
         if not isinstance(label, str) or not label:
             raise InvalidInputError(f"namespace labels must be non-empty strings: {ns!r}")
-        if "\x00" in label or NAMESPACE_SEPARATOR in label:
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in label):  # NUL, the separator...
             raise InvalidInputError(f"namespace label contains a control character: {label!r}")
+        try:
+            label.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(f"namespace label is not valid Unicode: {label!r}") from None
     return ns
 
 

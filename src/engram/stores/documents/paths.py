@@ -37,6 +37,10 @@ def split_path(path: str, *, allow_root: bool = False) -> tuple[str, ...]:
         raise InvalidInputError(f"a path must be a string, got {type(path).__name__}")
     if "\x00" in path:
         raise PathEscapeError(f"path contains a NUL byte: {path!r}")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"path is not valid Unicode: {path!r}") from None
     path = unicodedata.normalize("NFC", path)
     if path.startswith(("/", "\\")) or _DRIVE.match(path):
         raise PathEscapeError(f"path must be relative to the document root: {path!r}")

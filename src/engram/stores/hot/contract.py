@@ -27,6 +27,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from engram import _validate as check
 from engram._principal import Principal
 from engram.config import StoreURL
 from engram.errors import ConflictError, InvalidInputError, NotFoundError
@@ -201,6 +202,7 @@ def thread_config(
     metadata, so ``tenant_id`` / ``user_id`` travel with the thread and
     :meth:`Threads.list_threads` can list a user's threads.
     """
+    thread_id = check.text("thread_id", thread_id, line=True)
     values: dict[str, Any] = {**configurable, "thread_id": thread_id}
     if principal is not None:
         values[TENANT_KEY] = principal.tenant_id
@@ -256,10 +258,7 @@ def declared_owner(
 
 def thread_of(config: RunnableConfig) -> str:
     """The thread id of a write's config."""
-    thread_id = config.get("configurable", {}).get("thread_id")
-    if not isinstance(thread_id, str) or not thread_id:
-        raise InvalidInputError(f"a checkpoint needs a thread_id, got {thread_id!r}")
-    return thread_id
+    return check.text("thread_id", config.get("configurable", {}).get("thread_id"), line=True)
 
 
 def in_use(thread_id: str) -> ConflictError:
