@@ -67,12 +67,16 @@ def optional_texts(name: str, value: object) -> tuple[str, ...] | None:
     return None if value is None else texts(name, value)
 
 
-def integer(name: str, value: object, *, minimum: int) -> int:
-    """An ``int`` (not a bool, not a float, not a numeric string) of at least ``minimum``."""
+MAX_COUNT = 2**31 - 1
+"""The largest count, limit or offset engram takes (what every engine can bind)."""
+
+
+def integer(name: str, value: object, *, minimum: int, maximum: int = MAX_COUNT) -> int:
+    """An ``int`` (not a bool, not a float, not a numeric string) in ``[minimum, maximum]``."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidInputError(f"{name} must be an integer, got {type(value).__name__}")
-    if value < minimum:
-        raise InvalidInputError(f"{name} must be at least {minimum}, got {value}")
+    if not minimum <= value <= maximum:
+        raise InvalidInputError(f"{name} must be within [{minimum}, {maximum}], got {value}")
     return value
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from engram import _validate as check
 from engram._principal import Principal
 from engram.config import AppRole
 from engram.errors import AccessDeniedError, ConflictError, InvalidInputError, NotFoundError
@@ -144,7 +145,7 @@ class DocumentStore(ABC):
 
     def read_text(self, principal: Principal, path: str) -> str:
         """The full text of the document at ``path`` (NotFoundError if absent)."""
-        _check_visible(principal, path)
+        _check_visible(check.principal(principal), path)
         with _missing_as_not_found(path):
             text = self._read_text(principal, path)
         if not visible_to(principal.user_id, path, split_front_matter(text)[0]):
@@ -157,17 +158,22 @@ class DocumentStore(ABC):
         """Store ``text`` at ``path`` atomically (ConflictError if it exists and not
         ``overwrite``). The front matter may name only ``principal`` as its user, and a
         path private to another user cannot be written."""
+        check.principal(principal)
+        check.text("text", text, blank=True)
+        check.flag("overwrite", overwrite)
         _check_writable(principal, path, split_front_matter(text)[0])
         return self._write_text(principal, path, text, overwrite=overwrite)
 
     def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
         """Documents ``principal`` may see whose path matches the glob ``pattern``."""
+        check.principal(principal)
+        check.text("pattern", pattern, line=True)
         return [i for i in self._list(principal, pattern) if _mine(principal, i.path)]
 
     def delete(self, principal: Principal, path: str) -> int:
         """Delete a document, or every document of a directory that ``principal`` may see;
         returns how many went."""
-        _check_visible(principal, path)
+        _check_visible(check.principal(principal), path)
         if not self._is_dir(principal, path):
             self.read_text(principal, path)  # NotFoundError, the same for another's
             return self._delete(principal, path)
@@ -179,7 +185,7 @@ class DocumentStore(ABC):
     def move(self, principal: Principal, source: str, target: str) -> None:
         """Rename a document or directory; ConflictError if ``target`` exists. Within a
         directory only what ``principal`` may see moves."""
-        _check_visible(principal, source)
+        _check_visible(check.principal(principal), source)
         if not self._is_dir(principal, source):
             metadata = split_front_matter(self.read_text(principal, source))[0]
             _check_writable(principal, target, metadata)
@@ -198,7 +204,10 @@ class DocumentStore(ABC):
         self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
     ) -> builtins.list[SearchHit]:
         """The ``k`` best paragraphs for ``query`` among documents ``principal`` may see."""
-        wanted = k
+        check.principal(principal)
+        check.text("query", query, blank=True)
+        wanted = check.integer("k", k, minimum=1, maximum=10_000)
+        check.choice("mode", mode, ("hybrid", "keyword", "semantic"))
         while True:
             hits = self._search(principal, query, k=wanted, mode=mode)
             kept = [h for h in hits if _mine(principal, h.path)]
@@ -208,7 +217,7 @@ class DocumentStore(ABC):
 
     def is_dir(self, principal: Principal, path: str) -> bool:
         """Whether ``path`` names a directory ``principal`` may see."""
-        return _mine(principal, path) and self._is_dir(principal, path)
+        return _mine(check.principal(principal), path) and self._is_dir(principal, path)
 
     def read(self, principal: Principal, path: str) -> Document:
         """The document at ``path`` with its front matter parsed."""
@@ -225,6 +234,8 @@ class DocumentStore(ABC):
         overwrite: bool = True,
     ) -> DocumentInfo:
         """Write ``content`` with ``metadata`` as YAML front matter."""
+        check.text("content", content, blank=True)
+        check.mapping("metadata", metadata)
         return self.write_text(principal, path, render(content, metadata), overwrite=overwrite)
 
     def exists(self, principal: Principal, path: str) -> bool:

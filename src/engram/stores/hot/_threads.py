@@ -14,8 +14,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from engram import _validate as check
 from engram._principal import Principal, validate_id
-from engram.errors import InvalidInputError
 from engram.stores.hot._open import admin_for
 from engram.stores.hot.contract import (
     CheckpointInfo,
@@ -37,15 +37,19 @@ from engram.stores.hot.contract import (
 
 
 def _keep(keep_last: int) -> int:
-    if not isinstance(keep_last, int) or isinstance(keep_last, bool) or keep_last < 1:
-        raise InvalidInputError(f"keep_last must be an integer >= 1, got {keep_last!r}")
-    return keep_last
+    return check.integer("keep_last", keep_last, minimum=1)
 
 
 def _principal(principal: Principal) -> Principal:
-    if not isinstance(principal, Principal):
-        raise InvalidInputError(f"a Principal is required, got {type(principal).__name__}")
-    return principal
+    return check.principal(principal)
+
+
+def _thread(thread_id: str) -> str:
+    return check.text("thread_id", thread_id, line=True)
+
+
+def _scope(principal: Principal | None) -> Principal | None:
+    return None if principal is None else check.principal(principal)
 
 
 def _fork_target(thread_id: str, new_thread_id: str | None) -> str:
@@ -73,11 +77,11 @@ class Threads(_Base):
 
     def list_threads(self, principal: Principal | None = None) -> list[ThreadInfo]:
         """Threads newest first; with ``principal``, only that user's threads."""
-        return self._admin.run(self._admin.list_threads(principal))
+        return self._admin.run(self._admin.list_threads(_scope(principal)))
 
     def owner(self, thread_id: str) -> Principal | None:
         """Who owns ``thread_id`` (fixed by its first scoped checkpoint); ``None`` if no one."""
-        return self._admin.run(self._admin.owner(validate_id("thread_id", thread_id)))
+        return self._admin.run(self._admin.owner(_thread(thread_id)))
 
     def check_owner(self, principal: Principal, thread_id: str) -> None:
         """Raise :class:`ConflictError` (the saver's own answer to such a write) unless
@@ -142,7 +146,8 @@ class Threads(_Base):
         self, thread_ids: Sequence[str] | None = None, principal: Principal | None = None
     ) -> list[ThreadSize]:
         """Rows and bytes per thread (all threads, or ``thread_ids``)."""
-        return self._admin.run(self._admin.sizes(thread_ids, principal))
+        chosen = check.optional_texts("thread_ids", thread_ids)
+        return self._admin.run(self._admin.sizes(chosen, _scope(principal)))
 
     def delete_user_threads(self, principal: Principal) -> list[str]:
         """Delete every thread of ``principal`` (the ones :meth:`list_threads` lists),
@@ -157,18 +162,20 @@ class Threads(_Base):
         return self._admin.compact()
 
     def _owned(self, principal: Principal | None, thread_id: str) -> None:
-        if principal is not None:
-            ensure_owner(_principal(principal), thread_id, self.owner(thread_id))
+        _thread(thread_id)
+        scope = _scope(principal)
+        if scope is not None:
+            ensure_owner(scope, thread_id, self.owner(thread_id))
 
 
 class AsyncThreads(_Base):
     """Async twin of :class:`Threads` (same methods, awaited)."""
 
     async def list_threads(self, principal: Principal | None = None) -> list[ThreadInfo]:
-        return await self._admin.arun(self._admin.list_threads(principal))
+        return await self._admin.arun(self._admin.list_threads(_scope(principal)))
 
     async def owner(self, thread_id: str) -> Principal | None:
-        return await self._admin.arun(self._admin.owner(validate_id("thread_id", thread_id)))
+        return await self._admin.arun(self._admin.owner(_thread(thread_id)))
 
     async def check_owner(self, principal: Principal, thread_id: str) -> None:
         owner = await self.owner(thread_id)
@@ -228,7 +235,8 @@ class AsyncThreads(_Base):
     async def sizes(
         self, thread_ids: Sequence[str] | None = None, principal: Principal | None = None
     ) -> list[ThreadSize]:
-        return await self._admin.arun(self._admin.sizes(thread_ids, principal))
+        chosen = check.optional_texts("thread_ids", thread_ids)
+        return await self._admin.arun(self._admin.sizes(chosen, _scope(principal)))
 
     async def delete_user_threads(self, principal: Principal) -> list[str]:
         statements = self._admin.delete_threads(_principal(principal))
@@ -238,5 +246,7 @@ class AsyncThreads(_Base):
         return await self._admin.acompact()
 
     async def _owned(self, principal: Principal | None, thread_id: str) -> None:
-        if principal is not None:
-            ensure_owner(_principal(principal), thread_id, await self.owner(thread_id))
+        _thread(thread_id)
+        scope = _scope(principal)
+        if scope is not None:
+            ensure_owner(scope, thread_id, await self.owner(thread_id))

@@ -213,9 +213,11 @@ def thread_config(
 
 
 def checkpoint_config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
+    """The config reading ``thread_id``'s root namespace (at ``checkpoint_id``, or its latest)."""
+    thread_id = check.text("thread_id", thread_id, line=True)
     configurable: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ""}
     if checkpoint_id is not None:
-        configurable["checkpoint_id"] = checkpoint_id
+        configurable["checkpoint_id"] = check.text("checkpoint_id", checkpoint_id, line=True)
     return {"configurable": configurable}
 
 
