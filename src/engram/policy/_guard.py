@@ -1,0 +1,100 @@
+"""The poisoning guard: normalise every reading of a text, then judge its intent.
+
+Two detectors, and a hold always names the one that fired:
+
+- ``pattern``: the multilingual intent patterns of :mod:`engram.policy._patterns`,
+  tried on every view of :func:`engram.policy._normalise.views` (canonical,
+  confusable skeleton, collapsed spacing/leetspeak, decoded base64/hex/URL/
+  entities, comments, rot13, reversed);
+- ``semantic``: with an embedder, the similarity of each sentence and sentence
+  pair of the readable views to a bank of attack intents, contrasted with a bank
+  of benign look-alike facts (:mod:`engram.policy._semantic`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engram.policy._normalise import View, views
+from engram.policy._patterns import pattern_signal, squashed_signal
+from engram.policy._semantic import IntentDetector, Similarity
+from engram.recall import Embedder
+
+SEMANTIC_THRESHOLD = 0.5
+"""Least similarity to an attack intent that holds a write (all-MiniLM-L6-v2 scale)."""
+SEMANTIC_MARGIN = 0.05
+"""Least lead of the attack similarity over the best benign look-alike."""
+_UNREADABLE = frozenset({"rot13", "reversed", "squashed"})
+"""Views that are only read when they decode to something the patterns recognise."""
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Why the guard holds a text: the detector (``signal``), intent, view and reason."""
+
+    signal: str
+    intent: str
+    view: str
+    reason: str
+
+    def describe(self) -> str:
+        where = "" if self.view == "canonical" else f" (read as {self.view} text)"
+        return f"{self.reason}{where} [signal: {self.signal}:{self.intent}]"
+
+
+@dataclass(frozen=True)
+class PoisoningGuard:
+    """Judges whether a text reads like an instruction to the agent.
+
+    Without an embedder only the patterns judge; with one, the semantic detector
+    also looks at paraphrases the patterns miss.
+    """
+
+    embedder: Embedder | None = None
+    threshold: float = SEMANTIC_THRESHOLD
+    margin: float = SEMANTIC_MARGIN
+    _detectors: dict[int, IntentDetector] = field(default_factory=dict, compare=False, repr=False)
+
+    def judge(self, text: str) -> Hold | None:
+        """The reason to hold ``text`` for review, or ``None`` when it reads as data."""
+        readings = views(text)
+        return self._pattern(readings) or self._semantic(readings)
+
+    def similarity(self, text: str) -> Similarity | None:
+        """The semantic detector's best match for ``text`` (``None`` without an embedder)."""
+        detector = self._detector()
+        if detector is None:
+            return None
+        return detector.best([v.text for v in views(text) if v.how not in _UNREADABLE])
+
+    @staticmethod
+    def _pattern(readings: list[View]) -> Hold | None:
+        for view in readings:
+            read = squashed_signal if view.how == "squashed" else pattern_signal
+            signal = read(view.text)
+            if signal is not None:
+                return Hold("pattern", signal.name, view.how, signal.reason)
+        return None
+
+    def _semantic(self, readings: list[View]) -> Hold | None:
+        detector = self._detector()
+        if detector is None:
+            return None
+        readable = [v for v in readings if v.how not in _UNREADABLE]
+        best = detector.best([v.text for v in readable])
+        if best is None or not detector.holds(best):
+            return None
+        view = next((v.how for v in readable if best.segment in v.text), "canonical")
+        reason = (
+            f"reads like an attack ({best.intent}: similarity {best.attack:.2f}, "
+            f"{best.contrast:+.2f} over the closest benign fact)"
+        )
+        return Hold("semantic", best.intent, view, reason)
+
+    def _detector(self) -> IntentDetector | None:
+        if self.embedder is None:
+            return None
+        key = id(self.embedder)
+        if key not in self._detectors:
+            self._detectors[key] = IntentDetector(self.embedder, self.threshold, self.margin)
+        return self._detectors[key]
