@@ -48,7 +48,7 @@ from engram._memory_tiers import (
 from engram._principal import Principal
 from engram.config import DEFAULT_HOME
 from engram.errors import ConfigError, InvalidInputError, NotFoundError
-from engram.policy import WritePolicy, redact
+from engram.policy import PoisoningGuard, WritePolicy, redact
 from engram.recall import Embedder
 from engram.stores.cold import (
     LongTermStore,
@@ -96,7 +96,7 @@ class Memory:
     ) -> None:
         self.where = where
         self.embedder = embedder
-        self.policy = policy or WritePolicy()
+        self.policy = policy or WritePolicy(guard=PoisoningGuard(embedder))
         self.clock = clock
         self.fact_ttl = fact_ttl
         self.counter = counter

@@ -97,10 +97,15 @@ def _confusables() -> dict[str, str]:
     return table
 
 
-def skeleton(text: str) -> str:
-    """``text`` with each confusable character replaced by the ASCII letter it imitates."""
+def skeleton(text: str, lower_first: bool = True) -> str:
+    """``text`` lower-cased, each confusable character replaced by the ASCII letter it
+    imitates. Case changes what a letter imitates (Cyrillic "І" imitates "l", its
+    small "і" an "i"; Greek "Υ" a "Y", its small "υ" a "u"): ``lower_first=False``
+    maps before lower-casing."""
     table = _confusables()
-    return "".join(table.get(c, c) for c in text.lower())
+    if lower_first:
+        return "".join(table.get(c, c) for c in text.lower())
+    return "".join(table.get(c, c) for c in text).lower()
 
 
 def collapse(text: str) -> str:
@@ -165,6 +170,7 @@ def views(text: str) -> list[View]:
     base = canonical(text)
     spaced = strip_invisible(unicodedata.normalize("NFKC", text))
     found = [View("canonical", base), View("skeleton", skeleton(base))]
+    found.append(View("skeleton", skeleton(base, lower_first=False)))
     found.append(View("collapsed", collapse(skeleton(spaced))))
     found += [View(v.how, canonical(v.text)) for v in decoded(base)]
     found += [View("rot13", codecs.encode(base, "rot13")), View("reversed", base[::-1])]

@@ -49,6 +49,11 @@ _OBJECT = (
     r"|safeguards|restrictions|limitations|filters|polic(?:y|ies)|programming|training|orders"
     r"|system (?:message|prompt)|safety(?: rules| guidelines| filters| checks)?|commands)"
 )
+_NOT_FIRST_PERSON = (
+    r"(?<!\b(?:i|we|me to|us to|i'll|i will|i had to|i have to|i tend to|i always|i often|i usually"
+    r"|i never|i sometimes|i'd|i would|you can|they)\s)"
+)
+"""Not right after a first-person subject: "I ignore the assembly instructions" is a fact."""
 _OVERRIDE_VERB = (
     r"(?:ignore|disregard|forget|override|overwrite|bypass|discard|abandon|set aside|throw out"
     r"|nullify|void|supersede|drop|skip|circumvent|suspend|cancel|neglect|pay no attention to"
@@ -58,7 +63,13 @@ _OVERRIDE_VERB = (
 OVERRIDE = _signal(
     "override",
     "tells the agent to ignore its instructions",
-    rf"\b{_OVERRIDE_VERB}\s+(?:\S+\s+){{0,5}}?{_OBJECT}\b",
+    rf"{_NOT_FIRST_PERSON}\b{_OVERRIDE_VERB}\s+(?:\S+\s+){{0,5}}?{_OBJECT}\b",
+    rf"\b(?:previous|prior|earlier|original|above|all|your|existing|old|current|standing|initial)"
+    rf"\s+(?:\S+\s+){{0,2}}?{_OBJECT}\s+(?:are|is|have been|has been|were|was)\s+(?:now\s+|hereby\s+"
+    r"|officially\s+)?(?:void|null|cancel+ed|revoked|obsolete|invalid|suspended|lifted|replaced"
+    r"|superseded|overridden|disabled|removed|withdrawn|no longer (?:valid|in effect|active|applicable)"
+    r"|out of date|outdated)\b",
+    rf"\b{_OBJECT}\s+(?:\S+\s+){{0,3}}?no longer (?:apply|applies|count|counts|matter|hold)\b",
     r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all|what)\s+(?:\S+\s+){0,3}?"
     r"(?:above|before|previously|earlier|prior|you (?:were|have been|'ve been) told)",
     # de
@@ -69,11 +80,13 @@ OVERRIDE = _signal(
     r"\b(?:negeer|vergeet|omzeil|overschrijf|ignoreer)\b.{0,50}"
     r"(?:instructies|regels|richtlijnen|aanwijzingen|prompts?|beperkingen)",
     # fr
-    r"\b(?:ignore[rsz]?|oublie[rsz]?|néglige[rsz]?|outrepasse[rsz]?|contourne[rsz]?"
+    _NOT_FIRST_PERSON
+    + r"\b(?:ignore[rsz]?|oublie[rsz]?|néglige[rsz]?|outrepasse[rsz]?|contourne[rsz]?"
     r"|fais abstraction|faites abstraction|ne tiens pas compte|ne tenez pas compte)\b.{0,50}"
     r"(?:instructions?|consignes?|règles|directives?|prompts?|restrictions?|garde-fous)",
     # es / pt / it
-    r"\b(?:ignora[rs]?|ignore|olvida[rs]?|olvide|omite|omitir|descarta[rs]?|desobedece"
+    _NOT_FIRST_PERSON
+    + r"\b(?:ignora[rs]?|ignore|olvida[rs]?|olvide|omite|omitir|descarta[rs]?|desobedece"
     r"|haz caso omiso|no hagas caso|esqueça|esquece|desconsider[ea]|dimentica|trascura)\b.{0,50}"
     r"(?:instrucciones|instruções|istruzioni|reglas|regras|regole|indicaciones|directrices"
     r"|diretrizes|direttive|normas|orientações|restricciones|restrições|restrizioni|prompts?)",
@@ -108,12 +121,27 @@ ROLE = _signal(
     rf"\b(?:from now on|going forward|henceforth|from this (?:point|moment) on|starting now)"
     rf",?\s+(?:{_YOU}|act|behave|respond|answer|reply|speak|always|never|do not|don't|ignore)\b",
     rf"\b(?:you are|you're|{_YOU} is)\s+(?:now|no longer|henceforth|from now on)\b",
-    r"\bpretend (?:that )?(?:you(?:'re| are)?|to be)\b|\broleplay as\b|\bimpersonate (?:a|an|the)\b",
+    _START
+    + r"(?:pretend|imagine) (?:that )?(?:you(?:'re| are)?|to be)\b|\byou (?:will |should |must )?"
+    r"pretend\b|" + _START + r"(?:roleplay as|impersonate (?:a|an|the))\b",
     _START + r"(?:act|behave|respond|speak)\s+(?:as|like)\s+(?:a|an|the|if)\b",
-    r"\b(?:jailbreak\w*|dan mode|developer mode|god mode|debug mode|admin mode|unrestricted mode"
-    r"|do anything now)\b",
+    _START
+    + r"(?:enable|enter|activate|switch to|turn on|go into)\s+(?:the\s+)?(?:dan|developer|god"
+    r"|debug|admin|jailbreak|unrestricted|sudo)\s+mode\b|\byou(?:'re| are) (?:now )?in (?:dan|developer"
+    r"|god|jailbreak|unrestricted|sudo) mode\b|\b(?:dan|jailbreak|god) mode\b|\bdo anything now\b"
+    r"|\bjailbr(?:eak|oken) (?:ai|assistant|model|bot|version|prompt)\b",
+    r"\b(?:unrestricted|unfiltered|uncensored|jailbroken|rule-?free|limitless|amoral)\s+(?:ai|assistant"
+    r"|model|bot|chatbot|llm|version|agent)\b|\b(?:ai|assistant|model|bot|agent|llm) (?:with no|without"
+    r" any|without) (?:rules|restrictions|limits|filters|guidelines|content policy|safety)\b",
+    r"(?:制限のない|制限なしの|ルールのない)(?:AI|アシスタント|モデル)|没有(?:任何)?(?:限制|规则)的(?:助手|AI|人工智能|模型)"
+    r"|без (?:каких-либо |всяких |любых )?(?:ограничений|правил)|(?:ограничений|правил) нет"
+    r"|\b(?:ki|assistent|modell) ohne (?:einschränkungen|regeln)|\bohne (?:jegliche )?(?:einschränkungen|regeln)\b"
+    r"|\b(?:ia|assistant|modèle) sans (?:aucune )?(?:restriction|règle)s?|\b(?:ia|asistente|assistente|modelo)"
+    r" sin (?:restricciones|reglas)|\bsem (?:restrições|regras)\b|\bsenza (?:restrizioni|regole)\b"
+    r"|\bzonder (?:beperkingen|regels)\b|बिना (?:किसी )?(?:प्रतिबंध|नियम)|(?:بلا|بدون) (?:أي )?(?:قيود|قواعد)"
+    r"|제한 없는|bez ograniczeń|kuralsız",
     r"\byour (?:new|real|true|actual) (?:role|persona|identity|name|task|purpose|goal|instructions?)\b",
-    r"\b(?:no longer|not) (?:bound|restricted|limited|constrained) by\b",
+    rf"\b{_YOU} (?:are|is|'re) (?:no longer|not) (?:bound|restricted|limited|constrained) by\b",
     # de
     r"\b(?:du bist|sie sind) (?:jetzt|ab sofort|nun|ab heute)\b|\bab (?:jetzt|sofort|heute)"
     r",? (?:bist|wirst|sollst|musst|antwortest|gibst|ignorierst) du\b|\btu so,? als\b"
@@ -146,7 +174,7 @@ ROLE = _signal(
     r"(?:从现在开始|从现在起|从今以后|今后|从此以后|接下来)[，,]?\P{P}{0,4}(?:你|您)"
     r"|你(?:现在|从现在起)(?:是|就是|扮演)|(?:扮演|假装|假扮|充当)(?:\P{P}){0,10}"
     r"|(?:开发者|开发人员|上帝|越狱|无限制|管理员)模式",
-    r"(?:今から|これから|今後|以後)[、,]?\P{P}{0,8}(?:あなたは|君は|お前は)"
+    r"(?:今から|これから|今後|以後)[、,]?\P{P}{0,8}(?:あなたは|君は|お前は)|(?:あなたは|君は|お前は)(?:今から|これから|今後)"
     r"|(?:ふりをして|として振る舞|のように振る舞|になりきって)|(?:開発者|デベロッパー|脱獄|制限なし)モード",
     r"(?:지금부터|이제부터|앞으로)\s*(?:\S+\s+){0,2}?(?:너는|당신은|넌)|척(?:해|하세요)",
 )
@@ -160,7 +188,8 @@ OBLIGATION = _signal(
     r"|authori[sz]ed) to|always|never|(?:do not|don't|must not|mustn't|should not|shouldn't))\b",
     rf"\b(?:note|message|reminder|instructions?|directive|rule|memo|p\.?s\.?) (?:to|for) (?:the |my |"
     rf"our |any )?(?:ai|{_AI}s?|language model)\b",
-    rf"(?:^|[.!?\n]\s*)(?:dear|hey|hi|attention|to|for|note to|psst),? (?:the |my )?(?:ai|{_AI})\b\s*[:,!-]",
+    rf"(?:^|[.!?\n]\s*)(?:dear|hey|hi|attention|to|for|note to|psst),? (?:the |my |any |whichever )?"
+    rf"(?:ai|{_AI})\b(?:\s+\w+){{0,3}}\s*[:,!-]",
     r"\b(?:whenever|if|when) (?:the user|anyone|someone|somebody|they|a user)\b.{0,80}\b(?:reply"
     r"|respond|answer|tell (?:them|the user)|say) (?:with|that|only|by)\b",
     # de / nl
@@ -204,6 +233,15 @@ APPROVAL = _signal(
     r"|grant|trust|transfer|send|pay|confirm|comply|obey|sign off|skip|bypass|disable|reveal"
     r"|share|forward|leak|delete|ignore|follow|process|release|wire|refund)\b",
     r"\bauto-?(?:approve|accept|confirm|execute|pay|sign|authori[sz]e|merge|deploy)\w*\b",
+    r"\b(?:should|must|shall|will|are to|is to|can|may) be (?:\S+\s+)?(?:approved|accepted|confirmed"
+    r"|executed|paid|processed|signed|granted|authori[sz]ed|released|honou?red) (?:automatically|without"
+    r"|immediately|straight away|right away|unconditionally|no questions)\b",
+    _START
+    + r"(?:approve|accept|sign off on|sign|confirm|pay|authori[sz]e|execute|process|release|grant"
+    r"|honou?r|fulfil+)\s+(?:every|all|any|each|whatever)\b",
+    _START + r"(?:approve|accept|sign off on|confirm|pay|authori[sz]e|execute|process|release|grant"
+    r"|transfer|wire|refund)\b[^.\n]{0,60}\b(?:automatically|without (?:asking|checking|confirmation)"
+    r"|no need to (?:ask|check|run)|as soon as (?:it arrives|they ask|asked))",
     r"\b(?:always|automatically) (?:approve|accept|authori[sz]e|execute|confirm|pay|wire|release|grant)"
     r"\s+(?:\S+\s+){0,2}?(?:all|every|any|each|whatever|anything|requests?|transfers?|payments?"
     r"|orders?|invoices?|transactions?|commands?|refunds?|withdrawals?)\b",
@@ -219,12 +257,12 @@ APPROVAL = _signal(
     r"\b(?:skip|bypass|disable|turn off|switch off|ignore|waive|omit|circumvent|suppress)\s+(?:\S+\s+)"
     r"{0,3}?(?:verification|confirmation|approval|review|2fa|mfa|two-factor|authentication|security"
     r"|checks?|kyc|sign-?off|safety|warnings?|guardrails?|limits?)\b",
-    r"\b(?:treat|consider|regard) (?:all |every |any )?(?:\S+\s+){0,4}?as (?:already )?(?:approved"
+    r"\b(?:treat|consider|regard) (?:all |every |any )?(?:\S+\s+){0,8}?as (?:already )?(?:approved"
     r"|authori[sz]ed|verified|trusted|pre-?approved|confirmed|legitimate)\b|\bpre-?(?:approved"
     r"|authori[sz]ed|verified) (?:by (?:the )?(?:user|owner|admin)|for all)\b",
     # de / nl
     r"\b(?:immer|automatisch|stets|grundsätzlich) (?:alle |jede[nsm]? )?(?:\S+\s+)?(?:genehmig\w*"
-    r"|freigeb\w*|freigegeben|bestätig\w*|akzeptier\w*|ausführ\w*|überweis\w*|zahl\w*)\b|\bohne"
+    r"|freigeb\w*|freigegeben|bestätig\w*|akzeptier\w*|ausführ\w*|überweis\w*|zahl\w*)\b|\b(?:frag|prüf|bestätig|überprüf|verifizier)\w* (?:nie|niemals|nicht mehr)\b|\bohne"
     r" (?:nachfrage|rückfrage|bestätigung|prüfung|überprüfung|zustimmung|genehmigung|(?:zu |nach)fragen"
     r"|nachzufragen|zu prüfen)\b|\b(?:nie|niemals|nicht mehr) (?:nach)?(?:fragen|prüfen|bestätigen"
     r"|verifizieren|überprüfen|nachfragen)\b|\b(?:überspring|umgeh|deaktivier)\w*\b.{0,30}(?:prüfung"
@@ -262,8 +300,9 @@ APPROVAL = _signal(
     r"(?:πάντα|αυτόματα) (?:\S+\s+)?(?:ενέκρινε|έγκρινε|εγκρίνετε|αποδέξου|επιβεβαίωσε|εκτέλεσε)"
     r"|χωρίς (?:να ρωτήσεις|επιβεβαίωση|έλεγχο|έγκριση)",
     # ar / hi
-    r"(?:وافق|اقبل|نفذ|أكد|حول|ادفع)\S* (?:\S+\s+){0,2}?(?:دائما|دائماً|تلقائيا|تلقائياً|على كل|على جميع)"
-    r"|(?:دائما|دائماً|تلقائيا|تلقائياً) (?:\S+\s+)?(?:وافق|اقبل|نفذ|أكد|حول|ادفع)"
+    # imperatives at the start of a word ("أوافق", I approve, is a fact; "حول" alone is "about")
+    r"(?<!\p{L})(?:وافق|اقبل|نفذ|أكد|حوّل|ادفع)\S* (?:\S+\s+){0,2}?(?:دائما|دائماً|تلقائيا|تلقائياً|على كل|على جميع)"
+    r"|(?:دائما|دائماً|تلقائيا|تلقائياً) (?:\S+\s+)?(?<!\p{L})(?:وافق|اقبل|نفذ|أكد|حوّل|ادفع)"
     r"|(?:دون|بدون|من غير) (?:سؤال|السؤال|تأكيد|التأكد|التحقق|تحقق|موافقة|إذن|مراجعة)"
     r"|لا (?:تسأل|تتحقق|تطلب) (?:عن |أي )?(?:تأكيد|موافقة|إذن)?",
     r"(?:हमेशा|स्वचालित रूप से|अपने आप) (?:\S+\s+){0,2}?(?:मंज़ूर|मंजूर|स्वीकार|अनुमोदित|पुष्टि|भुगतान|ट्रांसफर)"
@@ -291,7 +330,8 @@ TEMPLATE = _signal(
     r"|admin|operator|policy)\b[^>]{0,80}>",
     r"\bsystem prompt\b|\bbegin (?:system|admin|developer|operator) (?:prompt|message|instructions?)\b"
     r"|\[(?:system|admin|operator|developer)(?: message| note| override| instructions?)?\]",
-    r"\b(?:system|admin|developer|root) (?:override|instructions?|directive)\b",
+    r"(?:^|[\[(*])\s*(?:system|admin|developer|root) (?:override|instructions?|directive)\b"
+    r"|\b(?:system|admin|developer|root) (?:override|instructions?|directive)\s*[:!\]-]",
     r"(?:系统|系統|システム)\s*[:：]|(?:系统提示|系统指令)",
 )
 
@@ -326,7 +366,7 @@ _SECRET = (
     r"|logs|database|session|cookies|private keys?|seed phrase|gespräch\w*|verlauf|erinnerung\w*"
     r"|passw\w*|zugangsdaten|daten|nachrichten|historique|mémoires?|mots de passe|identifiants"
     r"|données|historial|conversaci\w*|memoria|contraseñas|credenciales|datos|gesprek\w*"
-    r"|geschiedenis|wachtwoord\w*|gegevens|cronologia|conversazion\w*|dati|conversas?|histórico"
+    r"|\w*geschiedenis|\w*verlauf|\w*historie|wachtwoord\w*|gegevens|cronologia|conversazion\w*|dati|conversas?|histórico"
     r"|senhas|dados|rozmow\w*|histori\w*|hasł\w*|dane|konuşma\w*|şifre\w*|veri\w*|переписк\w*"
     r"|истори\w*|разговор\w*|памят\w*|парол\w*|ключ\w*|данн\w*|токен\w*|листуванн\w*"
     r"|对话|聊天|记录|历史|记忆|密码|密钥|凭证|数据|会话|会話|履歴|記憶|パスワード|データ"
@@ -343,6 +383,7 @@ EXFILTRATION = _signal(
     "asks to send data or credentials elsewhere",
     rf"\b{_SEND}\b.{{0,100}}?\b{_SECRET}\b.{{0,100}}?{_DESTINATION}",
     rf"\b{_SECRET}\b.{{0,100}}?\b{_SEND}\b.{{0,100}}?{_DESTINATION}",
+    rf"\b{_SECRET}\b.{{0,100}}?{_DESTINATION}\S*.{{0,40}}?\b{_SEND}",
     rf"{_DESTINATION}\S*.{{0,60}}?\b{_SEND}\b.{{0,60}}?\b{_SECRET}\b",
     r"!\[[^\]]*\]\(\s*(?:https?:)?//",
     r"https?://\S*(?:\{[^}\s]*\}|\$\{|%7B|<[a-z_ ]{3,30}>|\[[A-Z_ ]{3,30}\])",
@@ -352,27 +393,40 @@ EXFILTRATION = _signal(
     r"(?:the link\s+)?https?://\S*\?\S*=",
 )
 
-AUTHORITY = _signal(
-    "authority",
-    "impersonates the operator or system, or fakes the user's consent",
+_AUTHORITY_LABEL = (
     r"\b(?:operator|administrator|admin|developer|dev team|system|sysadmin|security team|it"
     r" department|anthropic|openai|google|platform|moderator|vendor|compliance team|support team)"
     r"(?:'s)? (?:note|notice|message|override|directive|instruction|update|announcement|alert"
-    r"|memo|order|mandate|request)\b",
+    r"|memo|order|mandate|request)\b"
+)
+_BEHAVIOUR = (
+    r"\b(?:assistant|ai|model|agent|bot|you|your|restrictions?|polic(?:y|ies)|checks?|verification"
+    r"|verified|safety|filters?|disabled|lifted|suspended|comply|override|must|share|disclose|reveal"
+    r"|send|grant|approve|approved|permission|credentials?|tokens?|passwords?|prompt|rules|unlimited"
+    r"|confirmation|transfers?|payments?|consent|without)\b"
+)
+"""Words of the agent's behaviour: an operator note must speak of them to be suspect."""
+
+AUTHORITY = _signal(
+    "authority",
+    "impersonates the operator or system, or fakes the user's consent",
+    _AUTHORITY_LABEL + r"[^\n]{0,200}?" + _BEHAVIOUR,
     r"\b(?:message|note|instructions?|notice|directive|order|memo|update) from (?:the |your )?"
     r"(?:operator|administrator|admin|developer|dev team|system|anthropic|openai|security team|it"
-    r" department|platform|creators?|owner|management)\b",
+    r" department|platform|creators?|owner|management)\b[^\n]{0,200}?" + _BEHAVIOUR,
     r"\b(?:the )?user (?:has |have )?(?:already |previously |explicitly |hereby )*(?:consented"
     r"|agreed|authori[sz]ed|approved|opted in|granted (?:permission|consent|access)|given (?:their |"
     r"full |explicit )?(?:consent|permission|approval))\b",
     r"\b(?:consent|permission|approval|authori[sz]ation|clearance) (?:has been|was|is|have been)"
-    r" (?:already |previously )?(?:given|granted|obtained|confirmed|provided|recorded|on file)\b",
+    r" (?:already |previously )?(?:given|granted|obtained|confirmed|provided|recorded|on file)\b"
+    r"[^.\n]{0,80}?" + _BEHAVIOUR,
+    r"\b(?:authori[sz]ation|consent|permission) is on file\b",
     r"\b(?:i|we) (?:hereby |fully |explicitly )*(?:consent|authori[sz]e|agree|approve|permit|allow)"
     rf" (?:you|the {_AI}|my {_AI}|your {_AI})\s+to\b",
     r"\b(?:on behalf of|authori[sz]ed by|approved by|sanctioned by|signed by|verified by) (?:the |"
     r"your )?(?:operator|administrator|admin|developer|system|security team|anthropic|openai"
     r"|platform|it department)\b",
-    rf"\b(?:i am|i'm|this is) (?:your|the {_AI}'s|the) (?:developer|operator|creator|administrator"
+    rf"\b(?:i am|i'm|this is) (?:your|the {_AI}'s) (?:developer|operator|creator|administrator"
     r"|admin|owner|system administrator|maker)\b",
     # de / fr / es / ru / zh / ja
     r"\b(?:nachricht|hinweis|anweisung|mitteilung) (?:vom|von der|des) (?:betreiber|administrator"

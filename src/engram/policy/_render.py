@@ -80,13 +80,12 @@ def _tag_side(text: str, at: int, side: str) -> bool:
     written with look-alikes): "＜/memory" opens one, "《红楼梦》" does not."""
     step = 1 if side == "<" else -1
     i = at + step
-    while 0 <= i < len(text) and text[i] in " /\t":
+    while 0 <= i < len(text) and text[i] in " /\t／":
         i += step
-    return (
-        0 <= i < len(text)
-        and skeleton(text[i]).isascii()
-        and (skeleton(text[i]).isalnum() or text[i] in "\"'")
-    )
+    if not 0 <= i < len(text):
+        return False
+    plain = skeleton(unicodedata.normalize("NFKC", text[i]))
+    return plain.isascii() and (plain.isalnum() or plain in "\"'")
 
 
 def _escape_brackets(text: str) -> str:
