@@ -176,3 +176,50 @@ def lifecycle(
     for path in write_lifecycle(result, out):
         click.echo(f"wrote {path}")
     click.echo(f"lifecycle: {result['passed']} / {result['total']} scenarios pass")
+
+
+@eval_group.command(name="poisoning")
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Corpus YAML (default: the corpus shipped with engram).",
+)
+@embedder_option("minilm", "Embedder of the semantic detector.", keyword_only=True)
+@click.option("--threshold", type=float, default=None, help="Semantic similarity threshold.")
+@click.option("--margin", type=float, default=None, help="Semantic lead over benign facts.")
+@click.option(
+    "--misses",
+    type=click.Choice(["tune", "held-out"]),
+    default=None,
+    help="Also list the wrong outcomes of this half.",
+)
+def poisoning(
+    data: Path | None,
+    embedder: str,
+    threshold: float | None,
+    margin: float | None,
+    misses: str | None,
+) -> None:
+    """Detection and false-positive rates of the poisoning guard, per technique and
+    language, on the tuning and held-out halves of a labelled corpus.
+
+    Example: engram eval poisoning --embedder minilm --misses tune
+    """
+    from engram.cli._embedding import embedder_or_none
+    from engram.eval import _poisoning as p
+    from engram.policy import PoisoningGuard, WritePolicy
+
+    defaults = PoisoningGuard()
+    guard = PoisoningGuard(
+        embedder_or_none(embedder),
+        defaults.threshold if threshold is None else threshold,
+        defaults.margin if margin is None else margin,
+    )
+    policy = WritePolicy(guard=guard)
+    outcomes = p.judge(p.load_corpus(data), policy)
+    click.echo(p.report(outcomes, policy, embedder))
+    if misses:
+        click.echo(f"\n## wrong outcomes ({misses})")
+        for line in p.misses(outcomes, "tune" if misses == "tune" else "held-out"):
+            click.echo(line)
