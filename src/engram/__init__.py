@@ -3,13 +3,6 @@
 Public names only; implementation modules are private.
 """
 
-from engram._memory_records import (
-    BranchReport,
-    ContextItem,
-    ErasureReport,
-    RecallResult,
-    RememberResult,
-)
 from engram._principal import Principal
 from engram.config import StoreURL, parse_url
 from engram.context import (
@@ -35,8 +28,16 @@ from engram.errors import (
     SerializationError,
     UnsafeDeserializationError,
 )
-from engram.memory import AsyncMemory, Memory
-from engram.recall._scoring import Weights
+from engram.memory import (
+    AsyncMemory,
+    BranchReport,
+    ContextItem,
+    ErasureReport,
+    Memory,
+    RecallResult,
+    RememberResult,
+)
+from engram.recall import Weights
 from engram.stores.cold import (
     ForgetReport,
     LongTermStore,

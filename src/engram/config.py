@@ -86,3 +86,12 @@ def default_documents_root(home: str | Path = DEFAULT_HOME) -> Path:
 def default_outbox_path(home: str | Path = DEFAULT_HOME) -> Path:
     """The embedded default publication outbox (an agent's published reports) under ``home``."""
     return Path(home) / "outbox.db"
+
+
+@dataclass(frozen=True, slots=True)
+class AppRole:
+    """The login role the application uses on PostgreSQL: no superuser, no ``BYPASSRLS``,
+    so row-level security always applies to it. ``setup()`` creates it from an admin URL."""
+
+    name: str = "engram_app"
+    password: str | None = None

@@ -27,9 +27,9 @@ from engram.backends.postgres.cold import (
 )
 from engram.errors import ConfigError, InvalidInputError
 from engram.recall import HashEmbedder
-from engram.recall._filters import parse_filter
+from engram.recall.filters import parse_filter
 from engram.stores.cold import LongTermStore, Scan, View, open_store
-from engram.stores.cold._records import join_namespace
+from engram.stores.cold.records import join_namespace
 
 pytestmark = pytest.mark.postgres
 

@@ -8,8 +8,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from engram import Principal
-from engram.consolidation import Action, Existing, Fact, LLMResolver, RuleResolver
-from engram.stores.cold import LongTermStore
+from engram.stores.cold import Action, Existing, Fact, LLMResolver, LongTermStore, RuleResolver
 
 if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
     from conftest import StoreFactory

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engram.backends.sqlite._cold_sql import DIALECT
-from engram.recall._filters import compile_filter, matches, parse_filter
+from engram.recall.filters import compile_filter, matches, parse_filter
 
 scalars = st.one_of(
     st.none(),

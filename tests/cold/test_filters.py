@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from engram.errors import InvalidInputError
-from engram.recall._filters import matches, parse_filter
+from engram.recall.filters import matches, parse_filter
 from engram.stores.cold import LongTermStore
 
 DATA: dict[str, dict[str, Any]] = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from engram import Principal
 from engram.stores.cold import LongTermStore
-from engram.stores.cold._backend import Scan
-from engram.stores.cold._records import View
+from engram.stores.cold.contract import Scan
+from engram.stores.cold.records import View
 
 U1 = Principal("t", "u1")
 U10 = Principal("t", "u10")

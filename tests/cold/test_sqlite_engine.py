@@ -12,8 +12,8 @@ from engram.backends.sqlite import _cold_sql
 from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore, open_store
-from engram.stores.cold._backend import Scan
-from engram.stores.cold._records import View
+from engram.stores.cold.contract import Scan
+from engram.stores.cold.records import View
 
 ME = Principal("t", "me")
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from engram import Principal
 from engram.cli import main
 
 
@@ -53,3 +54,8 @@ def test_docs_sync_to_postgres(tmp_path: Path, app_url: str) -> None:
     _run(home, "delete", "conventions")
     out = _run(home, "sync", "--to", app_url)
     assert out == "deleted conventions/README.md\n5 unchanged\n"
+    from engram.backends.postgres.documents import PostgresDocumentStore
+
+    with PostgresDocumentStore(app_url) as served:  # the copy is in the database
+        paths = [d.path for d in served.list(Principal("acme", "cli"))]
+    assert len(paths) == 5 and "conventions/README.md" not in paths

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from engram import ConflictError, InvalidInputError, NotFoundError, PathEscapeError, Principal
-from engram.documents_tool import MemoryTool, document_tools, memory_tool
 from engram.stores.documents import DocumentStore
+from engram.tools import MemoryTool, document_tools, memory_tool
 
 ALICE = Principal("acme", "alice")
 NOTES = "# Notes\nalpha\nbeta\nalpha beta\n"

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from engram import EngramError, InvalidInputError, PathEscapeError, Principal
 from engram.backends.files import FileDocumentStore
-from engram.backends.files._safepath import split_path
+from engram.stores.documents.paths import split_path
 
 ALICE = Principal("acme", "alice")
 SECRET = "OUTSIDE SECRET"

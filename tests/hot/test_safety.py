@@ -13,8 +13,8 @@ from hot_graphs import cfg, story_graph
 from langgraph.graph import END, START, StateGraph
 
 from engram.errors import ConfigError, EncryptionError, UnsafeDeserializationError
-from engram.stores import _hot_serde
 from engram.stores.hot import generate_key, open_checkpointer, register_state_types
+from engram.stores.hot import serde as _hot_serde
 
 MARKER = "ZEBRA-MARKER-7781"
 

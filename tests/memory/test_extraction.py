@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from engram import Principal
-from engram.agent._memory import extract_facts, extract_rules, remember_conversation
+from engram.agent._knowledge import extract_facts, extract_rules, remember_conversation
 from engram.memory import Memory
 
 if TYPE_CHECKING:

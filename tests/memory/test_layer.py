@@ -229,7 +229,7 @@ def test_export_holds_facts_documents_and_threads(memory: Memory, clock: Clock) 
 
 
 def test_nothing_opens_before_open_and_options_are_checked(tmp_path: Path) -> None:
-    from engram._memory_tiers import Locations
+    from engram.memory._tiers import Locations
 
     lazy = Memory(Locations.embedded(tmp_path / "h"))
     assert not (tmp_path / "h").exists()

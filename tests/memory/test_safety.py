@@ -182,13 +182,14 @@ def _leaks(files: list[Path]) -> list[Path]:
 
 @pytest.mark.postgres
 def test_forget_leaves_nothing_in_any_postgres_table(
-    postgres_url: str, clock: Clock, tmp_path: Path
+    postgres_url: str, clock: Clock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import psycopg
 
     from engram.backends.postgres.documents import AppRole
 
     role = AppRole("engram_memory_app", "memory-secret")
+    monkeypatch.chdir(tmp_path)  # a store opened on a wrong location would land here
     outbox = PublicationLedger(tmp_path / "agent" / "outbox.db")  # no home: registered
     with Memory.open(
         url=postgres_url,
@@ -204,6 +205,7 @@ def test_forget_leaves_nothing_in_any_postgres_table(
         _check_report_and_survivors(memory, report)
         _check_outbox(outbox, report)
     assert _leaks(_files(outbox.path.parent)) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent"]
 
     needles = (f"%{MARKER.lower()}%", f"%{MARKER.lower().encode().hex()}%")
     with psycopg.connect(postgres_url) as conn:
@@ -214,6 +216,9 @@ def test_forget_leaves_nothing_in_any_postgres_table(
             )
         ]
         assert len(tables) >= 6
+        # Every tier ran on this database: the survivors' rows are here, nothing in files.
+        kept = "SELECT count(*) FROM engram_documents WHERE path = 'user-profiles/carol.md'"
+        assert conn.execute(kept).fetchone() == (1,)
         leaks = {
             table: n
             for table in tables

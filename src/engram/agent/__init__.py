@@ -5,7 +5,6 @@ router -> planner -> executor (ReAct over offline market-data tools) -> reporter
 an idempotent publication outbox. The default model is rule-based (no LLM).
 """
 
-from engram._memory_tools import memory_tools
 from engram.agent._analyst import (
     DURABILITY,
     CheckpointInfo,
@@ -13,6 +12,7 @@ from engram.agent._analyst import (
     MarketAnalyst,
     StepEvent,
     ThreadStatus,
+    home_outbox,
     resolve_model,
 )
 from engram.agent._data import MarketData, load_market_data
@@ -21,6 +21,7 @@ from engram.agent._offline import OfflineAnalystModel
 from engram.agent._state import AnalystState, Approval, Publication, Review
 from engram.agent._tools import make_tools
 from engram.backends.sqlite.outbox import PublicationLedger, PublishedReport, draft_hash
+from engram.tools import memory_tools
 
 __all__ = [
     "DURABILITY",
@@ -41,6 +42,7 @@ __all__ = [
     "build_graph",
     "compile_graph",
     "draft_hash",
+    "home_outbox",
     "load_market_data",
     "make_tools",
     "memory_tools",

@@ -24,7 +24,7 @@ from langgraph.types import Durability, StateSnapshot
 from engram._principal import Principal, validate_id
 from engram.agent._data import MarketData, load_market_data
 from engram.agent._graph import AnalystNodes, compile_graph, tool_turns
-from engram.agent._memory import file_research, planning_context, remember_conversation
+from engram.agent._knowledge import file_research, planning_context, remember_conversation
 from engram.agent._offline import OfflineAnalystModel
 from engram.agent._state import AnalystState, Approval
 from engram.agent._tools import make_tools
@@ -184,6 +184,14 @@ def _args(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items())
 
 
+def home_outbox(home: Path) -> PublicationLedger | None:
+    """The publication outbox under an embedded ``home``, if one was made there: the
+    agent's erasure participant, found by ``Memory.forget`` through the
+    ``engram.home_participants`` entry point."""
+    path = default_outbox_path(home)
+    return PublicationLedger(path) if path.exists() else None
+
+
 class MarketAnalyst:
     """The reference agent over engram's hot tier and a publication outbox.
 
@@ -209,6 +217,8 @@ class MarketAnalyst:
         self.memory = memory
         self.hot_url = hot_url or default_url("hot", home)
         self.ledger = ledger or PublicationLedger(default_outbox_path(home))
+        if memory is not None:
+            memory.add_participant(self.ledger)  # forget() erases what was published
         self._model = model
         self._data = data
 

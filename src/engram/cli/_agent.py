@@ -21,13 +21,12 @@ from typing import Any
 
 import click
 
-from engram._memory_tiers import Locations
 from engram._principal import Principal
 from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.config import DEFAULT_HOME
 from engram.errors import ConflictError
-from engram.memory import Memory
+from engram.memory import Locations, Memory
 from engram.stores.hot import Threads, open_checkpointer
 
 DEMO_TENANT = "demo"

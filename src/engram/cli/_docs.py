@@ -1,7 +1,8 @@
 """``engram docs ...``: the document tier from the shell.
 
-A thin skin over :class:`engram.backends.files.FileDocumentStore`; each command is the
-kebab-case name of one method (``sync`` is :func:`engram.stores.documents.sync`).
+A thin skin over the document tier's file backend
+(:func:`engram.stores.documents.open_documents`); each command is the kebab-case name of
+one method (``sync`` is :func:`engram.stores.documents.sync`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import click
 
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
-from engram.config import DEFAULT_HOME
+from engram.config import DEFAULT_HOME, default_documents_root
 from engram.errors import InvalidInputError
+from engram.stores.documents import open_documents, setup_documents, sync
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,11 +49,10 @@ def _options(command: F) -> F:
 
 @contextmanager
 def _store(opts: dict[str, Any]) -> Iterator[tuple[Any, Principal]]:
-    from engram.backends.files import FileDocumentStore
-
     principal = Principal(opts.pop("tenant"), opts.pop("user"))
     embedder = embedder_or_none(opts.pop("embedder"))
-    with FileDocumentStore(opts.pop("root"), home=opts.pop("home"), embedder=embedder) as store:
+    root = opts.pop("root") or default_documents_root(opts["home"])
+    with open_documents(root, home=opts.pop("home"), embedder=embedder) as store:
         yield store, principal
 
 
@@ -179,15 +180,12 @@ def sync_(url: str, admin_url: str | None, **opts: Any) -> None:
 
     Example: engram docs sync --tenant acme --to postgresql://engram_app@db/engram
     """
-    from engram.backends.postgres.documents import PostgresDocumentStore, setup
-    from engram.stores.documents import sync
-
     if admin_url is not None:
-        setup(admin_url)
+        setup_documents(admin_url, scheme="postgresql")
     embedder = embedder_or_none(opts["embedder"])  # the PostgreSQL copy is embedded the same way
     with (
         _store(opts) as (files, principal),
-        PostgresDocumentStore(url, embedder=embedder) as target,
+        open_documents(url, scheme="postgresql", embedder=embedder) as target,
     ):
         report = sync(files, target, principal)
     for path in report.upserted:

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -207,7 +207,7 @@ def poisoning(
     Example: engram eval poisoning --embedder minilm --misses tune
     """
     from engram.cli._embedding import embedder_or_none
-    from engram.eval import _poisoning as p
+    from engram.eval import run_poisoning
     from engram.policy import PoisoningGuard, WritePolicy
 
     defaults = PoisoningGuard()
@@ -216,10 +216,8 @@ def poisoning(
         defaults.threshold if threshold is None else threshold,
         defaults.margin if margin is None else margin,
     )
-    policy = WritePolicy(guard=guard)
-    outcomes = p.judge(p.load_corpus(data), policy)
-    click.echo(p.report(outcomes, policy, embedder))
-    if misses:
-        click.echo(f"\n## wrong outcomes ({misses})")
-        for line in p.misses(outcomes, "tune" if misses == "tune" else "held-out"):
-            click.echo(line)
+    half: Literal["tune", "held-out"] | None = None
+    if misses is not None:
+        half = "tune" if misses == "tune" else "held-out"
+    text = run_poisoning(WritePolicy(guard=guard), data, embedder_name=embedder, show_misses=half)
+    click.echo(text)

@@ -15,8 +15,8 @@ import click
 from engram._principal import Principal
 from engram.config import default_url
 from engram.errors import InvalidInputError
-from engram.stores._hot_model import checkpoint_info, user_channels
 from engram.stores.hot import Threads, open_checkpointer
+from engram.stores.hot.contract import checkpoint_info, user_channels
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -177,3 +177,20 @@ def misses(outcomes: Sequence[Outcome], split: Split) -> list[str]:
         what = "missed" if o.item.label == "attack" else f"flagged ({o.decision.reason})"
         lines.append(f"{what} [{o.item.language}/{o.item.technique}] {o.item.text!r}")
     return lines
+
+
+def run_poisoning(
+    policy: WritePolicy,
+    path: Path | None = None,
+    *,
+    embedder_name: str = "none",
+    show_misses: Split | None = None,
+) -> str:
+    """The whole benchmark as text: :func:`report` of the corpus at ``path`` through
+    ``policy``, then the wrong outcomes of the ``show_misses`` half when asked."""
+    outcomes = judge(load_corpus(path), policy)
+    text = report(outcomes, policy, embedder_name)
+    if show_misses is None:
+        return text
+    lines = misses(outcomes, show_misses)
+    return "\n".join([text, f"\n## wrong outcomes ({show_misses})", *lines])

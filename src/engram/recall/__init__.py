@@ -1,6 +1,10 @@
-"""Pure retrieval building blocks: embedders, fusion, scoring, chunking."""
+"""Pure retrieval building blocks: embedders, fusion, scoring, relevance, re-ranking.
 
-from engram.recall._context import ContextBoost
+What the stores and backends use of it is exported here; the filter language every
+backend compiles is the public module :mod:`engram.recall.filters`.
+"""
+
+from engram.recall._context import Candidate, ContextBoost, rerank, topic_query
 from engram.recall._embedder import Embedder, HashEmbedder, Vectors, normalise
 from engram.recall._factory import (
     EMBEDDER_HELP,
@@ -8,19 +12,44 @@ from engram.recall._factory import (
     embedder_for_model_id,
     embedder_from_name,
 )
+from engram.recall._fusion import rrf
 from engram.recall._http import OpenAIEmbedder
+from engram.recall._lexical import clear_caches as clear_keyword_caches
 from engram.recall._local import MiniLMEmbedder
+from engram.recall._relevance import (
+    DEFAULT_MIN_SIMILARITY,
+    index_words,
+    is_relevant,
+    keyword_terms,
+    keyword_text,
+    relevance,
+)
+from engram.recall._scoring import Weights, combine, recency
 
 __all__ = [
+    "DEFAULT_MIN_SIMILARITY",
     "EMBEDDER_HELP",
     "EMBEDDER_NAMES",
+    "Candidate",
     "ContextBoost",
     "Embedder",
     "HashEmbedder",
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "Vectors",
+    "Weights",
+    "clear_keyword_caches",
+    "combine",
     "embedder_for_model_id",
     "embedder_from_name",
+    "index_words",
+    "is_relevant",
+    "keyword_terms",
+    "keyword_text",
     "normalise",
+    "recency",
+    "relevance",
+    "rerank",
+    "rrf",
+    "topic_query",
 ]

@@ -18,20 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram._principal import Principal
+from engram.backends.files._index import DocumentIndex, IndexedFile
 from engram.backends.files._safepath import (
-    join,
     lstat,
     open_dir,
     open_root,
     read_bytes,
     remove,
     rename,
-    split_path,
     walk_files,
     write_atomic,
 )
-from engram.backends.sqlite.documents import DocumentIndex, IndexedFile
-from engram.config import DEFAULT_HOME, default_documents_root
+from engram.config import DEFAULT_HOME, AppRole, default_documents_root
 from engram.errors import (
     EngramError,
     InvalidInputError,
@@ -40,8 +38,15 @@ from engram.errors import (
     SerializationError,
 )
 from engram.recall import Embedder
-from engram.stores._markdown import Paragraph, check_glob, glob_regex, parse_text
-from engram.stores.documents import DocumentInfo, DocumentStore, SearchHit, SearchMode
+from engram.stores.documents import (
+    DocumentInfo,
+    DocumentOptions,
+    DocumentStore,
+    SearchHit,
+    SearchMode,
+)
+from engram.stores.documents.markdown import Paragraph, check_glob, glob_regex, parse_text
+from engram.stores.documents.paths import join, split_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,3 +246,16 @@ class FileDocumentStore(DocumentStore):
             return 0
         self._index_bytes(tenant, path, info, data)
         return 1
+
+
+def open_store(location: str, options: DocumentOptions) -> FileDocumentStore:
+    """The Markdown files under the directory ``location`` (the tier's ``files`` engine)."""
+    home = options.home if options.home is not None else DEFAULT_HOME
+    return FileDocumentStore(
+        location, home=home, index_path=options.index_path, embedder=options.embedder
+    )
+
+
+def setup(admin_location: str, role: AppRole | None) -> str:
+    """Nothing to set up: the folders and the index are created on first write."""
+    return admin_location

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engram.errors import InvalidInputError
-from engram.recall._filters import Fragment, Kind, Scalar, compile_filter
-from engram.stores.cold._backend import Scan, Vector
-from engram.stores.cold._records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
+from engram.recall.filters import Fragment, Kind, Scalar, compile_filter
+from engram.stores.cold.contract import Scan, Vector
+from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
 
 TABLE = "engram_cold_memories"
 VERSION_TABLE_NAME = "engram_cold_migrations"

@@ -30,9 +30,9 @@ import numpy as np
 
 from engram.backends.postgres import _cold_sql as q
 from engram.errors import BackendError, ConfigError, InvalidInputError, MissingDependencyError
-from engram.recall._relevance import keyword_terms, keyword_text
-from engram.stores.cold._backend import ChangeSet, ColdBackend, NewVersion, Scan, Vector
-from engram.stores.cold._records import (
+from engram.recall import keyword_terms, keyword_text
+from engram.stores.cold.contract import ChangeSet, ColdBackend, NewVersion, Scan, Vector
+from engram.stores.cold.records import (
     EraseCounts,
     MemoryRecord,
     Namespace,

@@ -16,12 +16,11 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 
 from engram._principal import Principal, validate_id
-from engram.backends.files._safepath import join, split_path
+from engram.config import AppRole
 from engram.errors import (
     BackendError,
     ConfigError,
@@ -31,7 +30,14 @@ from engram.errors import (
     NotFoundError,
 )
 from engram.recall import Embedder
-from engram.stores._markdown import (
+from engram.stores.documents import (
+    DocumentInfo,
+    DocumentOptions,
+    DocumentStore,
+    SearchHit,
+    SearchMode,
+)
+from engram.stores.documents.markdown import (
     check_glob,
     fuse,
     glob_regex,
@@ -39,7 +45,7 @@ from engram.stores._markdown import (
     parse_text,
     words,
 )
-from engram.stores.documents import DocumentInfo, DocumentStore, SearchHit, SearchMode
+from engram.stores.documents.paths import join, split_path
 
 try:
     import psycopg
@@ -144,14 +150,6 @@ _CHUNKS = (
     "SELECT path, chunk_no, heading, body, line_start, line_end FROM engram_document_chunks "
     "WHERE tenant_id = %s AND (path, chunk_no) IN (SELECT * FROM unnest(%s::text[], %s::int[]))"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AppRole:
-    """The login role the application uses: no superuser, no ``BYPASSRLS``."""
-
-    name: str = "engram_app"
-    password: str | None = None
 
 
 def _grant_sql(role: str, maintain: bool) -> list[sql.Composed]:
@@ -406,3 +404,8 @@ def _int(value: object) -> int:
     if not isinstance(value, int):
         raise BackendError(f"expected an integer column, got {type(value).__name__}")
     return value
+
+
+def open_store(location: str, options: DocumentOptions) -> PostgresDocumentStore:
+    """The tenant-isolated store on ``location`` (connect as the application role)."""
+    return PostgresDocumentStore(location, embedder=options.embedder)

@@ -26,13 +26,14 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
 )
-from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from engram._principal import Principal
+from engram.config import StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError, MissingDependencyError
-from engram.stores._hot_model import (
+from engram.stores.hot.contract import (
     PruneReport,
     R,
+    SaverOptions,
     Statements,
     ThreadInfo,
     ThreadSize,
@@ -41,7 +42,7 @@ from engram.stores._hot_model import (
     is_stale_call,
     owner_params,
 )
-from engram.stores._hot_serde import Sealed
+from engram.stores.hot.serde import Sealed
 
 try:
     import psycopg
@@ -257,25 +258,28 @@ def _connect_kwargs() -> dict[str, Any]:
 
 
 @contextmanager
-def open_sync(
-    dsn: str, serde: SerializerProtocol | None, *, sealed: bool = False
-) -> Iterator[PostgresSaver]:
-    cls = SealedPostgresSaver if sealed else EngramPostgresSaver
-    with Connection.connect(dsn, **_connect_kwargs()) as conn:
-        saver = cls(conn, serde=serde)
+def open_sync(url: StoreURL, options: SaverOptions) -> Iterator[PostgresSaver]:
+    """LangGraph's ``PostgresSaver`` on ``url``, set up (sealed when ``options`` say so)."""
+    cls = SealedPostgresSaver if options.sealed else EngramPostgresSaver
+    with Connection.connect(url.dsn, **_connect_kwargs()) as conn:
+        saver = cls(conn, serde=options.serde)
         saver.setup()
         yield saver
 
 
 @asynccontextmanager
-async def open_async(
-    dsn: str, serde: SerializerProtocol | None, *, sealed: bool = False
-) -> AsyncIterator[AsyncPostgresSaver]:
-    cls = AsyncSealedPostgresSaver if sealed else AsyncEngramPostgresSaver
-    async with await AsyncConnection.connect(dsn, **_connect_kwargs()) as conn:
-        saver = cls(conn, serde=serde)
+async def open_async(url: StoreURL, options: SaverOptions) -> AsyncIterator[AsyncPostgresSaver]:
+    """LangGraph's ``AsyncPostgresSaver`` on ``url``, set up (sealed when asked)."""
+    cls = AsyncSealedPostgresSaver if options.sealed else AsyncEngramPostgresSaver
+    async with await AsyncConnection.connect(url.dsn, **_connect_kwargs()) as conn:
+        saver = cls(conn, serde=options.serde)
         await saver.setup()
         yield saver
+
+
+def admin_for(saver: BaseCheckpointSaver[Any]) -> PostgresAdmin | None:
+    """The admin of a LangGraph PostgreSQL saver (sync or async), else ``None``."""
+    return PostgresAdmin(saver) if isinstance(saver, PostgresSaver | AsyncPostgresSaver) else None
 
 
 # --- statements ---------------------------------------------------------------------

@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 
 from engram.errors import InvalidInputError
-from engram.recall._filters import Fragment, Kind, Scalar, compile_filter
-from engram.stores.cold._backend import Scan
-from engram.stores.cold._records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
+from engram.recall.filters import Fragment, Kind, Scalar, compile_filter
+from engram.stores.cold.contract import Scan
+from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
 
 TABLE = "cold_memories"
 FTS = "cold_fts"

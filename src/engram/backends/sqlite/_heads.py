@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.backends.sqlite._vectors import NearestRows
-from engram.stores.cold._backend import Closure
-from engram.stores.cold._records import to_epoch
+from engram.stores.cold.contract import Closure
+from engram.stores.cold.records import to_epoch
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]

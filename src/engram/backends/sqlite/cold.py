@@ -31,15 +31,15 @@ from engram.backends.sqlite import _cold_sql as q
 from engram.backends.sqlite._heads import HeadMatrix, Heads
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError
-from engram.recall._relevance import keyword_terms, keyword_text
-from engram.stores.cold._backend import (
+from engram.recall import keyword_terms, keyword_text
+from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
     NewVersion,
     Scan,
     Vector,
 )
-from engram.stores.cold._records import (
+from engram.stores.cold.records import (
     EraseCounts,
     MemoryRecord,
     Namespace,

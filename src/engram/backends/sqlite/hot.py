@@ -12,20 +12,20 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, closing, contextmanager
-from pathlib import Path
 from typing import Any
 
 import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from engram._principal import Principal
+from engram.config import StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError
-from engram.stores._hot_model import (
+from engram.stores.hot.contract import (
     PruneReport,
     R,
+    SaverOptions,
     Statements,
     ThreadInfo,
     ThreadSize,
@@ -154,31 +154,37 @@ DELETE_RUNS_SQL = (
 )
 
 
-def _prepare(path: Path) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return str(path)
+def _prepare(url: StoreURL) -> str:
+    assert url.path is not None
+    url.path.parent.mkdir(parents=True, exist_ok=True)
+    return str(url.path)
 
 
 @contextmanager
-def open_sync(path: Path, serde: SerializerProtocol | None) -> Iterator[EngramSqliteSaver]:
-    with closing(sqlite3.connect(_prepare(path), check_same_thread=False)) as conn:
+def open_sync(url: StoreURL, options: SaverOptions) -> Iterator[EngramSqliteSaver]:
+    """LangGraph's ``SqliteSaver`` on the file of ``url``, set up (WAL mode)."""
+    with closing(sqlite3.connect(_prepare(url), check_same_thread=False)) as conn:
         for pragma in PRAGMAS:
             conn.execute(pragma)
-        saver = EngramSqliteSaver(conn, serde=serde)
+        saver = EngramSqliteSaver(conn, serde=options.serde)
         saver.setup()
         yield saver
 
 
 @asynccontextmanager
-async def open_async(
-    path: Path, serde: SerializerProtocol | None
-) -> AsyncIterator[AsyncEngramSqliteSaver]:
-    async with aiosqlite.connect(_prepare(path)) as conn:
+async def open_async(url: StoreURL, options: SaverOptions) -> AsyncIterator[AsyncEngramSqliteSaver]:
+    """LangGraph's ``AsyncSqliteSaver`` on the file of ``url``, set up (WAL mode)."""
+    async with aiosqlite.connect(_prepare(url)) as conn:
         for pragma in PRAGMAS:
             await conn.execute(pragma)
-        saver = AsyncEngramSqliteSaver(conn, serde=serde)
+        saver = AsyncEngramSqliteSaver(conn, serde=options.serde)
         await saver.setup()
         yield saver
+
+
+def admin_for(saver: BaseCheckpointSaver[Any]) -> SqliteAdmin | None:
+    """The admin of a LangGraph SQLite saver (sync or async), else ``None``."""
+    return SqliteAdmin(saver) if isinstance(saver, SqliteSaver | AsyncSqliteSaver) else None
 
 
 # --- statements -----------------------------------------------------------------

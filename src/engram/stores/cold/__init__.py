@@ -1,10 +1,23 @@
 """Cold tier: long-term memory (facts about a user that outlive a thread).
 
-The record types and the backend interface live here; backends in
-``engram.backends.<engine>.cold``.
+Backends (``engram.backends.<engine>.cold``) implement :mod:`engram.stores.cold.contract`
+on the records of :mod:`engram.stores.cold.records`; ``_open.py`` is the one table from
+URL scheme to backend.
 """
 
-from engram.stores.cold._backend import (
+from engram.stores.cold._consolidation import (
+    Action,
+    Existing,
+    Fact,
+    LLMResolver,
+    Resolution,
+    Resolver,
+    RuleResolver,
+)
+from engram.stores.cold._open import aopen_store, backend_for, open_store
+from engram.stores.cold._store import LongTermStore, Options
+from engram.stores.cold._sweeper import Sweeper
+from engram.stores.cold.contract import (
     ChangeSet,
     Closure,
     ColdBackend,
@@ -12,8 +25,7 @@ from engram.stores.cold._backend import (
     Scan,
     Vector,
 )
-from engram.stores.cold._open import aopen_store, backend_for, open_store
-from engram.stores.cold._records import (
+from engram.stores.cold.records import (
     NAMESPACE_SEPARATOR,
     EraseCounts,
     ForgetReport,
@@ -34,16 +46,18 @@ from engram.stores.cold._records import (
     utc,
     validate_namespace,
 )
-from engram.stores.cold._store import LongTermStore, Options
-from engram.stores.cold._sweeper import Sweeper
 
 __all__ = [
     "NAMESPACE_SEPARATOR",
+    "Action",
     "ChangeSet",
     "Closure",
     "ColdBackend",
     "EraseCounts",
+    "Existing",
+    "Fact",
     "ForgetReport",
+    "LLMResolver",
     "LongTermStore",
     "MemoryRecord",
     "Namespace",
@@ -51,6 +65,9 @@ __all__ = [
     "Options",
     "Provenance",
     "Recalled",
+    "Resolution",
+    "Resolver",
+    "RuleResolver",
     "Scan",
     "Sensitivity",
     "Source",

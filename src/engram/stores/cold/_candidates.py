@@ -1,4 +1,5 @@
-"""Recall's two candidate searches, run at the same time.
+"""Recall's candidates: the two candidate searches, run at the same time, and the
+context re-ranking of what they found.
 
 The keyword search runs in a worker thread while the caller embeds the query
 and runs the vector search: engines release the GIL while they work (SQLite
@@ -10,10 +11,13 @@ thread per query cost ~4 ms on a loaded 2-core machine.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
-from engram.recall._embedder import Embedder
-from engram.stores.cold._backend import ColdBackend, Scan
+from engram.recall import Candidate, ContextBoost, Embedder, rerank, topic_query
+from engram.stores.cold.contract import ColdBackend, Scan
+from engram.stores.cold.records import Recalled
 
 Candidates = tuple[list[str], list[tuple[str, float]]]
 
@@ -36,3 +40,37 @@ def candidates(
     finally:
         found = keyword.result()
     return found, vector
+
+
+def in_context(
+    query: str,
+    found: Sequence[Recalled],
+    boost: ContextBoost,
+    search: Callable[[str], list[Recalled]],
+) -> list[Recalled]:
+    """``found`` re-ranked by :func:`engram.recall.rerank`; when the query names
+    speakers, ``search`` recalls the query without them for the topic cosines."""
+    by_id = {r.record.id: r for r in found}
+    candidates = [_candidate(r, boost) for r in found]
+    topic = topic_query(query, candidates, boost)
+    if topic is not None:
+        cosines = {r.record.id: r.similarity for r in search(topic)}
+        candidates = [replace(c, topic_similarity=cosines.get(c.id)) for c in candidates]
+    ranked = rerank(query, candidates, boost)
+    top = max((score for _, score in ranked), default=0.0) or 1.0
+    return [replace(by_id[i], score=score / top) for i, score in ranked]
+
+
+def _candidate(hit: Recalled, boost: ContextBoost) -> Candidate:
+    value = hit.record.value
+    position = value.get(boost.position_field)
+    return Candidate(
+        hit.record.id,
+        hit.relevance,
+        str(value.get(boost.session_field, "")),
+        position if isinstance(position, int) else -1,
+        str(value.get(boost.speaker_field, "")),
+        hit.record.text,
+        hit.similarity,
+        date=str(value.get(boost.date_field) or hit.record.valid_from.date().isoformat()),
+    )

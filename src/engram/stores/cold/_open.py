@@ -1,38 +1,59 @@
-"""Open a long-term store from a URL: ``sqlite:///…``, ``memory://``, ``postgresql://…``."""
+"""Open a long-term store from a URL: ``sqlite:///…``, ``memory://``, ``postgresql://…``.
+
+The one place under ``stores/cold`` that names a backend: :data:`ENGINES` maps a URL
+scheme to a lazy constructor of the backend. Adding an engine is one entry here plus
+its backend package.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, Final
 
-from engram.config import default_url, parse_url
+from engram.config import StoreURL, default_url, parse_url
 from engram.errors import ConfigError
-from engram.stores.cold._backend import ColdBackend
 from engram.stores.cold._store import LongTermStore
+from engram.stores.cold.contract import ColdBackend
+
+
+def _inproc(url: StoreURL) -> ColdBackend:
+    from engram.backends.inproc.cold import InProcColdBackend
+
+    return InProcColdBackend()
+
+
+def _sqlite(url: StoreURL) -> ColdBackend:
+    from engram.backends.sqlite.cold import SQLiteColdBackend
+
+    assert url.path is not None
+    return SQLiteColdBackend(url.path)
+
+
+def _postgres(url: StoreURL) -> ColdBackend:
+    from engram.backends.postgres.cold import PostgresColdBackend
+
+    return PostgresColdBackend(url.dsn)
+
+
+ENGINES: Final[Mapping[str, Callable[[StoreURL], ColdBackend]]] = {
+    "memory": _inproc,
+    "sqlite": _sqlite,
+    "postgresql": _postgres,
+}
+"""URL scheme -> cold-tier backend (not yet set up)."""
 
 
 def backend_for(url: str | None = None) -> ColdBackend:
     """The (not yet set up) backend named by ``url`` (default: ``./.engram/memory.db``)."""
     parsed = parse_url(url or default_url("cold"))
-    if parsed.scheme == "memory":
-        from engram.backends.memory.cold import MemoryColdBackend
-
-        return MemoryColdBackend()
-    if parsed.scheme == "sqlite":
-        from engram.backends.sqlite.cold import SQLiteColdBackend
-
-        assert parsed.path is not None
-        return SQLiteColdBackend(parsed.path)
-    if parsed.scheme == "postgresql":
-        from engram.backends.postgres.cold import PostgresColdBackend
-
-        backend: ColdBackend = PostgresColdBackend(parsed.dsn)
-        return backend
-    raise ConfigError(
-        f"the cold tier has no {parsed.scheme} backend; use sqlite, postgresql or memory"
-    )
+    engine = ENGINES.get(parsed.scheme)
+    if engine is None:
+        raise ConfigError(
+            f"the cold tier has no {parsed.scheme} backend; use {', '.join(sorted(ENGINES))}"
+        )
+    return engine(parsed)
 
 
 @contextmanager

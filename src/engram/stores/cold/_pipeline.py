@@ -12,9 +12,9 @@ from langgraph.store.base import MatchCondition, get_text_at_path, tokenize_path
 
 from engram._principal import Principal
 from engram.policy import WriteCandidate
-from engram.recall._relevance import relevance as fused_relevance
-from engram.recall._scoring import Weights, combine, recency
-from engram.stores.cold._records import MemoryRecord, Namespace, Recalled, validate_namespace
+from engram.recall import Weights, combine, recency
+from engram.recall import relevance as fused_relevance
+from engram.stores.cold.records import MemoryRecord, Namespace, Recalled, validate_namespace
 
 
 def namespace_of(target: Principal | Namespace) -> Namespace:

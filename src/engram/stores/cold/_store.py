@@ -28,19 +28,30 @@ from langgraph.store.base import (
 )
 
 from engram._principal import Principal
-from engram.consolidation import Action, Existing, Fact, Resolution, Resolver, RuleResolver
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
-from engram.recall import _lexical
-from engram.recall._context import Candidate, ContextBoost, rerank, topic_query
-from engram.recall._embedder import Embedder
-from engram.recall._filters import parse_filter
-from engram.recall._relevance import DEFAULT_MIN_SIMILARITY, is_relevant
-from engram.recall._scoring import Weights
+from engram.recall import (
+    DEFAULT_MIN_SIMILARITY,
+    ContextBoost,
+    Embedder,
+    Weights,
+    clear_keyword_caches,
+    is_relevant,
+)
+from engram.recall.filters import parse_filter
 from engram.stores.cold import _pipeline as pipe
-from engram.stores.cold._backend import ChangeSet, Closure, ColdBackend, NewVersion, Scan
-from engram.stores.cold._candidates import candidates
-from engram.stores.cold._records import (
+from engram.stores.cold._candidates import candidates, in_context
+from engram.stores.cold._consolidation import (
+    Action,
+    Existing,
+    Fact,
+    Resolution,
+    Resolver,
+    RuleResolver,
+)
+from engram.stores.cold._sweeper import Sweeper
+from engram.stores.cold.contract import ChangeSet, Closure, ColdBackend, NewVersion, Scan
+from engram.stores.cold.records import (
     ForgetReport,
     MemoryRecord,
     Namespace,
@@ -53,7 +64,6 @@ from engram.stores.cold._records import (
     WriteResult,
     utc,
 )
-from engram.stores.cold._sweeper import Sweeper
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -367,10 +377,25 @@ class LongTermStore(BaseStore):
 
         found = search(query, True)
         if context is not None:
-            found = _in_context(query, found, context, search)[:k]
+            found = in_context(query, found, context, search)[:k]
         kept = [r for r in found if r.score >= min_score]
         self._refresh([r.record for r in kept])
         return kept
+
+    def records(
+        self,
+        target: Target,
+        view: View | None = None,
+        *,
+        tags: Sequence[str] = (),
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[MemoryRecord]:
+        """Versions under ``target`` that ``view`` admits (default: live ones now), carrying
+        any of ``tags`` when given; newest first, ``limit`` from ``offset``."""
+        view = view or View(self.now())
+        namespace = pipe.namespace_of(target)
+        return self.backend.scan(Scan(namespace, view, (), tuple(tags), limit, offset))
 
     def history(self, target: Target, key: str) -> list[MemoryRecord]:
         """Every version of ``key``, oldest first (superseded ones included)."""
@@ -383,7 +408,7 @@ class LongTermStore(BaseStore):
         entries, vectors and caches; ``compact`` makes the bytes unrecoverable."""
         namespace = pipe.namespace_of(target)
         counts = self.backend.erase(namespace, None if keys is None else list(keys))
-        caches = self.backend.clear_caches() + _lexical.clear_caches()
+        caches = self.backend.clear_caches() + clear_keyword_caches()
         compacted = self.backend.compact() if compact else False
         return ForgetReport(
             namespace,
@@ -567,40 +592,6 @@ class _Note:
             "valid_from": self.valid_from,
             "provenance": self.provenance,
         }
-
-
-def _in_context(
-    query: str,
-    found: Sequence[Recalled],
-    boost: ContextBoost,
-    search: Callable[[str], list[Recalled]],
-) -> list[Recalled]:
-    """``found`` re-ranked by :func:`engram.recall._context.rerank`; when the query names
-    speakers, ``search`` recalls the query without them for the topic cosines."""
-    by_id = {r.record.id: r for r in found}
-    candidates = [_candidate(r, boost) for r in found]
-    topic = topic_query(query, candidates, boost)
-    if topic is not None:
-        cosines = {r.record.id: r.similarity for r in search(topic)}
-        candidates = [replace(c, topic_similarity=cosines.get(c.id)) for c in candidates]
-    ranked = rerank(query, candidates, boost)
-    top = max((score for _, score in ranked), default=0.0) or 1.0
-    return [replace(by_id[i], score=score / top) for i, score in ranked]
-
-
-def _candidate(hit: Recalled, boost: ContextBoost) -> Candidate:
-    value = hit.record.value
-    position = value.get(boost.position_field)
-    return Candidate(
-        hit.record.id,
-        hit.relevance,
-        str(value.get(boost.session_field, "")),
-        position if isinstance(position, int) else -1,
-        str(value.get(boost.speaker_field, "")),
-        hit.record.text,
-        hit.similarity,
-        date=str(value.get(boost.date_field) or hit.record.valid_from.date().isoformat()),
-    )
 
 
 def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from engram.errors import InvalidInputError, PathEscapeError, SerializationError
-from engram.recall._fusion import rrf
+from engram.recall import rrf
 
 _FENCE = "---"
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")

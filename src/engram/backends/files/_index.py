@@ -20,8 +20,8 @@ import numpy as np
 
 from engram.errors import BackendError
 from engram.recall import Embedder, Vectors
-from engram.stores._markdown import Paragraph, fts_query, fuse
 from engram.stores.documents import SearchHit, SearchMode
+from engram.stores.documents.markdown import Paragraph, fts_query, fuse
 
 MIGRATIONS: tuple[str, ...] = (
     """

@@ -17,7 +17,6 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from engram._principal import Principal
-from engram.backends.files._safepath import split_path
 from engram.errors import (
     ConflictError,
     EngramError,
@@ -26,6 +25,7 @@ from engram.errors import (
     PathEscapeError,
 )
 from engram.stores.documents import DocumentStore
+from engram.stores.documents.paths import split_path
 
 ROOT = "/memories"
 _SNIPPET = 4

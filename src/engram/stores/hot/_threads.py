@@ -3,28 +3,26 @@
 :class:`Threads` (sync) and :class:`AsyncThreads` wrap a LangGraph saver opened
 by :func:`engram.stores.hot.open_checkpointer`. They differ only in how they
 call the saver and run backend statements; the logic lives in
-:mod:`engram.stores._hot_model` and in the backends' statement generators.
+:mod:`engram.stores.hot.contract` and in the backends' statement generators.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
-from langgraph.checkpoint.memory import InMemorySaver
 
 from engram._principal import Principal, validate_id
-from engram.errors import ConfigError, ConflictError, InvalidInputError
-from engram.stores._hot_model import (
+from engram.errors import ConflictError, InvalidInputError
+from engram.stores.hot._open import admin_for
+from engram.stores.hot.contract import (
     CheckpointInfo,
     ForkPlan,
     ForkResult,
     PruneReport,
-    R,
     StateDiff,
-    Statements,
     ThreadInfo,
     ThreadSize,
     checkpoint_config,
@@ -34,50 +32,6 @@ from engram.stores._hot_model import (
     fork_plan,
     require,
 )
-
-
-class HotAdmin(Protocol):
-    """What a backend adds to LangGraph's saver: owner listing, sizes, retention, erasure."""
-
-    def list_threads(self, owner: Principal | None) -> Statements[list[ThreadInfo]]: ...
-
-    def sizes(
-        self, thread_ids: Sequence[str] | None, owner: Principal | None
-    ) -> Statements[list[ThreadSize]]: ...
-
-    def prune(self, thread_id: str, keep_last: int) -> Statements[PruneReport]: ...
-
-    def delete_threads(self, owner: Principal) -> Statements[list[str]]: ...
-
-    def compact(self) -> bool: ...
-
-    async def acompact(self) -> bool: ...
-
-    def run(self, statements: Statements[R], *, write: bool = False) -> R: ...
-
-    async def arun(self, statements: Statements[R], *, write: bool = False) -> R: ...
-
-
-def admin_for(saver: BaseCheckpointSaver[Any]) -> HotAdmin:
-    """The backend admin for a LangGraph saver (memory, SQLite or PostgreSQL)."""
-    if isinstance(saver, InMemorySaver):
-        from engram.backends.memory.hot import MemoryAdmin
-
-        return MemoryAdmin(saver)
-    modules = {cls.__module__.split(".")[2] for cls in type(saver).__mro__ if _lg(cls)}
-    if "sqlite" in modules:
-        from engram.backends.sqlite.hot import SqliteAdmin
-
-        return SqliteAdmin(saver)
-    if "postgres" in modules:
-        from engram.backends.postgres.hot import PostgresAdmin
-
-        return PostgresAdmin(saver)
-    raise ConfigError(f"engram cannot inspect a {type(saver).__name__}; open it with engram")
-
-
-def _lg(cls: type) -> bool:
-    return cls.__module__.startswith("langgraph.checkpoint.") and cls.__module__.count(".") >= 2
 
 
 def _keep(keep_last: int) -> int:

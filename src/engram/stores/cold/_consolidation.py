@@ -20,7 +20,7 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engram.stores.cold._records import MemoryRecord
+from engram.stores.cold.records import MemoryRecord
 
 
 class Action(StrEnum):

@@ -18,9 +18,8 @@ from datetime import datetime
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engram._memory_records import RecallResult, RememberResult
 from engram._principal import Principal
-from engram.memory import Memory
+from engram.memory import Memory, RecallResult, RememberResult
 
 PLANNING_BUDGET = 600
 """Tokens of recalled context the planner gets."""

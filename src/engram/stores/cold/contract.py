@@ -10,11 +10,11 @@ Semantics every backend must keep (pinned by ``tests/cold``):
 
 - Namespaces match label by label: prefix ``("t", "u1")`` matches ``("t", "u1")``
   and ``("t", "u1", "x")`` but never ``("t", "u10")``. Store them joined with
-  :data:`~engram.stores.cold._records.NAMESPACE_SEPARATOR` and match the exact
+  :data:`~engram.stores.cold.records.NAMESPACE_SEPARATOR` and match the exact
   string or the range ``[p + SEP, p + chr(0x20))``.
-- A :class:`~engram.stores.cold._records.View` selects versions; compile the same
+- A :class:`~engram.stores.cold.records.View` selects versions; compile the same
   rules as ``View.admits``.
-- Filters follow :mod:`engram.recall._filters` (compile with ``compile_filter``
+- Filters follow :mod:`engram.recall.filters` (compile with ``compile_filter``
   and a ``FilterDialect``); ``tags`` matches records carrying any of the tags.
 - Erasure removes every byte: rows, history, keyword index entries, vectors, caches.
 """
@@ -29,8 +29,8 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from engram.recall._filters import Condition
-from engram.stores.cold._records import EraseCounts, MemoryRecord, Namespace, View
+from engram.recall.filters import Condition
+from engram.stores.cold.records import EraseCounts, MemoryRecord, Namespace, View
 
 Vector = npt.NDArray[np.float32]
 

@@ -1,4 +1,5 @@
-"""Hot tier records and the pure logic shared by the sync and async thread APIs.
+"""The hot tier's contract: its records, the pure logic shared by the sync and async
+thread APIs, and what a backend provides (:class:`HotEngine`, :class:`HotAdmin`).
 
 Nothing here does I/O. Backend operations are written as generators of SQL
 statements (``Statements``): they yield ``(sql, params, fetch)`` and receive
@@ -10,15 +11,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 from uuid import UUID
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, CheckpointTuple
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from engram._principal import Principal
+from engram.config import StoreURL
 from engram.errors import AccessDeniedError, InvalidInputError, NotFoundError
 
 TENANT_KEY = "tenant_id"
@@ -356,3 +365,58 @@ def _render_change(change: ChannelChange, width: int) -> str:
         extra = new[len(old) :]
         return f"~ {change.channel}: appended {len(extra)} item(s): {_short(extra, width)}"
     return f"~ {change.channel}: {_short(old, width)} -> {_short(new, width)}"
+
+
+# --- what a backend provides ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SaverOptions:
+    """How a saver stores values: its serializer (``None``: LangGraph's default) and
+    whether checkpoints are sealed (encrypted at rest) by that serializer."""
+
+    serde: SerializerProtocol | None = None
+    sealed: bool = False
+
+
+class HotAdmin(Protocol):
+    """What a backend adds to LangGraph's saver: owner listing, sizes, retention, erasure."""
+
+    def list_threads(self, owner: Principal | None) -> Statements[list[ThreadInfo]]: ...
+
+    def sizes(
+        self, thread_ids: Sequence[str] | None, owner: Principal | None
+    ) -> Statements[list[ThreadSize]]: ...
+
+    def prune(self, thread_id: str, keep_last: int) -> Statements[PruneReport]: ...
+
+    def delete_threads(self, owner: Principal) -> Statements[list[str]]: ...
+
+    def compact(self) -> bool: ...
+
+    async def acompact(self) -> bool: ...
+
+    def run(self, statements: Statements[R], *, write: bool = False) -> R: ...
+
+    async def arun(self, statements: Statements[R], *, write: bool = False) -> R: ...
+
+
+class HotEngine(Protocol):
+    """A hot-tier backend module (``engram.backends.<engine>.hot``), named by one entry of
+    the tier's URL-scheme table (``engram.stores.hot._open``)."""
+
+    def open_sync(
+        self, url: StoreURL, options: SaverOptions
+    ) -> AbstractContextManager[BaseCheckpointSaver[str]]:
+        """A set-up sync saver on ``url``, closed on exit."""
+        ...
+
+    def open_async(
+        self, url: StoreURL, options: SaverOptions
+    ) -> AbstractAsyncContextManager[BaseCheckpointSaver[str]]:
+        """A set-up async saver on ``url``, closed on exit."""
+        ...
+
+    def admin_for(self, saver: BaseCheckpointSaver[Any]) -> HotAdmin | None:
+        """This engine's admin for ``saver``, or ``None`` if ``saver`` is not its kind."""
+        ...

@@ -22,19 +22,22 @@ from collections.abc import Callable, Coroutine, Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from engram import _memory_records as rec
-from engram._memory_records import (
+from engram._principal import Principal
+from engram.config import DEFAULT_HOME, AppRole
+from engram.errors import ConfigError, InvalidInputError, NotFoundError
+from engram.memory import _records as rec
+from engram.memory._records import (
     PROFILE_TAGS,
     BranchReport,
     ErasureReport,
     RecallResult,
     RememberResult,
 )
-from engram._memory_tiers import (
+from engram.memory._tiers import (
     ErasureParticipant,
     Locations,
     erase_participants,
@@ -45,16 +48,12 @@ from engram._memory_tiers import (
     user_documents,
     visible_hits,
 )
-from engram._principal import Principal
-from engram.config import DEFAULT_HOME
-from engram.errors import ConfigError, InvalidInputError, NotFoundError
 from engram.policy import PoisoningGuard, WritePolicy, redact
 from engram.recall import Embedder
 from engram.stores.cold import (
     LongTermStore,
     MemoryRecord,
     Provenance,
-    Scan,
     Sensitivity,
     Source,
     View,
@@ -63,9 +62,6 @@ from engram.stores.cold import (
 from engram.stores.documents import DocumentStore
 from engram.stores.hot import Threads, open_checkpointer
 from engram.tokens import TokenCounter
-
-if TYPE_CHECKING:
-    from engram.backends.postgres.documents import AppRole
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -105,6 +101,11 @@ class Memory:
         self._store: LongTermStore | None = None
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._docs: DocumentStore | None = None
+
+    def add_participant(self, participant: ErasureParticipant) -> None:
+        """Have :meth:`forget` erase ``participant`` too (once, however often added)."""
+        if participant not in self.participants:
+            self.participants = (*self.participants, participant)
 
     # -- opening -----------------------------------------------------------------------
 
@@ -245,7 +246,7 @@ class Memory:
     def profile(self, principal: Principal, as_of: datetime | None = None) -> list[MemoryRecord]:
         """The user's profile facts (tagged profile / preference / constraint), newest first."""
         view = View(self.now(), as_of)
-        return self.store.backend.scan(Scan(principal.namespace, view, tags=PROFILE_TAGS, limit=50))
+        return self.store.records(principal, view, tags=PROFILE_TAGS, limit=50)
 
     def recall(
         self,
@@ -285,9 +286,7 @@ class Memory:
         """Every fact version held for ``principal`` (superseded and expired too, by default)."""
         view = View(self.now(), include_expired=include_history, include_superseded=include_history)
         found: list[MemoryRecord] = []
-        while page := self.store.backend.scan(
-            Scan(principal.namespace, view, limit=_PAGE, offset=len(found))
-        ):
+        while page := self.store.records(principal, view, limit=_PAGE, offset=len(found)):
             found += page
             if len(page) < _PAGE:
                 break

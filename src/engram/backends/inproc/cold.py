@@ -1,7 +1,7 @@
 """Cold tier in process memory: the reference backend (tests, docs, ``memory://``).
 
 Plain dicts and a numpy matmul; every rule is evaluated by the same Python
-functions the SQL backends compile (``View.admits``, ``_filters.matches``).
+functions the SQL backends compile (``View.admits``, ``filters.matches``).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from datetime import datetime
 
 import numpy as np
 
-from engram.recall._filters import matches
-from engram.recall._relevance import index_words, keyword_terms
-from engram.stores.cold._backend import ChangeSet, ColdBackend, Scan, Vector
-from engram.stores.cold._records import EraseCounts, MemoryRecord, Namespace, in_prefix
+from engram.recall import index_words, keyword_terms
+from engram.recall.filters import matches
+from engram.stores.cold.contract import ChangeSet, ColdBackend, Scan, Vector
+from engram.stores.cold.records import EraseCounts, MemoryRecord, Namespace, in_prefix
 
 
-class MemoryColdBackend(ColdBackend):
+class InProcColdBackend(ColdBackend):
     """Dict-backed cold store; thread-safe through one lock."""
 
     def __init__(self) -> None:

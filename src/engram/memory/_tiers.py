@@ -9,25 +9,24 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from engram._memory_records import names_user, other_users_document
 from engram._principal import Principal
 from engram.config import (
     DEFAULT_HOME,
+    AppRole,
     default_documents_root,
-    default_outbox_path,
     default_url,
     parse_url,
 )
 from engram.errors import ConfigError
+from engram.memory._records import names_user, other_users_document
 from engram.recall import Embedder
 from engram.stores.cold import Provenance
 from engram.stores.documents import Document, DocumentStore, SearchHit
-
-if TYPE_CHECKING:
-    from engram.backends.postgres.documents import AppRole
+from engram.stores.documents import open_documents as open_document_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +39,8 @@ class Locations:
     index_path: Path | None = None
     documents_role: AppRole | None = None
     """For PostgreSQL documents: an ``AppRole`` set up from the (admin) URL at ``setup()``."""
-    outbox: Path | None = None
-    """The publication outbox of an agent sharing the home; erased by ``forget`` if present."""
+    home: Path | None = None
+    """The embedded home, whose erasure participants ``forget`` finds by itself."""
 
     @classmethod
     def embedded(cls, home: str | Path = DEFAULT_HOME) -> Locations:
@@ -52,7 +51,7 @@ class Locations:
             default_url("cold", home),
             str(default_documents_root(home)),
             home / "index" / "documents.db",
-            outbox=default_outbox_path(home),
+            home=home,
         )
 
     @classmethod
@@ -64,26 +63,19 @@ class Locations:
                 f"one URL for every tier needs postgresql://; for {parsed.scheme} pass home= "
                 "or per-tier URLs"
             )
-        if documents_role is None:
-            from engram.backends.postgres.documents import AppRole
-
-            documents_role = AppRole()
-        return cls(url, url, url, documents_role=documents_role)
+        return cls(url, url, url, documents_role=documents_role or AppRole())
 
 
 def open_documents(where: Locations, embedder: Embedder | None, stack: ExitStack) -> DocumentStore:
-    """The document store named by ``where.documents`` (files or PostgreSQL)."""
-    if "://" not in where.documents:
-        from engram.backends.files import FileDocumentStore
-
-        files = FileDocumentStore(where.documents, index_path=where.index_path, embedder=embedder)
-        return stack.enter_context(files)
-    from engram.backends.postgres.documents import PostgresDocumentStore, setup
-
-    url = parse_url(where.documents).dsn
-    if where.documents_role is not None:
-        url = setup(url, where.documents_role)
-    return stack.enter_context(PostgresDocumentStore(url, embedder=embedder))
+    """The document store named by ``where.documents`` (files or PostgreSQL), set up
+    first as the admin when ``where.documents_role`` names the application role."""
+    store = open_document_store(
+        where.documents,
+        embedder=embedder,
+        index_path=where.index_path,
+        setup_role=where.documents_role,
+    )
+    return stack.enter_context(store)
 
 
 class ErasureParticipant(Protocol):
@@ -100,18 +92,27 @@ class ErasureParticipant(Protocol):
         ...
 
 
+HOME_PARTICIPANTS = "engram.home_participants"
+"""Entry-point group of the stores kept under an embedded home beside the tiers (an
+agent's publication outbox, ...): each entry is ``(home: Path) -> ErasureParticipant |
+None``, ``None`` when that store has nothing there."""
+
+
+def home_participants(home: Path) -> list[ErasureParticipant]:
+    """The erasure participants that hold something under ``home``."""
+    found = (entry.load()(home) for entry in entry_points(group=HOME_PARTICIPANTS))
+    return [participant for participant in found if participant is not None]
+
+
 def participants(
     where: Locations, registered: Sequence[ErasureParticipant]
 ) -> list[ErasureParticipant]:
-    """The ``registered`` participants, plus the publication outbox under the embedded
-    home when that file exists (a ledger erased twice finds nothing the second time)."""
+    """The ``registered`` participants, plus those found under the embedded home (a
+    ledger erased twice finds nothing the second time)."""
     found = list(registered)
-    if where.outbox is not None and where.outbox.exists():
-        from engram.backends.sqlite.outbox import PublicationLedger
-
-        outbox = PublicationLedger(where.outbox)
-        if outbox not in found:
-            found.append(outbox)
+    for participant in home_participants(where.home) if where.home is not None else ():
+        if participant not in found:
+            found.append(participant)
     return found
 
 

@@ -1,9 +1,10 @@
-"""Document tier: Markdown documents a project or agent keeps, people read, diff and edit.
+"""The document tier's contract: the records, the store interface every backend
+implements (:class:`DocumentStore`) and what a backend module provides
+(:class:`DocumentEngine`).
 
-One interface (:class:`DocumentStore`), two backends: plain files under a root per
-tenant with a SQLite FTS5 index (:class:`engram.backends.files.FileDocumentStore`) and
-PostgreSQL with row-level security
-(:class:`engram.backends.postgres.documents.PostgresDocumentStore`).
+Two backends: plain files under a root per tenant with a SQLite FTS5 index
+(``engram.backends.files``) and PostgreSQL with row-level security
+(``engram.backends.postgres.documents``).
 
 Paths are relative POSIX paths (``research/rates.md``); metadata is the document's
 YAML front matter. Every call names the :class:`~engram.Principal` it acts for; the
@@ -16,11 +17,14 @@ import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
 from engram._principal import Principal
+from engram.config import AppRole
 from engram.errors import ConflictError
-from engram.stores._markdown import render, split_front_matter
+from engram.recall import Embedder
+from engram.stores.documents.markdown import render, split_front_matter
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
 
@@ -161,6 +165,31 @@ class DocumentStore(ABC):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentOptions:
+    """How a document store is opened: the embedder for semantic search (``None``: keyword
+    search only) and, for files, where the index lives (``index_path``, else
+    ``<home>/index/documents.db``)."""
+
+    embedder: Embedder | None = None
+    home: Path | None = None
+    index_path: Path | None = None
+
+
+class DocumentEngine(Protocol):
+    """A document backend module, named by one entry of the tier's table
+    (``engram.stores.documents._open``)."""
+
+    def open_store(self, location: str, options: DocumentOptions) -> DocumentStore:
+        """The store at ``location`` (a directory, or the backend's URL); not yet entered."""
+        ...
+
+    def setup(self, admin_location: str, role: AppRole | None) -> str:
+        """Create or migrate the schema (and application role) as an admin; return the
+        location the application opens."""
+        ...
 
 
 def sync(source: DocumentStore, target: DocumentStore, principal: Principal) -> SyncReport:

@@ -2,22 +2,25 @@
 
 The operations work on the saver's own dictionaries (``storage``, ``writes``,
 ``blobs``). They are statement generators that yield nothing, so the same
-:class:`~engram.stores._hot_model.Statements` runner serves every backend.
+:class:`~engram.stores.hot.contract.Statements` runner serves every backend.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from engram._principal import Principal
+from engram.config import StoreURL
 from engram.errors import ConfigError, ConflictError
-from engram.stores._hot_model import (
+from engram.stores.hot.contract import (
     PruneReport,
     R,
+    SaverOptions,
     Statements,
     ThreadInfo,
     ThreadSize,
@@ -181,7 +184,7 @@ def _drive(statements: Statements[R]) -> R:
     raise ConfigError("in-memory hot tier operations run no statements")
 
 
-class MemoryAdmin:
+class InProcAdmin:
     """Listing, sizes, retention and erasure over an ``InMemorySaver`` (no I/O)."""
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
@@ -217,7 +220,7 @@ class MemoryAdmin:
         return _drive(statements)
 
 
-class EngramMemorySaver(InMemorySaver):
+class InProcSaver(InMemorySaver):
     """LangGraph's ``InMemorySaver`` plus the optional ``prune`` / ``copy_thread`` /
     ``delete_for_runs`` capabilities it lacks (checked by LangGraph's conformance suite)."""
 
@@ -238,3 +241,20 @@ class EngramMemorySaver(InMemorySaver):
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         self.delete_for_runs(run_ids)
+
+
+@contextmanager
+def open_sync(url: StoreURL, options: SaverOptions) -> Iterator[InProcSaver]:
+    """A new in-process saver (``memory://``): it lives as long as the object."""
+    yield InProcSaver(serde=options.serde)
+
+
+@asynccontextmanager
+async def open_async(url: StoreURL, options: SaverOptions) -> AsyncIterator[InProcSaver]:
+    """A new in-process saver; the same object serves sync and async callers."""
+    yield InProcSaver(serde=options.serde)
+
+
+def admin_for(saver: BaseCheckpointSaver[Any]) -> InProcAdmin | None:
+    """The admin of a LangGraph ``InMemorySaver``, else ``None``."""
+    return InProcAdmin(saver) if isinstance(saver, InMemorySaver) else None
