@@ -44,7 +44,6 @@ from engram.memory._tiers import (
     held_entry,
     open_documents,
     participants,
-    review_path,
     user_documents,
     visible_hits,
 )
@@ -60,6 +59,7 @@ from engram.stores.cold import (
     backend_for,
 )
 from engram.stores.documents import DocumentStore
+from engram.stores.documents.review import held_entries, queue_held
 from engram.stores.hot import Threads, open_checkpointer
 from engram.tokens import TokenCounter
 
@@ -225,23 +225,12 @@ class Memory:
 
     def held_for_review(self, principal: Principal) -> list[str]:
         """The user's writes held by the poisoning guard (never recalled), oldest first."""
-        path = review_path(principal)
-        if not self.documents.exists(principal, path):
-            return []
-        body = self.documents.read(principal, path).content
-        return [line[2:] for line in body.splitlines() if line.startswith("- ")]
+        return held_entries(self.documents, principal)
 
     def _hold(self, principal: Principal, text: str, reason: str, provenance: Provenance) -> None:
         """Queue a held write (PII redacted) in ``review/<user>.md`` for a human to look at."""
-        path = review_path(principal)
-        entry = held_entry(
-            self.now(), redact(text, self.policy.redact_kinds)[0], reason, provenance
-        )
-        body = "# Writes held for review\n\n"
-        if self.documents.exists(principal, path):
-            body = self.documents.read(principal, path).content
-        meta = {"user_id": principal.user_id, "kind": "review"}
-        self.documents.write(principal, path, body.rstrip("\n") + "\n" + entry + "\n", meta)
+        redacted = redact(text, self.policy.redact_kinds)[0]
+        queue_held(self.documents, principal, held_entry(self.now(), redacted, reason, provenance))
 
     def profile(self, principal: Principal, as_of: datetime | None = None) -> list[MemoryRecord]:
         """The user's profile facts (tagged profile / preference / constraint), newest first."""
