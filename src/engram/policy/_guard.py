@@ -33,6 +33,31 @@ _UNREADABLE = frozenset({"rot13", "reversed", "squashed"})
 """Views that are only read when they decode to something the patterns recognise."""
 
 
+def readable(readings: list[View]) -> list[View]:
+    """The views the semantic detector embeds: the canonical text, and each other
+    readable view that says something else once case is ignored (the embedder is
+    uncased, so a Latin text's skeleton would repeat it). Skeletons and collapsed
+    spellings map to Latin letters, so they are read only when the text mixes Latin
+    letters with other scripts (a Russian sentence's skeleton is noise)."""
+    seen = {readings[0].text.casefold()} if readings else set()
+    mixed = bool(readings) and _mixes_scripts(readings[0].text)
+    latin = mixed or (bool(readings) and readings[0].text.isascii())
+    out = readings[:1]
+    for view in readings[1:]:
+        key = view.text.casefold()
+        skip = (view.how == "skeleton" and not mixed) or (view.how == "collapsed" and not latin)
+        if view.how in _UNREADABLE or key in seen or skip:
+            continue
+        seen.add(key)
+        out.append(view)
+    return out
+
+
+def _mixes_scripts(text: str) -> bool:
+    latin = any("a" <= c <= "z" for c in text.lower())
+    return latin and any(c.isalpha() and not c.isascii() for c in text)
+
+
 @dataclass(frozen=True)
 class Hold:
     """Why the guard holds a text: the detector (``signal``), intent, view and reason."""
@@ -70,7 +95,7 @@ class PoisoningGuard:
         detector = self._detector()
         if detector is None:
             return None
-        return detector.best([v.text for v in views(text) if v.how not in _UNREADABLE])
+        return detector.best([v.text for v in readable(views(text))])
 
     @staticmethod
     def _pattern(readings: list[View]) -> Hold | None:
@@ -85,11 +110,11 @@ class PoisoningGuard:
         detector = self._detector()
         if detector is None:
             return None
-        readable = [v for v in readings if v.how not in _UNREADABLE]
-        best = detector.best([v.text for v in readable])
+        texts = readable(readings)
+        best = detector.best([v.text for v in texts])
         if best is None or not detector.holds(best):
             return None
-        view = next((v.how for v in readable if best.segment in v.text), "canonical")
+        view = next((v.how for v in texts if best.segment in v.text), "canonical")
         reason = (
             f"reads like an attack ({best.intent}: similarity {best.attack:.2f}, "
             f"{best.contrast:+.2f} over the closest benign fact)"

@@ -25,9 +25,15 @@ class Signal:
     name: str
     reason: str
     patterns: tuple[regex.Pattern[str], ...]
+    gates: tuple[regex.Pattern[str], ...] = ()
+    """Each must match somewhere before the ``gated`` patterns are tried (a cheap
+    necessary condition: a long document without any URL skips the URL patterns)."""
+    gated: tuple[regex.Pattern[str], ...] = ()
 
     def search(self, text: str) -> bool:
-        return any(p.search(text) for p in self.patterns)
+        if any(p.search(text) for p in self.patterns):
+            return True
+        return all(g.search(text) for g in self.gates) and any(p.search(text) for p in self.gated)
 
 
 def _signal(name: str, reason: str, *sources: str) -> Signal:
@@ -374,23 +380,37 @@ _SECRET = (
     r"|बातचीत|इतिहास|पासवर्ड|डेटा|यादें|συνομιλ\w*|κωδικ\w*)"
 )
 _DESTINATION = (
-    r"(?:https?://|www\.|ftp://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bwebhooks?\b|\[email\]|\bpastebin"
+    r"(?:https?://|www\.|ftp://|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bwebhooks?\b|\[email\]|\bpastebin"
     r"|\b[\w-]+\.(?:com|net|org|io|ru|cn|xyz|site|example|top|info|biz|co|me|app|dev)\b)"
 )
 
-EXFILTRATION = _signal(
+_EXFILTRATION = _signal(
     "exfiltration",
     "asks to send data or credentials elsewhere",
-    rf"\b{_SEND}\b.{{0,100}}?\b{_SECRET}\b.{{0,100}}?{_DESTINATION}",
-    rf"\b{_SECRET}\b.{{0,100}}?\b{_SEND}\b.{{0,100}}?{_DESTINATION}",
-    rf"\b{_SECRET}\b.{{0,100}}?{_DESTINATION}\S*.{{0,40}}?\b{_SEND}",
-    rf"{_DESTINATION}\S*.{{0,60}}?\b{_SEND}\b.{{0,60}}?\b{_SECRET}\b",
     r"!\[[^\]]*\]\(\s*(?:https?:)?//",
     r"https?://\S*(?:\{[^}\s]*\}|\$\{|%7B|<[a-z_ ]{3,30}>|\[[A-Z_ ]{3,30}\])",
     r"\b(?:append|include|add|encode|embed|put|insert)\b.{0,60}\b(?:to|in|into)\b (?:the |a |this "
     r"|each )?(?:url|link|query string|image (?:url|link)|request)\b",
     r"\b(?:visit|open|fetch|load|render|call|ping|curl|wget|request|navigate to|go to|click)\s+"
     r"(?:the link\s+)?https?://\S*\?\S*=",
+)
+EXFILTRATION = Signal(
+    _EXFILTRATION.name,
+    _EXFILTRATION.reason,
+    _EXFILTRATION.patterns,
+    gates=tuple(
+        regex.compile(rf"\b{part}\b" if part != _DESTINATION else part, _F)
+        for part in (_DESTINATION, _SEND, _SECRET)
+    ),
+    gated=tuple(
+        regex.compile(source, _F)
+        for source in (
+            rf"\b{_SEND}\b.{{0,100}}?\b{_SECRET}\b.{{0,100}}?{_DESTINATION}",
+            rf"\b{_SECRET}\b.{{0,100}}?\b{_SEND}\b.{{0,100}}?{_DESTINATION}",
+            rf"\b{_SECRET}\b.{{0,100}}?{_DESTINATION}\S*.{{0,40}}?\b{_SEND}",
+            rf"{_DESTINATION}\S*.{{0,60}}?\b{_SEND}\b.{{0,60}}?\b{_SECRET}\b",
+        )
+    ),
 )
 
 _AUTHORITY_LABEL = (
