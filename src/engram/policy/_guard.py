@@ -24,11 +24,12 @@ SEMANTIC_THRESHOLD = 0.45
 """Least similarity to an attack intent that holds a write (all-MiniLM-L6-v2 scale).
 
 Chosen on the tuning half of the shipped poisoning corpus (``engram eval poisoning``):
-0.40 / 0.45 / 0.50 (margin 0.1) held 0.989 / 0.967 / 0.962 of its attacks with 1 / 1 /
+0.40 / 0.45 / 0.50 (margin 0.1) held 0.989 / 0.973 / 0.967 of its attacks with 1 / 1 /
 0 of 142 benign facts held; the middle keeps room for benign text never seen."""
 SEMANTIC_MARGIN = 0.1
 """Least lead of the attack similarity over the best benign look-alike (tuning half:
-margins 0 / 0.05 / 0.1 at threshold 0.45 held 4 / 2 / 1 benign facts, the same attacks)."""
+margins 0 / 0.05 / 0.1 at threshold 0.45 held 4 / 2 / 1 benign facts and 0.978 / 0.973
+/ 0.973 of the attacks)."""
 _UNREADABLE = frozenset({"rot13", "reversed", "squashed"})
 """Views that are only read when they decode to something the patterns recognise."""
 
