@@ -394,21 +394,23 @@ _EXFILTRATION = _signal(
     r"\b(?:visit|open|fetch|load|render|call|ping|curl|wget|request|navigate to|go to|click)\s+"
     r"(?:the link\s+)?https?://\S*\?\S*=",
 )
+_B = r"(?:\b|(?<=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])|(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]))"
+"""A word boundary that also holds beside Han, kana and Hangul, written without spaces."""
 EXFILTRATION = Signal(
     _EXFILTRATION.name,
     _EXFILTRATION.reason,
     _EXFILTRATION.patterns,
     gates=tuple(
-        regex.compile(rf"\b{part}\b" if part != _DESTINATION else part, _F)
+        regex.compile(rf"{_B}{part}{_B}" if part != _DESTINATION else part, _F)
         for part in (_DESTINATION, _SEND, _SECRET)
     ),
     gated=tuple(
         regex.compile(source, _F)
         for source in (
-            rf"\b{_SEND}\b.{{0,100}}?\b{_SECRET}\b.{{0,100}}?{_DESTINATION}",
-            rf"\b{_SECRET}\b.{{0,100}}?\b{_SEND}\b.{{0,100}}?{_DESTINATION}",
-            rf"\b{_SECRET}\b.{{0,100}}?{_DESTINATION}\S*.{{0,40}}?\b{_SEND}",
-            rf"{_DESTINATION}\S*.{{0,60}}?\b{_SEND}\b.{{0,60}}?\b{_SECRET}\b",
+            rf"{_B}{_SEND}{_B}.{{0,100}}?{_B}{_SECRET}{_B}.{{0,100}}?{_DESTINATION}",
+            rf"{_B}{_SECRET}{_B}.{{0,100}}?{_B}{_SEND}{_B}.{{0,100}}?{_DESTINATION}",
+            rf"{_B}{_SECRET}{_B}.{{0,100}}?{_DESTINATION}\S*.{{0,40}}?{_B}{_SEND}",
+            rf"{_DESTINATION}\S*.{{0,60}}?{_B}{_SEND}{_B}.{{0,60}}?{_B}{_SECRET}{_B}",
         )
     ),
 )
@@ -461,7 +463,7 @@ AUTHORITY = _signal(
     r"|пользователь (?:уже )?(?:дал согласие|согласился|разрешил|одобрил)",
     r"(?:系统|管理员|开发者|开发人员|运营方|操作员|官方)(?:消息|通知|提示|指令|覆盖|声明|公告)"
     r"|用户(?:已经|已)(?:同意|授权|批准)|(?:運営|管理者|開発者|システム)(?:からの)?(?:メッセージ|通知|指示)"
-    r"|ユーザーは(?:すでに)?(?:同意|承認|許可)",
+    r"|ユーザーは\P{P}{0,15}?(?:同意|承認|許可)(?:して|済み|しました)",
 )
 
 SIGNALS: tuple[Signal, ...] = (
