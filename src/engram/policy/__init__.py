@@ -1,4 +1,5 @@
-"""Write policy, PII redaction and the poisoning guard: pure functions, no I/O.
+"""Write policy, PII redaction and the poisoning guard: no I/O of their own (the
+semantic detector calls the embedder it is given).
 
 :class:`WritePolicy` decides whether a candidate memory may be stored. It
 rejects noise and out-of-policy writes (each with a reason), holds writes that
