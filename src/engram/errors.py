@@ -55,6 +55,10 @@ class PolicyRejectedError(EngramError):
         self.reason = reason
 
 
+class HeldForReviewError(PolicyRejectedError):
+    """A write was held by the poisoning guard and queued for review instead of made."""
+
+
 class AccessDeniedError(EngramError, PermissionError):
     """The principal may not touch this data (tenant isolation, path escape...)."""
 

@@ -572,3 +572,52 @@ def test_pgvector_without_iterative_scans_is_refused(version: str) -> None:
         require_pgvector(version)
     require_pgvector("0.8.0")
     require_pgvector("1.0")
+
+
+# -- keywords in every script ----------------------------------------------------------
+
+ME = Principal("t", "me")
+
+
+@pytest.fixture
+def c_locale_url(postgres_server_url: str) -> Iterator[str]:
+    """A database whose ctype and collation are C (no locale knows Cyrillic there)."""
+    name = "engram_c_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+        conn.execute(
+            f"CREATE DATABASE \"{name}\" TEMPLATE template0 ENCODING 'UTF8' "
+            "LC_COLLATE 'C' LC_CTYPE 'C'"
+        )
+    parts = urlsplit(postgres_server_url)
+    yield urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+    with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_keywords_in_every_script_in_a_c_locale_database(c_locale_url: str) -> None:
+    with open_store(c_locale_url, embedder=None) as store:
+        store.remember(ME, "Я живу в Казани", key="ru", tags=["fact"])
+        store.remember(ME, "मुझे हरी चाय पसंद है", key="hi", tags=["fact"])
+        store.remember(ME, "我喜欢喝绿茶", key="zh", tags=["fact"])
+        assert [r.record.key for r in store.recall(ME, "КАЗАНИ")] == ["ru"]
+        assert [r.record.key for r in store.recall(ME, "चाय")] == ["hi"]
+        assert [r.record.key for r in store.recall(ME, "绿茶")] == ["zh"]
+
+
+def test_a_database_of_the_old_keyword_schema_upgrades(postgres_url: str) -> None:
+    """Version 3 built ``tsv`` from the raw text on the server; setup fills ``kw`` for
+    existing rows in the client and rebuilds ``tsv`` from it."""
+    with open_store(postgres_url, embedder=None) as store:
+        store.remember(ME, "我喜欢喝绿茶", key="tea", tags=["fact"])
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {q.TABLE} DROP COLUMN tsv")
+        conn.execute(f"ALTER TABLE {q.TABLE} DROP COLUMN kw")
+        conn.execute(
+            f"ALTER TABLE {q.TABLE} ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+            "(to_tsvector('simple'::regconfig, regexp_replace(text, '\\W+', ' ', 'g'))) STORED"
+        )
+        conn.execute(f"DELETE FROM {q.VERSION_TABLE_NAME} WHERE version > 3")
+    with open_store(postgres_url, embedder=None) as store:
+        assert [r.record.key for r in store.recall(ME, "绿茶")] == ["tea"]
+        store.remember(ME, "我的女儿在上海读大学", key="daughter", tags=["fact"])
+        assert [r.record.key for r in store.recall(ME, "上海")] == ["daughter"]

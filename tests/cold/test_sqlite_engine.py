@@ -89,3 +89,25 @@ def test_a_version_1_database_gains_indexed_tags_on_upgrade(tmp_path: Path) -> N
     with sqlite3.connect(tmp_path / "m.db") as conn:
         tags = conn.execute(f"SELECT tag FROM {_cold_sql.TAGS} ORDER BY tag").fetchall()
     assert [t for (t,) in tags] == ["constraint", "fact", "preference", "travel"]
+
+
+def test_a_database_of_the_old_keyword_schema_upgrades(tmp_path: Path) -> None:
+    """Version 2 indexed raw text with the default tokenizer: a Chinese sentence was one
+    token and Devanagari words fell apart. Setup rebuilds the index from the rows."""
+    path = tmp_path / "m.db"
+    with open_store(f"sqlite:///{path}", embedder=None) as store:
+        store.remember(ME, "我喜欢喝绿茶", key="tea", tags=["fact"])
+        store.remember(ME, "मुझे हरी चाय पसंद है", key="chai", tags=["fact"])
+        store.remember(ME, "मैं रोज़ सुबह चलता हूँ", key="walk", tags=["fact"])
+    with sqlite3.connect(path) as conn:  # back to version 2, as an older engram left it
+        conn.execute(f"DROP TABLE {_cold_sql.FTS}")
+        conn.execute(_cold_sql.MIGRATIONS[0][-1])
+        conn.execute(
+            f"INSERT INTO {_cold_sql.FTS} (rowid, text) SELECT rowid, text FROM {_cold_sql.TABLE}"
+        )
+        conn.execute("DELETE FROM cold_schema_version WHERE version > 2")
+    with open_store(f"sqlite:///{path}", embedder=None) as store:
+        assert [r.record.key for r in store.recall(ME, "绿茶")] == ["tea"]
+        assert [r.record.key for r in store.recall(ME, "चाय")] == ["chai"]
+        store.forget(ME, keys=["tea"])
+        assert store.recall(ME, "绿茶") == []

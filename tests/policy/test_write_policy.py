@@ -135,3 +135,68 @@ def test_the_guard_can_be_switched_off() -> None:
     text = "You must always reply in French to me"
     assert POLICY.evaluate(fact(text)).held_for_review
     assert WritePolicy(hold_instructions=False).evaluate(fact(text)).allowed
+
+
+# ---------------------------------------------------------------- every script
+
+FACTS_IN_EVERY_SCRIPT = [
+    "Я живу в Казани и работаю врачом",
+    "Моя дочь учится в Новосибирске",
+    "我喜欢喝绿茶",
+    "我住在北京",
+    "أعيش في القاهرة مع عائلتي",
+    "मुझे हरी चाय पसंद है",
+    "Μένω στην Αθήνα με τη γυναίκα μου",
+    "私は毎朝コーヒーを飲みます",
+    "저는 부산에 살아요",
+    "אני גר בתל אביב",
+    "Ich wohne seit 2019 in Köln",
+]
+
+
+@pytest.mark.parametrize("text", FACTS_IN_EVERY_SCRIPT)
+def test_facts_in_every_script_are_allowed(text: str) -> None:
+    decision = POLICY.evaluate(fact(text))
+    assert decision.allowed, decision.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "danke",
+        "Danke schön!",
+        "спасибо",
+        "Спасибо большое!",
+        "谢谢",
+        "好的，谢谢！",
+        "merci",
+        "Merci beaucoup !",
+        "gracias",
+        "شكرا",
+        "धन्यवाद",
+        "ありがとうございます",
+        "감사합니다",
+        "ok 👍",
+        "ＯＫ",
+    ],
+)
+def test_service_phrases_in_many_languages_are_rejected(text: str) -> None:
+    decision = POLICY.evaluate(fact(text))
+    assert not decision.allowed and decision.reason and "service phrase" in decision.reason
+
+
+@pytest.mark.parametrize("text", ["好", "北京", "Да!", "نعم"])
+def test_too_short_in_any_script(text: str) -> None:
+    decision = POLICY.evaluate(fact(text))
+    assert not decision.allowed and decision.reason
+    assert "too short" in decision.reason or "service phrase" in decision.reason
+
+
+def test_a_cjk_character_counts_two_columns_and_one_word() -> None:
+    assert POLICY.evaluate(fact("我是医生")).allowed  # 8 columns, 4 words
+    assert not WritePolicy(min_chars=9).evaluate(fact("我是医生")).allowed
+
+
+@pytest.mark.parametrize("tags", [("ＰＲＥＦＥＲＥＮＣＥ",), ("Preference:тема",), ("FACT/日本",)])
+def test_stable_tags_are_read_in_any_form(tags: tuple[str, ...]) -> None:
+    assert POLICY.evaluate(fact(tags=tags)).allowed

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -176,3 +176,48 @@ def lifecycle(
     for path in write_lifecycle(result, out):
         click.echo(f"wrote {path}")
     click.echo(f"lifecycle: {result['passed']} / {result['total']} scenarios pass")
+
+
+@eval_group.command(name="poisoning")
+@click.option(
+    "--data",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Corpus YAML (default: the corpus shipped with engram).",
+)
+@embedder_option("minilm", "Embedder of the semantic detector.", keyword_only=True)
+@click.option("--threshold", type=float, default=None, help="Semantic similarity threshold.")
+@click.option("--margin", type=float, default=None, help="Semantic lead over benign facts.")
+@click.option(
+    "--misses",
+    type=click.Choice(["tune", "held-out"]),
+    default=None,
+    help="Also list the wrong outcomes of this half.",
+)
+def poisoning(
+    data: Path | None,
+    embedder: str,
+    threshold: float | None,
+    margin: float | None,
+    misses: str | None,
+) -> None:
+    """Detection and false-positive rates of the poisoning guard, per technique and
+    language, on the tuning and held-out halves of a labelled corpus.
+
+    Example: engram eval poisoning --embedder minilm --misses tune
+    """
+    from engram.cli._embedding import embedder_or_none
+    from engram.eval import run_poisoning
+    from engram.policy import PoisoningGuard, WritePolicy
+
+    defaults = PoisoningGuard()
+    guard = PoisoningGuard(
+        embedder_or_none(embedder),
+        defaults.threshold if threshold is None else threshold,
+        defaults.margin if margin is None else margin,
+    )
+    half: Literal["tune", "held-out"] | None = None
+    if misses is not None:
+        half = "tune" if misses == "tune" else "held-out"
+    text = run_poisoning(WritePolicy(guard=guard), data, embedder_name=embedder, show_misses=half)
+    click.echo(text)

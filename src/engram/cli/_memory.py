@@ -17,7 +17,7 @@ import click
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option
 from engram.config import default_url
-from engram.policy import WritePolicy
+from engram.policy import PoisoningGuard, WritePolicy
 from engram.recall import embedder_from_name
 from engram.stores.cold import LongTermStore, MemoryRecord, open_store
 
@@ -40,7 +40,9 @@ def _options(command: F) -> F:
 @contextmanager
 def _store(url: str | None, embedder: str | None) -> Iterator[LongTermStore]:
     chosen = embedder_from_name(embedder) if embedder else None
-    with open_store(url, embedder=chosen, policy=WritePolicy()) as store:
+    with open_store(
+        url, embedder=chosen, policy=WritePolicy(guard=PoisoningGuard(chosen))
+    ) as store:
         yield store
 
 

@@ -1,7 +1,8 @@
-"""Evaluation harness: retrieval quality on LoCoMo / LongMemEval and a memory-lifecycle suite.
+"""Evaluation harness: retrieval quality on LoCoMo / LongMemEval, a memory-lifecycle suite
+and the poisoning benchmark of the write policy.
 
-``engram eval locomo|longmemeval|lifecycle`` is the command-line skin of
-:func:`run_benchmark` and :func:`run_lifecycle`.
+``engram eval locomo|longmemeval|lifecycle|poisoning`` is the command-line skin of
+:func:`run_benchmark`, :func:`run_lifecycle` and :func:`run_poisoning`.
 """
 
 from engram.eval._api import BENCHMARKS, run_benchmark, run_lifecycle_file, write_lifecycle
@@ -13,6 +14,8 @@ from engram.eval._data import (
     load_locomo,
     load_longmemeval,
 )
+from engram.eval._poisoning import load_corpus as load_poisoning_corpus
+from engram.eval._poisoning import run_poisoning
 from engram.eval._report import markdown, write
 
 __all__ = [
@@ -23,9 +26,11 @@ __all__ = [
     "default_data_root",
     "load_locomo",
     "load_longmemeval",
+    "load_poisoning_corpus",
     "markdown",
     "run_benchmark",
     "run_lifecycle_file",
+    "run_poisoning",
     "write",
     "write_lifecycle",
 ]

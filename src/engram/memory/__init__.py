@@ -20,11 +20,11 @@ from engram.memory._records import (
 )
 from engram.memory._tiers import (
     HOME_PARTICIPANTS,
-    REVIEW_DIR,
     ErasureParticipant,
     Locations,
     home_participants,
 )
+from engram.stores.documents.review import REVIEW_DIR
 
 __all__ = [
     "DEFAULT_BUDGET",

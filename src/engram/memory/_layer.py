@@ -45,11 +45,10 @@ from engram.memory._tiers import (
     held_entry,
     open_documents,
     participants,
-    review_path,
     user_documents,
     visible_hits,
 )
-from engram.policy import WritePolicy, redact
+from engram.policy import PoisoningGuard, WritePolicy, redact
 from engram.recall import Embedder
 from engram.stores.cold import (
     LongTermStore,
@@ -61,6 +60,7 @@ from engram.stores.cold import (
     backend_for,
 )
 from engram.stores.documents import DocumentStore
+from engram.stores.documents.review import held_entries, queue_held
 from engram.stores.hot import Threads, open_checkpointer
 from engram.tokens import TokenCounter
 
@@ -93,7 +93,7 @@ class Memory:
     ) -> None:
         self.where = where
         self.embedder = embedder
-        self.policy = policy or WritePolicy()
+        self.policy = policy or WritePolicy(guard=PoisoningGuard(embedder))
         self.clock = clock
         self.fact_ttl = fact_ttl
         self.counter = counter
@@ -232,23 +232,12 @@ class Memory:
     def held_for_review(self, principal: Principal) -> list[str]:
         """The user's writes held by the poisoning guard (never recalled), oldest first."""
         check.principal(principal)
-        path = review_path(principal)
-        if not self.documents.exists(principal, path):
-            return []
-        body = self.documents.read(principal, path).content
-        return [line[2:] for line in body.splitlines() if line.startswith("- ")]
+        return held_entries(self.documents, principal)
 
     def _hold(self, principal: Principal, text: str, reason: str, provenance: Provenance) -> None:
         """Queue a held write (PII redacted) in ``review/<user>.md`` for a human to look at."""
-        path = review_path(principal)
-        entry = held_entry(
-            self.now(), redact(text, self.policy.redact_kinds)[0], reason, provenance
-        )
-        body = "# Writes held for review\n\n"
-        if self.documents.exists(principal, path):
-            body = self.documents.read(principal, path).content
-        meta = {"user_id": principal.user_id, "kind": "review"}
-        self.documents.write(principal, path, body.rstrip("\n") + "\n" + entry + "\n", meta)
+        redacted = redact(text, self.policy.redact_kinds)[0]
+        queue_held(self.documents, principal, held_entry(self.now(), redacted, reason, provenance))
 
     def profile(self, principal: Principal, as_of: datetime | None = None) -> list[MemoryRecord]:
         """The user's profile facts (tagged profile / preference / constraint), newest first."""

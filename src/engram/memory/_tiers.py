@@ -27,6 +27,7 @@ from engram.stores.cold import Provenance
 from engram.stores.documents import Document, DocumentStore, SearchHit
 from engram.stores.documents import open_documents as open_document_store
 from engram.stores.documents.paths import about
+from engram.stores.documents.review import REVIEW_DIR
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,14 +133,6 @@ def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Docume
         document = docs.read(principal, info.path)
         if about(principal.user_id, info.path, document.metadata):
             yield document
-
-
-REVIEW_DIR = "review/"
-"""Where writes held by the poisoning guard wait for a human; never recalled."""
-
-
-def review_path(principal: Principal) -> str:
-    return f"{REVIEW_DIR}{principal.user_id}.md"
 
 
 def held_entry(when: datetime, text: str, reason: str, provenance: Provenance) -> str:

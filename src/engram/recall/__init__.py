@@ -18,8 +18,10 @@ from engram.recall._lexical import clear_caches as clear_keyword_caches
 from engram.recall._local import MiniLMEmbedder
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
+    index_words,
     is_relevant,
     keyword_terms,
+    keyword_text,
     relevance,
 )
 from engram.recall._scoring import Weights, combine, recency
@@ -40,8 +42,10 @@ __all__ = [
     "combine",
     "embedder_for_model_id",
     "embedder_from_name",
+    "index_words",
     "is_relevant",
     "keyword_terms",
+    "keyword_text",
     "normalise",
     "recency",
     "relevance",

@@ -1,5 +1,11 @@
 """Query terms and relevance of recall candidates (pure).
 
+- :func:`words` / :func:`index_words`: the one tokenisation every backend's keyword
+  search uses, in any script: a word is a run of letters, combining marks (Devanagari
+  and Arabic vowel signs belong to their word), digits and connectors. Text in scripts
+  written without spaces (Han, Hiragana, Katakana, Hangul runs) is cut into
+  overlapping character pairs, so "绿茶" finds "我喜欢喝绿茶"; indexed text also keeps
+  each character, so a one-character query word ("茶") matches too.
 - :func:`keyword_terms`: a query's words without English stop words (all of them when the
   query holds nothing else), which every backend's keyword search matches.
 - :func:`relevance`: rank fusion of the keyword and vector lists, blended with the raw
@@ -11,12 +17,16 @@
 
 from __future__ import annotations
 
-import re
+import unicodedata
 from collections.abc import Sequence
+
+import regex
 
 from engram.recall._fusion import rrf
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = regex.compile(r"[\p{L}\p{M}\p{N}\p{Pc}]+")
+_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc]+")
+"""Runs of scripts written without spaces between words (cut into character pairs)."""
 
 STOP_WORDS = frozenset(
     """a about all am an and any are as at be because been being both but by can could did do
@@ -41,9 +51,42 @@ shares 0 / 0.1 / 0.15 / 0.25 / 0.5 gave 0.772 / 0.773 / 0.773 / 0.776 / 0.754, w
 recall@5 falling as the share grows (0.447 / 0.445 / 0.445 / 0.441 / 0.429)."""
 
 
+def _tokens(text: str) -> list[str]:
+    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+def _pairs(run: str) -> list[str]:
+    return [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+
+
+def _split(token: str, keep_characters: bool) -> list[str]:
+    """``token`` with its unspaced runs cut into pairs (and characters, when kept)."""
+    out: list[str] = []
+    last = 0
+    for run in _UNSPACED.finditer(token):
+        out += [part for part in (token[last : run.start()],) if part]
+        chars = list(run.group()) if keep_characters and len(run.group()) > 1 else []
+        out += chars + _pairs(run.group())
+        last = run.end()
+    out += [part for part in (token[last:],) if part]
+    return out
+
+
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens (close to SQLite FTS5's unicode61 tokenizer)."""
-    return _WORD.findall(text.lower())
+    """Lower-cased (NFKC) word tokens of a query; unspaced runs as character pairs."""
+    return [w for token in _tokens(text) for w in _split(token, keep_characters=False)]
+
+
+def index_words(text: str) -> list[str]:
+    """The tokens a backend indexes for ``text``: :func:`words`, plus each character of
+    an unspaced run (so one-character query words match)."""
+    return [w for token in _tokens(text) for w in _split(token, keep_characters=True)]
+
+
+def keyword_text(text: str) -> str:
+    """:func:`index_words` joined by spaces: what the SQL backends' full-text indexes
+    tokenise (their own tokenisers then only split on the spaces)."""
+    return " ".join(index_words(text))
 
 
 def content_words(text: str) -> list[str]:

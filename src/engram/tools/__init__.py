@@ -5,11 +5,19 @@
   Anthropic's client-side memory tool over the document tier.
 """
 
-from engram.tools._documents import ROOT, MemoryCommand, MemoryTool, document_tools, memory_tool
+from engram.tools._documents import (
+    ROOT,
+    DocumentGuard,
+    MemoryCommand,
+    MemoryTool,
+    document_tools,
+    memory_tool,
+)
 from engram.tools._layer import memory_tools
 
 __all__ = [
     "ROOT",
+    "DocumentGuard",
     "MemoryCommand",
     "MemoryTool",
     "document_tools",

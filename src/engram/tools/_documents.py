@@ -5,12 +5,21 @@
 :class:`~engram.stores.documents.DocumentStore`, with paths under ``/memories`` and
 error messages a model can act on. :func:`memory_tool` and :func:`document_tools`
 wrap them as LangChain tools.
+
+Text a command writes (``create``'s file, ``str_replace``'s new text, ``insert``'s
+text; ``write_document``'s content) passes the same poisoning guard as remembered
+facts: when it reads like an instruction to an agent nothing is written, the write
+goes to the user's review queue (``review/<user>.md``, see
+:meth:`engram.memory.Memory.held_for_review`) with the signal that fired, and the
+model is told it was held.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -20,12 +29,15 @@ from engram._principal import Principal
 from engram.errors import (
     ConflictError,
     EngramError,
+    HeldForReviewError,
     InvalidInputError,
     NotFoundError,
     PathEscapeError,
 )
+from engram.policy import PoisoningGuard, redact
 from engram.stores.documents import DocumentStore
 from engram.stores.documents.paths import split_path
+from engram.stores.documents.review import queue_held
 
 ROOT = "/memories"
 _SNIPPET = 4
@@ -49,12 +61,47 @@ def _lines(text: str) -> list[str]:
     return lines[:-1] if text.endswith("\n") else lines
 
 
-class MemoryTool:
-    """Anthropic's memory-tool commands over a document store, for one principal."""
+def _now() -> datetime:
+    return datetime.now(UTC)
 
-    def __init__(self, store: DocumentStore, principal: Principal) -> None:
+
+@dataclass(frozen=True)
+class DocumentGuard:
+    """The poisoning guard in front of document writes, and the queue it holds them in."""
+
+    guard: PoisoningGuard | None = field(default_factory=PoisoningGuard)
+    clock: Callable[[], datetime] = _now
+
+    def screen(self, store: DocumentStore, principal: Principal, path: str, text: str) -> None:
+        """Raise :class:`HeldForReviewError` (after queueing ``text``) when it is suspect."""
+        hold = None if self.guard is None else self.guard.judge(text)
+        if hold is None:
+            return
+        reason = f"held for review: {hold.describe()}"
+        when = self.clock().isoformat(timespec="seconds")
+        entry = f"- {when} | {reason} | document {path} | {redact(text)[0]}"
+        queue_held(store, principal, entry)
+        raise HeldForReviewError(
+            f"Nothing was written to {path}: the text was {reason}. It waits in the user's "
+            "review queue; do not retry it."
+        )
+
+
+class MemoryTool:
+    """Anthropic's memory-tool commands over a document store, for one principal.
+
+    ``guard`` screens every text a command writes (``DocumentGuard(None)`` turns it off).
+    """
+
+    def __init__(
+        self, store: DocumentStore, principal: Principal, guard: DocumentGuard | None = None
+    ) -> None:
         self._store = store
         self._principal = principal
+        self._guard = guard or DocumentGuard()
+
+    def _screen(self, path: str, text: str) -> None:
+        self._guard.screen(self._store, self._principal, path, text)
 
     def _rel(self, path: str) -> str:
         if not isinstance(path, str) or not (path == ROOT or path.startswith(ROOT + "/")):
@@ -139,6 +186,9 @@ class MemoryTool:
     def create(self, path: str, file_text: str) -> str:
         """Create a new file; refuses to overwrite."""
         rel = self._rel(path)
+        if self._store.exists(self._principal, rel):
+            raise ConflictError(f"File {path} already exists")
+        self._screen(path, file_text)
         try:
             self._store.write_text(self._principal, rel, file_text, overwrite=False)
         except ConflictError:
@@ -162,6 +212,7 @@ class MemoryTool:
                 f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
                 f"in lines: {lines}. Please ensure it is unique"
             )
+        self._screen(path, new_str)
         edited = text.replace(old_str, new_str, 1)
         self._store.write_text(self._principal, self._rel(path), edited)
         line = text.count("\n", 0, starts[0]) + 1
@@ -186,6 +237,7 @@ class MemoryTool:
             )
         if lines and not lines[-1].endswith("\n") and insert_line == len(lines):
             lines[-1] += "\n"
+        self._screen(path, insert_text)
         block = insert_text if insert_text.endswith("\n") else insert_text + "\n"
         edited = "".join([*lines[:insert_line], block, *lines[insert_line:]])
         self._store.write_text(self._principal, self._rel(path), edited)
@@ -241,9 +293,11 @@ class MemoryCommand(BaseModel):
     new_path: str | None = Field(None, description="rename: new path")
 
 
-def memory_tool(store: DocumentStore, principal: Principal) -> BaseTool:
+def memory_tool(
+    store: DocumentStore, principal: Principal, guard: DocumentGuard | None = None
+) -> BaseTool:
     """A LangChain tool named ``memory`` that runs :class:`MemoryTool` commands."""
-    tool = MemoryTool(store, principal)
+    tool = MemoryTool(store, principal, guard)
 
     def run(**kwargs: Any) -> str:
         return tool.execute({k: v for k, v in kwargs.items() if v is not None})
@@ -273,8 +327,11 @@ def _guarded(func: Callable[..., str]) -> Callable[..., str]:
     return run
 
 
-def document_tools(store: DocumentStore, principal: Principal) -> list[BaseTool]:
+def document_tools(
+    store: DocumentStore, principal: Principal, guard: DocumentGuard | None = None
+) -> list[BaseTool]:
     """The document operations (read, write, list, search, delete, move) as LangChain tools."""
+    screen = guard or DocumentGuard()
 
     def read_document(path: str) -> str:
         """Read a Markdown document (front matter included) by its relative path."""
@@ -282,6 +339,7 @@ def document_tools(store: DocumentStore, principal: Principal) -> list[BaseTool]
 
     def write_document(path: str, content: str, metadata: dict[str, Any] | None = None) -> str:
         """Write (create or replace) a Markdown document; metadata becomes YAML front matter."""
+        screen.screen(store, principal, path, content)
         info = store.write(principal, path, content, metadata)
         return f"Wrote {info.path} ({info.size} bytes)"
 

@@ -7,7 +7,6 @@ functions the SQL backends compile (``View.admits``, ``filters.matches``).
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -16,17 +15,10 @@ from datetime import datetime
 
 import numpy as np
 
-from engram.recall import keyword_terms
+from engram.recall import index_words, keyword_terms
 from engram.recall.filters import matches
 from engram.stores.cold.contract import ChangeSet, ColdBackend, Scan, Vector
 from engram.stores.cold.records import EraseCounts, MemoryRecord, Namespace, in_prefix
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens (close to SQLite FTS5's unicode61 tokenizer)."""
-    return _WORD.findall(text.lower())
 
 
 class InProcColdBackend(ColdBackend):
@@ -91,7 +83,7 @@ class InProcColdBackend(ColdBackend):
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
         terms = set(keyword_terms(query))
-        docs = [(r.id, Counter(words(r.text))) for r in self._selected(scan)]
+        docs = [(r.id, Counter(index_words(r.text))) for r in self._selected(scan)]
         if not terms or not docs:
             return []
         scores = _bm25(terms, docs)

@@ -20,6 +20,11 @@ VERSION_TABLE_NAME = "engram_cold_migrations"
 TS_CONFIG = "simple"
 """No stemming, no stop words: the same words match as in the memory and SQLite backends."""
 
+BACKFILL_KEYWORDS = "-- engram: backfill kw"
+"""A migration step run by the client, not the server: fill ``kw`` of existing rows."""
+KEYWORD_ROWS = f"SELECT tenant, id, text FROM {TABLE} WHERE kw IS NULL AND text <> ''"
+SET_KEYWORDS = f"UPDATE {TABLE} SET kw = %s WHERE tenant = %s AND id = %s"
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "CREATE EXTENSION IF NOT EXISTS vector",
@@ -77,6 +82,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # inline (rows written from now on; larger values still go to TOAST first).
         f"ALTER TABLE {TABLE} SET (toast_tuple_target = 8160)",
     ),
+    (
+        # Keywords in every script, whatever the database's locale: the client
+        # writes the shared tokenisation (``keyword_text``: lower-cased words,
+        # unspaced scripts cut into character pairs) into ``kw``, and ``tsv`` is
+        # built from it. The old ``regexp_replace(text, '\W+', ...)`` erased every
+        # non-ASCII letter in a database whose ctype is C, and kept Chinese
+        # sentences as one word.
+        f"ALTER TABLE {TABLE} ADD COLUMN kw text",
+        BACKFILL_KEYWORDS,
+        f"ALTER TABLE {TABLE} DROP COLUMN tsv",
+        f"ALTER TABLE {TABLE} ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+        f"(to_tsvector('{TS_CONFIG}'::regconfig, coalesce(kw, ''))) STORED",
+        f"CREATE INDEX {TABLE}_tsv ON {TABLE} USING gin (tsv) WITH (fastupdate = off)",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements).
 
@@ -97,7 +116,7 @@ COLUMNS = (
     "id, ns, key, value, text, tags, source, sensitivity, importance, created_at, "
     "recorded_at, valid_from, valid_to, expires_at, ttl_s, provenance, superseded_by, model"
 )
-COPY_INSERT = f"COPY {TABLE} (tenant, {COLUMNS}, embedding) FROM STDIN (FORMAT BINARY)"
+COPY_INSERT = f"COPY {TABLE} (tenant, {COLUMNS}, embedding, kw) FROM STDIN (FORMAT BINARY)"
 COPY_TYPES = (
     "text",
     "text",
@@ -119,6 +138,7 @@ COPY_TYPES = (
     "text",
     "text",
     "vector",
+    "text",
 )
 """Binary COPY column types, in ``COPY_INSERT`` order (vectors go as float32 bytes)."""
 

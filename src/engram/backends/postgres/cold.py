@@ -30,7 +30,7 @@ import numpy as np
 
 from engram.backends.postgres import _cold_sql as q
 from engram.errors import BackendError, ConfigError, InvalidInputError, MissingDependencyError
-from engram.recall import keyword_terms
+from engram.recall import keyword_terms, keyword_text
 from engram.stores.cold.contract import ChangeSet, ColdBackend, NewVersion, Scan, Vector
 from engram.stores.cold.records import (
     EraseCounts,
@@ -201,7 +201,7 @@ class PostgresColdBackend(ColdBackend):
                 done = int(row[0]) if row else 0
                 for version, statements in enumerate(q.MIGRATIONS[done:], start=done + 1):
                     for statement in statements:
-                        conn.execute(statement.encode())
+                        _migration_step(conn, statement)
                     conn.execute(q.SET_VERSION, (version,))
                 row = conn.execute(q.PGVECTOR_VERSION).fetchone()
                 require_pgvector(str(row[0]) if row else "")
@@ -463,6 +463,15 @@ def _similarity(distance: object) -> float:
     return 0.0 if math.isnan(value) else 1.0 - value
 
 
+def _migration_step(conn: Connection, statement: str) -> None:
+    if statement != q.BACKFILL_KEYWORDS:
+        conn.execute(statement.encode())
+        return
+    rows = conn.execute(q.KEYWORD_ROWS).fetchall()
+    with conn.cursor() as cur:
+        cur.executemany(q.SET_KEYWORDS, [(keyword_text(text), t, i) for t, i, text in rows])
+
+
 def _row(new: NewVersion) -> tuple[object, ...]:
     r = new.record
     embedded = new.vector is not None
@@ -487,6 +496,7 @@ def _row(new: NewVersion) -> tuple[object, ...]:
         r.superseded_by,
         r.embedding_model if embedded else None,
         np.asarray(new.vector, dtype=np.float32) if embedded else None,
+        keyword_text(r.text),
     )
 
 

@@ -13,6 +13,12 @@ from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, View, joi
 TABLE = "cold_memories"
 FTS = "cold_fts"
 TAGS = "cold_tags"
+KEYWORDS = "engram_keywords"
+"""SQL function (registered on the connection) mapping a text to its index tokens."""
+FTS_TABLE = (
+    f"CREATE VIRTUAL TABLE {FTS} USING fts5(text, content='{TABLE}', content_rowid='rowid', "
+    "tokenize=\"unicode61 categories 'L* N* Co M*'\")"
+)
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -57,6 +63,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"INSERT OR IGNORE INTO {TAGS} (ns, tag, mrow) "
         f"SELECT m.ns, t.value, m.rowid FROM {TABLE} m, json_each(m.tags) t",
     ),
+    (
+        # Keywords in every script: the index holds the shared tokenisation
+        # (``keyword_text``: unspaced scripts cut into character pairs) and its
+        # tokenizer keeps combining marks in their word (Devanagari vowel signs
+        # split "चाय" into "च" and "य" before). Rebuilt from the rows.
+        f"DROP TABLE {FTS}",
+        FTS_TABLE,
+        f"INSERT INTO {FTS} (rowid, text) SELECT rowid, {KEYWORDS}(text) FROM {TABLE} "
+        "WHERE text != ''",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements)."""
 
@@ -70,7 +86,7 @@ COLUMNS = (
 )
 INSERT = f"INSERT INTO {TABLE} ({COLUMNS}, vector) VALUES ({', '.join('?' * 19)})"
 FTS_INSERT = (
-    f"INSERT INTO {FTS} (rowid, text) SELECT rowid, text FROM {TABLE} "
+    f"INSERT INTO {FTS} (rowid, text) SELECT rowid, {KEYWORDS}(text) FROM {TABLE} "
     "WHERE id IN (SELECT value FROM json_each(?)) AND text != ''"
 )
 TAGS_INSERT = (
@@ -79,7 +95,7 @@ TAGS_INSERT = (
     "WHERE m.id IN (SELECT value FROM json_each(?))"
 )
 TAGS_DELETE = f"DELETE FROM {TAGS} WHERE mrow IN (SELECT value FROM json_each(?))"
-FTS_DELETE = f"INSERT INTO {FTS} ({FTS}, rowid, text) VALUES ('delete', ?, ?)"
+FTS_DELETE = f"INSERT INTO {FTS} ({FTS}, rowid, text) VALUES ('delete', ?, {KEYWORDS}(?))"
 FTS_OPTIMIZE = f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')"
 CLOSE = f"UPDATE {TABLE} SET valid_to = ?, superseded_by = ? WHERE id = ?"
 SET_EXPIRY = f"UPDATE {TABLE} SET expires_at = ? WHERE id = ?"

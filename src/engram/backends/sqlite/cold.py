@@ -31,7 +31,7 @@ from engram.backends.sqlite import _cold_sql as q
 from engram.backends.sqlite._heads import HeadMatrix, Heads
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError
-from engram.recall import keyword_terms
+from engram.recall import keyword_terms, keyword_text
 from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
@@ -62,6 +62,10 @@ PRAGMAS = (
     # CPU of a 100k-item search).
     "PRAGMA mmap_size=1073741824",
 )
+
+
+def _keywords(text: str | None) -> str:
+    return keyword_text(text) if text else ""
 
 
 class SQLiteColdBackend(ColdBackend):
@@ -119,6 +123,7 @@ class SQLiteColdBackend(ColdBackend):
             conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
             for pragma in PRAGMAS:
                 conn.execute(pragma)
+            conn.create_function(q.KEYWORDS, 1, _keywords, deterministic=True)
         except (sqlite3.Error, OSError) as exc:
             raise BackendError(f"cannot open SQLite cold store {self._path}: {exc}") from exc
         return conn
