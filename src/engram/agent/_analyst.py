@@ -115,7 +115,14 @@ def _plain(value: Any) -> dict[str, Any] | None:
 
 
 def stage_of(snapshot: StateSnapshot) -> Stage:
-    """Derive a thread's stage from its latest checkpoint."""
+    """Derive a thread's stage from its latest checkpoint.
+
+    ``snapshot.next`` lists only the step's tasks that still have to run: when every
+    task of the step has finished (its writes are saved as pending writes of the
+    checkpoint, as after a crash before the next checkpoint, or in a thread forked
+    from an earlier checkpoint) it is empty although the graph has not ended. The
+    step's ``tasks`` tell the two apart: a finished graph has none left.
+    """
     values = cast(AnalystState, snapshot.values)
     if values.get("publication"):
         return "published"
@@ -123,7 +130,7 @@ def stage_of(snapshot: StateSnapshot) -> Stage:
         approval = values.get("approval")
         approved = approval and approval["draft_hash"] == values.get("draft_hash")
         return "approved" if approved else "awaiting_approval"
-    if snapshot.next:
+    if snapshot.next or snapshot.tasks:
         return "interrupted"
     return "out_of_scope" if values.get("route") == "out_of_scope" else "done"
 
