@@ -20,18 +20,22 @@ from pathlib import Path
 from typing import Any
 
 import click
+from langchain_core.runnables import RunnableConfig
 
 from engram._memory_tiers import Locations
 from engram._principal import Principal
 from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
 from engram.cli._embedding import embedder_option, embedder_or_none
-from engram.config import DEFAULT_HOME
+from engram.config import DEFAULT_HOME, default_url
 from engram.errors import ConflictError
 from engram.memory import Memory
 from engram.stores.hot import Threads, open_checkpointer
 
 DEMO_TENANT = "demo"
 DEMO_USER = "analyst"
+VISITOR = "visitor"
+DEMO_RUNS = "demo-runs.jsonl"
+"""Principals of each ``engram demo`` run under a home: what ``--clean`` erases."""
 
 _home = click.option(
     "--home",
@@ -303,6 +307,7 @@ DEMO_REQUEST = (
 )
 DEMO_FOLLOW_UP = "Update my NVDA analysis"
 DEMO_CONVENTIONS = ("Every brief ends with the data-set disclaimer",)
+DEMO_VISITOR_FACT = "I prefer aggressive growth stocks"
 CONVENTIONS_PATH = "conventions/briefs.md"
 
 
@@ -338,30 +343,80 @@ def _approve_in_new_process(
 @click.option("--thread", "thread_id", default=None, help="Thread id (default: a new one).")
 @_home
 @_hot_url
-@_tenant
-@_user
 @_memory_embedder
+@click.option(
+    "--clean",
+    is_flag=True,
+    help=f"Erase what earlier demo runs left under --home (listed in {DEMO_RUNS}), then exit.",
+)
 def demo(
-    thread_id: str | None, home: Path, hot_url: str | None, tenant: str, user: str, embedder: str
+    thread_id: str | None, home: Path, hot_url: str | None, embedder: str, clean: bool
 ) -> None:
     """Run the Market Analyst story on the embedded default, narrating each tier.
 
     Run, pause for approval, approve from a new process, publish exactly once, show
     the checkpoint history and what was remembered, recall it in a second thread,
-    then erase the user from every tier. Uses the offline rule-based model (no LLM).
+    then erase a second user from every tier. Uses the offline rule-based model (no LLM).
+    Each run acts for a principal of its own (tenant demo-<run>), so it never reads or
+    erases anyone else's threads, facts or documents; what it made stays for you to
+    explore (the commands are printed at the end) until --clean erases it.
 
     Example: engram demo --home /tmp/engram-demo
     """
-    principal = Principal(tenant, user)
     where = Locations.embedded(home)
     if hot_url:
         where = dataclasses.replace(where, hot_url=hot_url)
     with Memory(where, embedder=embedder_or_none(embedder)) as memory:
+        if clean:
+            _demo_clean(memory, home)
+            return
+        run = uuid.uuid4().hex[:8]
+        principal = Principal(f"{DEMO_TENANT}-{run}", DEMO_USER)
+        thread_id = thread_id or f"demo-{run}"
+        threads = (thread_id, f"{thread_id}-next", f"{thread_id}-visitor")
+        _refuse_existing(memory, threads)
+        _record_run(home, principal, threads)
         analyst = MarketAnalyst(home=home, hot_url=hot_url, memory=memory)
-        thread_id = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
         _demo_first_thread(analyst, memory, home, hot_url, principal, thread_id, embedder)
-        _demo_second_thread(analyst, memory, principal, f"{thread_id}-next")
-        _demo_erasure(analyst, memory, principal)
+        _demo_second_thread(analyst, memory, principal, threads[1])
+        _demo_erasure(analyst, memory, Principal(principal.tenant_id, VISITOR), threads[2])
+        _kept(analyst, memory, principal)
+    _next_steps(home, hot_url, principal, thread_id, embedder)
+
+
+def _refuse_existing(memory: Memory, thread_ids: tuple[str, ...]) -> None:
+    for thread_id in thread_ids:
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        if memory.checkpointer.get_tuple(config) is not None:
+            raise ConflictError(f"thread {thread_id!r} already exists; pick another --thread")
+
+
+def _record_run(home: Path, principal: Principal, threads: tuple[str, ...]) -> None:
+    """Note the run's principals in the home before creating anything, for --clean."""
+    home.mkdir(parents=True, exist_ok=True)
+    entry = {"tenant": principal.tenant_id, "users": [DEMO_USER, VISITOR], "threads": threads}
+    with (home / DEMO_RUNS).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
+
+
+def _demo_clean(memory: Memory, home: Path) -> None:
+    """Erase every principal and shared document that earlier demo runs recorded."""
+    path = home / DEMO_RUNS
+    runs = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    for line in runs:
+        entry = json.loads(line)
+        erased = [memory.forget(Principal(entry["tenant"], user)) for user in entry["users"]]
+        owner = Principal(entry["tenant"], DEMO_USER)
+        if memory.documents.exists(owner, CONVENTIONS_PATH):
+            memory.documents.delete(owner, CONVENTIONS_PATH)
+        facts = sum(r.facts.keys for r in erased)
+        docs = sum(len(r.documents) for r in erased)
+        click.echo(
+            f"erased demo run {entry['tenant']}: {facts} facts, {docs} documents, "
+            f"{sum(len(r.threads) for r in erased)} threads"
+        )
+    path.unlink(missing_ok=True)
+    click.echo(f"{len(runs)} demo run(s) erased from {home}")
 
 
 def _demo_first_thread(
@@ -419,16 +474,52 @@ def _demo_second_thread(
     click.echo(_indent(block.text))
 
 
-def _demo_erasure(analyst: MarketAnalyst, memory: Memory, principal: Principal) -> None:
-    _say("8. Erasure: forget the user in every tier and the outbox (engram forget)")
-    report = memory.forget(principal)
+def _demo_erasure(
+    analyst: MarketAnalyst, memory: Memory, visitor: Principal, thread_id: str
+) -> None:
+    _say(
+        f"8. Erasure: a second user, {visitor.tenant_id}/{visitor.user_id}, leaves a fact and "
+        "a thread, then is forgotten in every tier and the outbox (engram forget)"
+    )
+    memory.remember(visitor, DEMO_VISITOR_FACT, slot="risk", tags=("preference",))
+    analyst.run(visitor, DEMO_FOLLOW_UP, thread_id=thread_id)
+    report = memory.forget(visitor)
     click.echo(_indent(json.dumps(report.to_json(), indent=1)))
-    left = memory.export(principal)
-    published = analyst.publications(principal)
+    left = memory.export(visitor)
+    published = analyst.publications(visitor)
     click.echo(
         f"  export afterwards: {len(left['facts'])} facts, {len(left['documents'])} documents, "
         f"{len(left['threads'])} threads; outbox: {len(published)} publications"
     )
+
+
+def _kept(analyst: MarketAnalyst, memory: Memory, principal: Principal) -> None:
+    kept = memory.export(principal)
+    click.echo(
+        f"  {principal.tenant_id}/{principal.user_id} keeps {len(kept['facts'])} facts, "
+        f"{len(kept['documents'])} documents, {len(kept['threads'])} threads, "
+        f"{len(analyst.publications(principal))} publications"
+    )
+
+
+def _next_steps(
+    home: Path, hot_url: str | None, principal: Principal, thread_id: str, embedder: str
+) -> None:
+    where = ["--home", str(home), *(["--hot-url", hot_url] if hot_url else [])]
+    who = ["--tenant", principal.tenant_id, "--user", principal.user_id]
+    url = hot_url or default_url("hot", home)
+    steps = [
+        ["agent", "status", thread_id, "--draft", *where, *who],
+        ["agent", "history", thread_id, *where, *who],
+        ["agent", "publications", *where, *who],
+        ["threads", "history", thread_id, "--url", url, *who],
+        ["recall", DEMO_FOLLOW_UP, "--home", str(home), "--embedder", embedder, *who],
+        ["export", "--home", str(home), *who],
+        ["demo", "--clean", *where],
+    ]
+    _say(f"Next steps: the demo's state stays under {home}; explore it with")
+    for step in steps:
+        click.echo("  engram " + " ".join(shlex.quote(part) for part in step))
 
 
 def _narrate_size(hot_url: str, principal: Principal, thread_id: str) -> None:
