@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from engram._principal import Principal
 from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.config import DEFAULT_HOME, default_url
-from engram.errors import ConflictError
+from engram.errors import ConflictError, InvalidInputError
 from engram.memory import Memory
 from engram.stores.hot import Threads, open_checkpointer
 
@@ -199,13 +200,23 @@ def resume_cmd(
 
 @agent.command("approve")
 @click.argument("thread_id")
-@click.option("--draft-hash", default=None, help="Hash (or 8+ char prefix) of the draft you read.")
+@click.option(
+    "--draft-hash",
+    default=None,
+    help="SHA-256 of the draft you read, or its first 8+ hex digits (agent status --draft).",
+)
+@click.option(
+    "--approve-unseen",
+    is_flag=True,
+    help="Publish whatever the paused draft is, without naming its hash (not recommended).",
+)
 @click.option("--approver", default=None, help="Who approves (default: the user).")
 @_use_memory
 @_options
 def approve_cmd(
     thread_id: str,
     draft_hash: str | None,
+    approve_unseen: bool,
     approver: str | None,
     use_memory: bool,
     embedder: str,
@@ -218,17 +229,40 @@ def approve_cmd(
 ) -> None:
     """Approve the paused draft of a thread and publish it (exactly once).
 
+    The approval names the draft you read by its hash, so a draft that changed since
+    is refused.
+
     Example: engram agent approve t1 --draft-hash 38bfd73a6dfe
     """
+    pinned = _draft_hash(draft_hash, approve_unseen, thread_id)
     with _memory(home, use_memory, embedder) as memory:
         status = _analyst(home, hot_url, model, memory).approve(
             Principal(tenant, user),
             thread_id,
-            draft_hash=draft_hash,
+            draft_hash=pinned,
             approver=approver,
             on_event=None if as_json else _echo_event,
         )
     print_status(status, as_json)
+
+
+_HASH_PREFIX = re.compile(r"[0-9a-f]{8,64}")
+
+
+def _draft_hash(draft_hash: str | None, approve_unseen: bool, thread_id: str) -> str | None:
+    """The hash prefix to pin, or ``None`` only when the approval is explicitly unseen."""
+    if draft_hash is None and not approve_unseen:
+        raise InvalidInputError(
+            f"name the draft you approve: --draft-hash <hash> (engram agent status {thread_id} "
+            "--draft shows it), or --approve-unseen"
+        )
+    if draft_hash is None:
+        return None
+    if approve_unseen:
+        raise InvalidInputError("--draft-hash and --approve-unseen exclude each other")
+    if not _HASH_PREFIX.fullmatch(draft_hash.lower()):
+        raise InvalidInputError(f"--draft-hash must be 8 to 64 hex digits, got {draft_hash!r}")
+    return draft_hash.lower()
 
 
 @agent.command("status")
