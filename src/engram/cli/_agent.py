@@ -27,6 +27,7 @@ from engram._memory_tiers import Locations
 from engram._principal import Principal
 from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
 from engram.cli._embedding import embedder_option, embedder_or_none
+from engram.cli._existing import existing_home, existing_url
 from engram.config import DEFAULT_HOME, default_url
 from engram.errors import ConflictError, InvalidInputError
 from engram.memory import Memory
@@ -88,6 +89,12 @@ def _analyst(
     home: Path, hot_url: str | None, model: str, memory: Memory | None = None
 ) -> MarketAnalyst:
     return MarketAnalyst(home=home, hot_url=hot_url, model=model, memory=memory)
+
+
+def _existing(home: Path, hot_url: str | None, model: str) -> MarketAnalyst:
+    """The analyst over a hot tier that exists: a command on a thread creates no store."""
+    existing_url(hot_url or default_url("hot", home), "hot-tier store")
+    return _analyst(home, hot_url, model)
 
 
 @contextmanager
@@ -191,6 +198,7 @@ def resume_cmd(
 
     Example: engram agent resume t1
     """
+    _existing(home, hot_url, model)
     with _memory(home, use_memory, embedder) as memory:
         status = _analyst(home, hot_url, model, memory).resume(
             Principal(tenant, user), thread_id, on_event=None if as_json else _echo_event
@@ -235,6 +243,7 @@ def approve_cmd(
     Example: engram agent approve t1 --draft-hash 38bfd73a6dfe
     """
     pinned = _draft_hash(draft_hash, approve_unseen, thread_id)
+    _existing(home, hot_url, model)
     with _memory(home, use_memory, embedder) as memory:
         status = _analyst(home, hot_url, model, memory).approve(
             Principal(tenant, user),
@@ -283,7 +292,7 @@ def status_cmd(
 
     Example: engram agent status t1 --draft
     """
-    status = _analyst(home, hot_url, model).status(Principal(tenant, user), thread_id)
+    status = _existing(home, hot_url, model).status(Principal(tenant, user), thread_id)
     print_status(status, as_json, show_draft)
 
 
@@ -303,7 +312,7 @@ def history_cmd(
 
     Example: engram agent history t1
     """
-    infos = _analyst(home, hot_url, model).history(Principal(tenant, user), thread_id)
+    infos = _existing(home, hot_url, model).history(Principal(tenant, user), thread_id)
     if as_json:
         click.echo(json.dumps([dataclasses.asdict(i) for i in infos], indent=1))
         return
@@ -327,7 +336,10 @@ def publications_cmd(
 
     Example: engram agent publications --tenant demo --user analyst
     """
-    rows = _analyst(home, hot_url, model).publications(Principal(tenant, user))
+    existing_home(home)
+    analyst = _analyst(home, hot_url, model)
+    found = analyst.ledger.path.is_file()  # no outbox yet: nothing was published
+    rows = analyst.publications(Principal(tenant, user)) if found else []
     if as_json:
         click.echo(json.dumps([dataclasses.asdict(r) for r in rows], indent=1))
         return

@@ -16,7 +16,8 @@ import click
 
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
-from engram.config import DEFAULT_HOME
+from engram.cli._existing import existing_folder
+from engram.config import DEFAULT_HOME, default_documents_root
 from engram.errors import InvalidInputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -46,12 +47,16 @@ def _options(command: F) -> F:
 
 
 @contextmanager
-def _store(opts: dict[str, Any]) -> Iterator[tuple[Any, Principal]]:
+def _store(opts: dict[str, Any], *, create: bool = False) -> Iterator[tuple[Any, Principal]]:
+    """The file store; only ``create`` (init, write) may start a new document root."""
     from engram.backends.files import FileDocumentStore
 
     principal = Principal(opts.pop("tenant"), opts.pop("user"))
     embedder = embedder_or_none(opts.pop("embedder"))
-    with FileDocumentStore(opts.pop("root"), home=opts.pop("home"), embedder=embedder) as store:
+    root, home = opts.pop("root"), opts.pop("home")
+    if not create:
+        existing_folder(root or default_documents_root(home), "document root")
+    with FileDocumentStore(root, home=home, embedder=embedder) as store:
         yield store, principal
 
 
@@ -77,7 +82,7 @@ def init(**opts: Any) -> None:
 
     Example: engram docs init --tenant acme
     """
-    with _store(opts) as (store, principal):
+    with _store(opts, create=True) as (store, principal):
         for path in store.init(principal):
             click.echo(f"created {path}")
 
@@ -96,7 +101,7 @@ def write(
     Example: echo "# Rates" | engram docs write research/rates.md --tenant acme --meta title=Rates
     """
     body = sys.stdin.read() if text is None else text
-    with _store(opts) as (store, principal):
+    with _store(opts, create=True) as (store, principal):
         info = store.write(principal, path, body, _metadata(meta), overwrite=not no_overwrite)
         click.echo(f"wrote {info.path} ({info.size} bytes)")
 

@@ -17,6 +17,7 @@ import click
 
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
+from engram.cli._existing import existing_home
 from engram.config import DEFAULT_HOME
 from engram.memory import Memory
 
@@ -46,7 +47,12 @@ def _options(command: F) -> F:
 
 
 @contextmanager
-def _memory(home: Path | None, url: str | None, embedder: str) -> Iterator[Memory]:
+def _memory(
+    home: Path | None, url: str | None, embedder: str, *, create: bool = False
+) -> Iterator[Memory]:
+    """The memory layer; only ``create`` (a write) may start a new embedded home."""
+    if url is None and not create:
+        existing_home(home or DEFAULT_HOME)
     with Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory:
         yield memory
 
@@ -78,12 +84,13 @@ def remember_cmd(
 ) -> None:
     """Remember OBSERVATION about the user (write policy, redaction, consolidation).
 
-    Prints what happened: added, updated, ignored, held (for review) or rejected, and why.
+    Prints what happened: added, updated or ignored, and why; a write that is rejected or
+    held for review exits with status 1 and says why.
 
     Example: engram remember "Prefers conservative risk" --slot risk --tag preference
     --tenant acme --user alice
     """
-    with _memory(home, url, embedder) as memory:
+    with _memory(home, url, embedder, create=True) as memory:
         result = memory.remember(
             Principal(tenant, user),
             observation,
@@ -93,7 +100,14 @@ def remember_cmd(
             checkpoint_id=checkpoint_id,
             message_ids=message_ids,
         )
+    _refused(result.action, result.reason)
     click.echo(f"{result.action}: {result.reason or '-'} (key {result.key or '-'})")
+
+
+def _refused(action: str, reason: str | None) -> None:
+    """A write the policy rejected or held for review exits 1 with one line saying why."""
+    if action in ("rejected", "held"):
+        raise click.ClickException(f"not remembered ({action}): {reason or '-'}")
 
 
 @click.command("recall")

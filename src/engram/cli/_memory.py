@@ -16,7 +16,9 @@ import click
 
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option
+from engram.cli._existing import existing_url
 from engram.config import default_url
+from engram.errors import NotFoundError
 from engram.policy import WritePolicy
 from engram.recall import embedder_from_name
 from engram.stores.cold import LongTermStore, MemoryRecord, open_store
@@ -38,8 +40,13 @@ def _options(command: F) -> F:
 
 
 @contextmanager
-def _store(url: str | None, embedder: str | None) -> Iterator[LongTermStore]:
+def _store(
+    url: str | None, embedder: str | None, *, create: bool = False
+) -> Iterator[LongTermStore]:
+    """The cold tier at ``url``; only ``create`` (a write) may start a new store."""
     chosen = embedder_from_name(embedder) if embedder else None
+    url = url or default_url("cold")
+    url = url if create else existing_url(url, "cold-tier store")
     with open_store(url, embedder=chosen, policy=WritePolicy()) as store:
         yield store
 
@@ -58,7 +65,14 @@ def memory() -> None:
 
 @memory.command("remember")
 @click.argument("text")
-@click.option("--tag", "tags", multiple=True, help="A stable tag (preference, profile...).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    default=("fact",),
+    show_default=True,
+    help="A stable tag (fact, preference, profile...).",
+)
 @click.option("--slot", default=None, help="What the fact is about; a new value supersedes.")
 @click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
 @click.option("--source", type=click.Choice(["user", "tool", "policy", "agent"]), default="user")
@@ -77,12 +91,12 @@ def remember(
     embedder: str,
 ) -> None:
     """Remember a fact through the default write policy; prints what happened
-    (added/updated/deleted/noop/rejected/held) and why.
+    (added/updated/deleted/noop) and why. A rejected or held write exits with status 1.
 
     Example: engram memory remember "Likes tea" --tag preference --tenant acme --user alice
     """
     ttl = None if ttl_days is None else timedelta(days=ttl_days)
-    with _store(url, embedder) as store:
+    with _store(url, embedder, create=True) as store:
         result = store.remember(
             Principal(tenant, user),
             text,
@@ -92,6 +106,8 @@ def remember(
             source=source,
             ttl=ttl,
         )
+    if result.action in ("rejected", "held"):
+        raise click.ClickException(f"not remembered ({result.action}): {result.reason or '-'}")
     key = result.record.key if result.record else (result.previous.key if result.previous else "-")
     click.echo(f"{result.action}\t{key}\t{result.reason or ''}")
 
@@ -140,8 +156,11 @@ def history(key: str, tenant: str, user: str, url: str | None, embedder: str) ->
     Example: engram memory history 3f2a9c --tenant acme --user alice
     """
     with _store(url, None) as store:
-        for record in store.history(Principal(tenant, user), key):
-            click.echo(_line(record))
+        versions = store.history(Principal(tenant, user), key)
+    if not versions:
+        raise NotFoundError(f"no fact {key!r} for {tenant}/{user}")
+    for record in versions:
+        click.echo(_line(record))
 
 
 @memory.command("forget")

@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 import click
 
 from engram._principal import Principal
+from engram.cli._existing import existing_url
 from engram.config import default_url
-from engram.errors import InvalidInputError
+from engram.errors import InvalidInputError, NotFoundError
 from engram.stores._hot_model import checkpoint_info, user_channels
 from engram.stores.hot import Threads, open_checkpointer
 
@@ -41,7 +42,8 @@ def _principal(tenant: str | None, user: str | None) -> Principal | None:
 
 @contextmanager
 def _threads(url: str | None) -> Iterator[Threads]:
-    with open_checkpointer(url) as saver:
+    """The hot tier at ``url``; every command here needs a store that already exists."""
+    with open_checkpointer(existing_url(url or default_url("hot"), "hot-tier store")) as saver:
         yield Threads(saver)
 
 
@@ -76,7 +78,9 @@ def history(
     Example: engram threads history analyst-1 --limit 5
     """
     with _threads(url) as api:
-        for c in api.history(thread_id, _principal(tenant, user), limit):
+        owner = _principal(tenant, user)
+        api.get(thread_id, None, owner)  # an unknown thread is an error, not an empty list
+        for c in api.history(thread_id, owner, limit):
             writes = f"\t{c.pending_writes} pending writes" if c.pending_writes else ""
             click.echo(f"{c.checkpoint_id}\tstep {c.step}\t{c.source}\t{c.created_at}{writes}")
 
@@ -159,7 +163,9 @@ def prune(
     Example: engram threads prune analyst-1 --keep 10
     """
     with _threads(url) as api:
-        report = api.prune(thread_id, keep_last, _principal(tenant, user))
+        owner = _principal(tenant, user)
+        api.get(thread_id, None, owner)  # pruning nothing is an error
+        report = api.prune(thread_id, keep_last, owner)
         click.echo(
             f"{thread_id}: kept {report.kept} checkpoints, deleted {report.deleted_checkpoints}"
             f" checkpoints, {report.deleted_writes} writes, {report.deleted_blobs} blobs"
@@ -177,11 +183,15 @@ def sizes(
     Example: engram threads sizes analyst-1 analyst-2
     """
     with _threads(url) as api:
-        for s in api.sizes(list(thread_ids) or None, _principal(tenant, user)):
-            click.echo(
-                f"{s.thread_id}\t{s.checkpoints} checkpoints\t{s.writes} writes\t{s.blobs} blobs"
-                f"\t{s.total_bytes} bytes"
-            )
+        found = api.sizes(list(thread_ids) or None, _principal(tenant, user))
+    for s in found:
+        click.echo(
+            f"{s.thread_id}\t{s.checkpoints} checkpoints\t{s.writes} writes\t{s.blobs} blobs"
+            f"\t{s.total_bytes} bytes"
+        )
+    missing = sorted(set(thread_ids) - {s.thread_id for s in found})
+    if missing:
+        raise NotFoundError(f"no thread {', '.join(map(repr, missing))} for this scope")
 
 
 def register(main: click.Group) -> None:
