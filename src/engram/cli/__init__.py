@@ -25,13 +25,15 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 class _Group(click.Group):
-    """Turns engram's own errors into a one-line message and exit code 1."""
+    """Turns engram's own errors into a one-line message and exit code 1 (a driver's
+    multi-line message is folded onto that line)."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except EngramError as exc:
-            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+            message = " ".join(str(exc).split())
+            raise click.ClickException(f"{type(exc).__name__}: {message}") from exc
 
 
 @click.group(cls=_Group)

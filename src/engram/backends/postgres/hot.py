@@ -257,13 +257,25 @@ def _connect_kwargs() -> dict[str, Any]:
 
 
 @contextmanager
+def _opening() -> Iterator[None]:
+    """Driver errors while connecting or setting up become one :class:`BackendError`."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise BackendError(f"PostgreSQL hot tier unavailable: {exc}") from exc
+
+
+@contextmanager
 def open_sync(
     dsn: str, serde: SerializerProtocol | None, *, sealed: bool = False
 ) -> Iterator[PostgresSaver]:
     cls = SealedPostgresSaver if sealed else EngramPostgresSaver
-    with Connection.connect(dsn, **_connect_kwargs()) as conn:
+    with _opening():
+        conn = Connection.connect(dsn, **_connect_kwargs())
+    with conn:
         saver = cls(conn, serde=serde)
-        saver.setup()
+        with _opening():
+            saver.setup()
         yield saver
 
 
@@ -272,9 +284,12 @@ async def open_async(
     dsn: str, serde: SerializerProtocol | None, *, sealed: bool = False
 ) -> AsyncIterator[AsyncPostgresSaver]:
     cls = AsyncSealedPostgresSaver if sealed else AsyncEngramPostgresSaver
-    async with await AsyncConnection.connect(dsn, **_connect_kwargs()) as conn:
+    with _opening():
+        conn = await AsyncConnection.connect(dsn, **_connect_kwargs())
+    async with conn:
         saver = cls(conn, serde=serde)
-        await saver.setup()
+        with _opening():
+            await saver.setup()
         yield saver
 
 
