@@ -16,6 +16,7 @@ from engram.errors import EngramError
 COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._eval",
     "engram.cli._agent",
+    "engram.cli._demo",
     "engram.cli._threads",
     "engram.cli._memory",
     "engram.cli._layer",
