@@ -33,7 +33,7 @@ def test_remember_recall_history_forget(tmp_path: Path) -> None:
     assert [json.loads(line)["text"] for line in lines] == ["Lives in Bergen"]
     history = _run("history", key, *who, *emb).splitlines()
     assert [h.split("\t")[-1] for h in history] == ["Lives in Oslo", "Lives in Bergen"]
-    assert "keys=1 versions=2" in _run("forget", "--yes", *who, *emb)
+    assert "keys=1 versions=2" in _run("forget-facts", "--yes", *who, *emb)
     assert _run("recall", "live", *who, *emb) == ""
 
 

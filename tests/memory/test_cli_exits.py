@@ -32,7 +32,7 @@ READS = {
     "agent approve": ["agent", "approve", "t1", "--approve-unseen", "--no-memory", *WHO],
     "memory recall": ["memory", "recall", "risk", *WHO, *HASH],
     "memory history": ["memory", "history", "k1", *WHO],
-    "memory forget": ["memory", "forget", "--yes", *WHO],
+    "memory forget-facts": ["memory", "forget-facts", "--yes", *WHO],
     "docs list": ["docs", "list", "--tenant", "acme"],
     "docs read": ["docs", "read", "README.md", "--tenant", "acme"],
     "docs search": ["docs", "search", "risk", "--tenant", "acme"],

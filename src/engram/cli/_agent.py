@@ -21,26 +21,23 @@ from engram._principal import Principal
 from engram.agent import MarketAnalyst, StepEvent, ThreadStatus
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_home, existing_url
-from engram.config import DEFAULT_HOME, default_url
+from engram.cli._options import home_option, tenant_option, user_option
+from engram.config import default_url
 from engram.errors import ConflictError, InvalidInputError
 from engram.memory import Memory
 
 DEMO_TENANT = "demo"
 DEMO_USER = "analyst"
 
-_home = click.option(
-    "--home",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=DEFAULT_HOME,
-    show_default=True,
-    envvar="ENGRAM_HOME",
-    help="Folder of the embedded default (checkpoints.db, outbox.db).",
-)
+_home = home_option("checkpoints.db, outbox.db and, with memory, the other tiers")
 _hot_url = click.option(
+    "--url",
     "--hot-url",
+    "hot_url",
     default=None,
     envvar="ENGRAM_HOT_URL",
-    help="Checkpoint store URL (default: sqlite:///<home>/checkpoints.db).",
+    show_envvar=True,
+    help="Hot tier (checkpoint store) URL (default: sqlite:///<home>/checkpoints.db).",
 )
 _model = click.option(
     "--model",
@@ -49,8 +46,8 @@ _model = click.option(
     envvar="ENGRAM_AGENT_MODEL",
     help="'offline' (rule-based, no LLM) or any LangChain 'provider:model'.",
 )
-_tenant = click.option("--tenant", default=DEMO_TENANT, show_default=True, envvar="ENGRAM_TENANT")
-_user = click.option("--user", default=DEMO_USER, show_default=True, envvar="ENGRAM_USER")
+_tenant = tenant_option(default=DEMO_TENANT)
+_user = user_option(default=DEMO_USER)
 _json = click.option("--json", "as_json", is_flag=True, help="Print the thread status as JSON.")
 _memory_embedder = embedder_option(
     "minilm", "Embedder of the memory layer (with --memory).", keyword_only=True

@@ -17,7 +17,8 @@ import click
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_folder
-from engram.config import DEFAULT_HOME, default_documents_root
+from engram.cli._options import home_option, tenant_option, user_option
+from engram.config import default_documents_root
 from engram.errors import InvalidInputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,15 +33,9 @@ def _options(command: F) -> F:
             default=None,
             help="Folder holding one document root per tenant (default: HOME/documents).",
         ),
-        click.option(
-            "--home",
-            type=click.Path(file_okay=False, path_type=Path),
-            default=DEFAULT_HOME,
-            show_default=True,
-            help="engram home (the index lives in HOME/index/).",
-        ),
-        click.option("--user", default="cli", show_default=True, help="User id acting."),
-        click.option("--tenant", required=True, help="Tenant id: whose documents."),
+        home_option("documents/ (unless --root) and the index in index/"),
+        user_option(default="cli"),
+        tenant_option(),
     ):
         command = decorator(command)
     return command

@@ -18,6 +18,7 @@ import click
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_home
+from engram.cli._options import home_option, tenant_option, user_option
 from engram.config import DEFAULT_HOME
 from engram.memory import Memory
 
@@ -31,16 +32,10 @@ def _options(command: F) -> F:
             "Embedding model (keep the one the memory was written with).",
             keyword_only=True,
         ),
-        click.option("--url", default=None, help="All tiers on one PostgreSQL URL."),
-        click.option(
-            "--home",
-            type=click.Path(path_type=Path, file_okay=False),
-            default=None,
-            envvar="ENGRAM_HOME",
-            help=f"Folder of the embedded default (default: {DEFAULT_HOME}).",
-        ),
-        click.option("--user", required=True, envvar="ENGRAM_USER", help="User id."),
-        click.option("--tenant", required=True, envvar="ENGRAM_TENANT", help="Tenant id."),
+        click.option("--url", default=None, help="All tiers on one PostgreSQL URL (not --home)."),
+        home_option("every tier, unless --url", default=None),
+        user_option(),
+        tenant_option(),
     ):
         command = decorator(command)
     return command
