@@ -102,6 +102,10 @@ def test_demo_leaves_the_users_own_state_alone_and_clean_erases_only_its_runs(
             assert not memory.documents.list(run)
         assert memory.documents.exists(OWN, "conventions/briefs.md")
     assert not (home / "demo-runs.jsonl").exists()
+    again = CliRunner().invoke(main, ["demo", "--clean", "--home", str(home)])
+    assert again.exit_code == 1 and "NotFoundError: no demo runs recorded" in again.output
+    typo = CliRunner().invoke(main, ["demo", "--clean", "--home", str(tmp_path / "typo")])
+    assert typo.exit_code == 1 and not (tmp_path / "typo").exists()
 
 
 def test_the_next_steps_the_demo_prints_work_on_its_state(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from engram.cli._agent import (
 )
 from engram.cli._embedding import embedder_or_none
 from engram.config import default_url
-from engram.errors import ConflictError
+from engram.errors import ConflictError, NotFoundError
 from engram.memory import Memory
 from engram.stores.hot import Threads, open_checkpointer
 
@@ -106,6 +106,8 @@ def demo(
     where = Locations.embedded(home)
     if hot_url:
         where = dataclasses.replace(where, hot_url=hot_url)
+    if clean and not (home / DEMO_RUNS).is_file():
+        raise NotFoundError(f"no demo runs recorded in {home / DEMO_RUNS}")
     with Memory(where, embedder=embedder_or_none(embedder)) as memory:
         if clean:
             _demo_clean(memory, home)
@@ -142,7 +144,7 @@ def _record_run(home: Path, principal: Principal, threads: tuple[str, ...]) -> N
 def _demo_clean(memory: Memory, home: Path) -> None:
     """Erase every principal and shared document that earlier demo runs recorded."""
     path = home / DEMO_RUNS
-    runs = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    runs = path.read_text(encoding="utf-8").splitlines()
     for line in runs:
         entry = json.loads(line)
         erased = [memory.forget(Principal(entry["tenant"], user)) for user in entry["users"]]
