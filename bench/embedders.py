@@ -11,7 +11,7 @@ Corpora (``tok/item`` counts WordPieces with [CLS] and [SEP]):
 ``facts`` - short memory facts (6-16 words, like remembered preferences): the
 realistic memory items the ingestion target is about; ``cold`` - bench/cold.py's
 pseudo-words (2-4 syllables each, ~2x the tokens of English facts); ``locomo`` /
-``longmemeval`` - conversation turns from ../shared/data (longer than facts).
+``longmemeval`` - conversation turns from $ENGRAM_EVAL_DATA or ../shared/data (longer than facts).
 
 Every runtime embeds the same texts and the same one-line queries, each in its
 own process (so no runtime's idle threads slow another), one after the other;

@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/tokens_bench.py [--js-tiktoken DIR] [--limit N]
 
-Texts: every string of LoCoMo + LongMemEval (../shared/data) plus 2,000 synthetic JSON tool results.
+Texts: every string of LoCoMo + LongMemEval ($ENGRAM_EVAL_DATA or ../shared/data) plus 2,000
+synthetic JSON tool results.
 Errors need the real cl100k_base file offline: either TIKTOKEN_CACHE_DIR already holds it, or pass
 ``--js-tiktoken`` the unpacked npm package (``npm pack js-tiktoken && tar xzf js-tiktoken-*.tgz``),
 whose ranks are converted to tiktoken's file format (the sha256 is checked against tiktoken's pin).
@@ -31,8 +32,6 @@ from engram.tokens import (
     tiktoken_available,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
 
 def corpus_texts(limit: int) -> list[str]:
     texts: list[str] = []
@@ -47,7 +46,9 @@ def corpus_texts(limit: int) -> list[str]:
             for value in node:
                 walk(value)
 
-    for path in sorted(DATA.glob("*/*.json")):
+    from engram.eval import default_data_root
+
+    for path in sorted(default_data_root().glob("*/*.json")):
         walk(json.loads(path.read_text()))
     return list(dict.fromkeys(texts))[:limit]
 

@@ -85,7 +85,7 @@ def test_pause_in_one_process_approve_in_another_publishes_once(
     rows = ledger_rows(home)
     assert len(rows) == 1 and rows[0][0] == approved["publication"]["idempotency_key"]
 
-    again = cli(home, "approve", "t1", check=False)
+    again = cli(home, "approve", "t1", "--draft-hash", paused["draft_hash"], check=False)
     assert again.returncode == 1 and "ConflictError" in again.stderr
     resumed = _json(cli(home, "resume", "t1", "--json"))
     assert resumed["stage"] == "published" and ledger_rows(home) == rows
@@ -123,7 +123,7 @@ def test_sigkill_in_the_executor_resumes_from_the_last_checkpoint(
         assert count == (2 if call.startswith(killed) else 1), call
     assert sum(starts_before.values()) == tool_call
 
-    cli(home, "approve", "t1")
+    cli(home, "approve", "t1", "--draft-hash", resumed["draft_hash"])
     assert len(ledger_rows(home)) == 1
 
 
@@ -131,8 +131,8 @@ def test_sigkill_after_the_outbox_write_never_publishes_twice(
     cli: CliRunner, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
-    cli(home, "run", REQUEST, "--thread", "t1")
-    _kill_at(home, tmp_path, "publish", "approve", "t1")
+    paused = _json(cli(home, "run", REQUEST, "--thread", "t1", "--json"))
+    _kill_at(home, tmp_path, "publish", "approve", "t1", "--draft-hash", paused["draft_hash"])
 
     written = ledger_rows(home)
     assert len(written) == 1
@@ -163,4 +163,5 @@ def test_demo_exits_zero_in_a_fresh_directory(tmp_path: Path) -> None:
     assert "stage 'published'" in done.stdout and "created=False" in done.stdout
     assert (tmp_path / ".engram" / "checkpoints.db").exists()
     assert (tmp_path / ".engram" / "outbox.db").exists()
-    assert ledger_rows(tmp_path / ".engram") == []  # the demo ends by forgetting the user
+    (row,) = ledger_rows(tmp_path / ".engram")  # the demo's publication stays to explore
+    assert row[1].startswith("demo-")

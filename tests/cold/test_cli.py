@@ -22,15 +22,18 @@ def test_remember_recall_history_forget(tmp_path: Path) -> None:
     first = _run("remember", "Lives in Oslo", "--slot", "city", "--tag", "profile", *who, *emb)
     assert first.startswith("added\t")
     key = first.split("\t")[1]
-    rejected = _run("remember", "Lives in Bergen", *who, *emb)
-    assert rejected.startswith("rejected\t-\tno stable tag")
+    args = ["memory", "remember", "Lives in Bergen", "--tag", "misc", *who, *emb]
+    rejected = CliRunner().invoke(main, args)
+    assert rejected.exit_code == 1
+    assert rejected.output.startswith("Error: not remembered (rejected): no stable tag among")
+    assert rejected.output.count("\n") == 1
     second = _run("remember", "Lives in Bergen", "--slot", "city", "--tag", "profile", *who, *emb)
     assert second.startswith(f"updated\t{key}\t")
     lines = _run("recall", "where she lives", "--json", *who, *emb).splitlines()
     assert [json.loads(line)["text"] for line in lines] == ["Lives in Bergen"]
     history = _run("history", key, *who, *emb).splitlines()
     assert [h.split("\t")[-1] for h in history] == ["Lives in Oslo", "Lives in Bergen"]
-    assert "keys=1 versions=2" in _run("forget", "--yes", *who, *emb)
+    assert "keys=1 versions=2" in _run("forget-facts", "--yes", *who, *emb)
     assert _run("recall", "live", *who, *emb) == ""
 
 
@@ -45,6 +48,8 @@ def test_re_embed_command(tmp_path: Path) -> None:
 
 
 def test_bad_principal_is_a_clean_error(tmp_path: Path) -> None:
-    args = ["memory", "recall", "x", "--tenant", "../x", "--user", "u", "--embedder", "hash"]
-    result = CliRunner().invoke(main, [*args, "--url", f"sqlite:///{tmp_path}/m.db"])
+    url = ["--url", f"sqlite:///{tmp_path}/m.db", "--embedder", "hash"]
+    _run("remember", "Plays the cello", "--tenant", "acme", "--user", "bob", *url)
+    args = ["memory", "recall", "x", "--tenant", "../x", "--user", "u"]
+    result = CliRunner().invoke(main, [*args, *url])
     assert result.exit_code == 1 and "InvalidInputError" in result.output

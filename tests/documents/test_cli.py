@@ -38,6 +38,7 @@ def test_docs_commands_end_to_end(tmp_path: Path) -> None:
 
 
 def test_docs_errors_are_one_line(tmp_path: Path) -> None:
+    _run(tmp_path, "init")
     result = CliRunner().invoke(
         main, ["docs", "read", "../etc/passwd", "--tenant", "acme", "--home", str(tmp_path)]
     )

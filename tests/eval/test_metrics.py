@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engram.eval import load_locomo
-from engram.eval._context import Packer, render
+from engram.eval._context import Packer, header, line, render
 from engram.eval._data import Turn
 from engram.eval._metrics import all_found_at, any_found_at, mean, ndcg_at, recall, recall_at
 from engram.eval._tokens import default_counter
@@ -82,16 +82,31 @@ def test_rendering_escapes_block_delimiters() -> None:
     assert len(text.splitlines()) == 4
 
 
-def test_packed_tokens_equal_the_count_of_the_rendered_block(data_root: Path) -> None:
+def _assert_packs_exactly_and_greedily(turns: list[Turn], budgets: tuple[int, ...]) -> None:
     counter = default_counter()
-    conversation = load_locomo(data_root)[0]
-    packer = Packer(conversation.turns, counter)
-    ranked = [t.id for t in conversation.turns][::5]
-    for budget in (500, 2000):
+    packer = Packer(turns, counter)
+    ranked = [t.id for t in turns][::-1]
+    for budget in budgets:
         packed = packer.pack(ranked, budget)
         assert packed.tokens == counter.count([packer.text(packed)])[0] <= budget
-        assert budget - packed.tokens < 60
-    assert packer.full().tokens == counter.count([render(conversation.turns)])[0]
+        assert 0 < len(packed.ids) < len(turns)
+        sessions = {t.session for t in turns if t.id in packed.ids}
+        for turn in (t for t in turns if t.id not in packed.ids):  # each left out did not fit
+            cost = counter.count([line(turn) + "\n"])[0]
+            if turn.session not in sessions:
+                cost += counter.count([header(turn) + "\n"])[0]
+            assert packed.tokens + cost > budget, turn.id
+    assert packer.full().tokens == counter.count([render(turns)])[0]
+
+
+def test_packed_tokens_equal_the_count_of_the_rendered_block(fixture_data: Path) -> None:
+    turns = list(load_locomo(fixture_data)[0].turns)
+    full = Packer(turns, default_counter()).full().tokens
+    _assert_packs_exactly_and_greedily(turns, (full // 4, full // 2, full - 1))
+
+
+def test_real_packed_tokens_equal_the_count_of_the_rendered_block(real_data: Path) -> None:
+    _assert_packs_exactly_and_greedily(list(load_locomo(real_data)[0].turns), (500, 2000))
 
 
 def test_embedding_cache_persists_and_checks_the_model(tmp_path: Path) -> None:

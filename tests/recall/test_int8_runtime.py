@@ -78,18 +78,59 @@ def _exact_and_onnx(codes: Any, activations: Any) -> tuple[Any, Any]:
     return exact, session.run(None, {"x": activations})[0]
 
 
-def test_pair_safe_codes_never_saturate_the_int8_kernel() -> None:
-    weights = _local.BertWeights.load(_local.locate_model_dir()).layers[0].up_w[:, :256]
-    codes, scales = pair_safe_codes(weights)
-    # Worst case per column: 255 where the code is positive (all same-sign pairs at full size).
-    worst = np.where(codes.T > 0, 255, 0).astype(np.uint8)
-    exact, got = _exact_and_onnx(codes, worst)
-    assert np.array_equal(np.diag(exact), np.diag(got).astype(np.int64))
-    assert np.abs(codes.astype(np.float32) * scales - weights).max() <= scales.max() / 2 + 1e-7
-    # Full-range codes (the usual int8) do saturate: the check above can fail.
-    full = np.full((4, 2), 127, np.int8)
-    exact, got = _exact_and_onnx(full, np.full((1, 4), 255, np.uint8))
-    assert got[0, 0] < exact[0, 0]
+INT16_MAX = 2**15 - 1
+
+
+def _extreme_pair_sums(codes: Any) -> tuple[Any, Any]:
+    """Largest and smallest ``a_k q_k + a_k+1 q_k+1`` over every uint8 activation pair.
+
+    onnxruntime's AVX2 uint8 x int8 kernel adds these two products in one signed 16-bit
+    lane before widening (VNNI kernels add them in 32 bits); this is the arithmetic
+    alone, so the check holds, and can fail, the same on every CPU.
+    """
+    wide = codes.astype(np.int64)
+    even, odd = wide[0::2], wide[1::2]
+    high = 255 * (np.maximum(even, 0) + np.maximum(odd, 0))
+    low = 255 * (np.minimum(even, 0) + np.minimum(odd, 0))
+    return high, low
+
+
+@pytest.fixture(scope="module")
+def up_weights() -> Any:
+    return _local.BertWeights.load(_local.locate_model_dir()).layers[0].up_w[:, :256]
+
+
+def test_pair_safe_codes_keep_every_pair_sum_inside_int16(up_weights: Any) -> None:
+    codes, _ = pair_safe_codes(up_weights)
+    high, low = _extreme_pair_sums(codes)
+    assert high.max() <= INT16_MAX and low.min() >= -INT16_MAX - 1
+    # The usual full-range int8 codes break the bound: the check above can fail.
+    full = np.clip(np.rint(up_weights / (np.abs(up_weights).max(axis=0) / 127)), -127, 127)
+    assert _extreme_pair_sums(full.astype(np.int8))[0].max() > INT16_MAX
+
+
+def test_pair_safe_codes_use_the_range_the_bound_allows(up_weights: Any) -> None:
+    codes, scales = pair_safe_codes(up_weights)
+    wide = np.abs(codes.astype(np.int64))
+    same_sign = np.sign(codes[0::2]) == np.sign(codes[1::2])
+    pairs = np.where(same_sign, wide[0::2] + wide[1::2], np.maximum(wide[0::2], wide[1::2]))
+    widest = np.maximum(pairs.max(axis=0), wide.max(axis=0))
+    assert widest.min() >= 126 and widest.max() <= 128  # 127 steps, up to one of rounding
+    # Within half a step of the float weights, column by column.
+    error = np.abs(codes.astype(np.float32) * scales - up_weights)
+    assert np.all(error <= scales / 2 + 1e-7)
+
+
+def test_the_int8_kernel_multiplies_pair_safe_codes_exactly(up_weights: Any) -> None:
+    codes, _ = pair_safe_codes(up_weights)
+    # Per column, the activations that push its pair sums to either extreme, plus noise.
+    positive = np.where(codes.T > 0, 255, 0)
+    negative = np.where(codes.T < 0, 255, 0)
+    noise = np.random.default_rng(0).integers(0, 256, size=(16, codes.shape[0]))
+    activations = np.concatenate([positive, negative, noise]).astype(np.uint8)
+    exact, got = _exact_and_onnx(codes, activations)
+    assert np.array_equal(got.astype(np.int64), exact)
+    assert np.abs(exact).max() > INT16_MAX  # totals leave int16: only the pairs must not
 
 
 def test_plan_keeps_named_products_in_float_and_corrects_the_shift() -> None:

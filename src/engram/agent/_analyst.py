@@ -79,6 +79,8 @@ class ThreadStatus:
     approval: dict[str, Any] | None
     publication: dict[str, Any] | None
     checkpoint_id: str | None
+    uses_memory: bool = False
+    """The thread was started with a memory layer (see :class:`MarketAnalyst`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +118,14 @@ def _plain(value: Any) -> dict[str, Any] | None:
 
 
 def stage_of(snapshot: StateSnapshot) -> Stage:
-    """Derive a thread's stage from its latest checkpoint."""
+    """Derive a thread's stage from its latest checkpoint.
+
+    ``snapshot.next`` lists only the step's tasks that still have to run: when every
+    task of the step has finished (its writes are saved as pending writes of the
+    checkpoint, as after a crash before the next checkpoint, or in a thread forked
+    from an earlier checkpoint) it is empty although the graph has not ended. The
+    step's ``tasks`` tell the two apart: a finished graph has none left.
+    """
     values = cast(AnalystState, snapshot.values)
     if values.get("publication"):
         return "published"
@@ -124,7 +133,7 @@ def stage_of(snapshot: StateSnapshot) -> Stage:
         approval = values.get("approval")
         approved = approval and approval["draft_hash"] == values.get("draft_hash")
         return "approved" if approved else "awaiting_approval"
-    if snapshot.next:
+    if snapshot.next or snapshot.tasks:
         return "interrupted"
     return "out_of_scope" if values.get("route") == "out_of_scope" else "done"
 
@@ -147,6 +156,7 @@ def to_status(thread_id: str, snapshot: StateSnapshot) -> ThreadStatus:
         approval=_plain(v.get("approval")),
         publication=_plain(v.get("publication")),
         checkpoint_id=snapshot.config["configurable"].get("checkpoint_id"),
+        uses_memory=bool(v.get("uses_memory", False)),
     )
 
 
@@ -202,7 +212,9 @@ class MarketAnalyst:
     With an open ``memory`` (:class:`engram.memory.Memory`), the planner gets the
     user's recalled facts and the project's conventions, and after publish the brief
     is filed under the user's ``users/<user>/research/`` and the user's stated facts are
-    remembered.
+    remembered. A thread records whether it was started with memory: one that was is
+    only resumed or approved with memory (:class:`ConfigError` otherwise), one that was
+    not files nothing.
     Constructing it touches nothing; each call opens what it needs.
     """
 
@@ -287,6 +299,7 @@ class MarketAnalyst:
             "user_id": principal.user_id,
             "user_facts": list(user_facts),
             "conventions": list(conventions),
+            "uses_memory": self.memory is not None,
         }
         with self._graph() as graph:
             if graph.get_state(config).values:  # the same answer whoever holds the id
@@ -301,6 +314,7 @@ class MarketAnalyst:
         config = self._config(principal, thread_id)
         with self._graph() as graph:
             snapshot = self._owned(graph, principal, config)
+            self._check_memory(to_status(thread_id, snapshot))
             if stage_of(snapshot) in ("interrupted", "approved"):
                 self._stream(graph, None, config, on_event)
                 snapshot = graph.get_state(config)
@@ -320,6 +334,7 @@ class MarketAnalyst:
         config = self._config(principal, thread_id)
         with self._graph() as graph:
             snapshot = self._owned(graph, principal, config)
+            self._check_memory(to_status(thread_id, snapshot))
             stage = stage_of(snapshot)
             if stage == "awaiting_approval":
                 current = str(snapshot.values["draft_hash"])
@@ -366,11 +381,23 @@ class MarketAnalyst:
             )
         return [*user_facts, *found.facts], [*conventions, *found.conventions]
 
+    def _check_memory(self, status: ThreadStatus) -> None:
+        """A thread started with memory is only continued with memory (or its brief would
+        silently never be filed)."""
+        if status.uses_memory and self.memory is None:
+            raise ConfigError(
+                f"thread {status.thread_id!r} was started with memory: continue it with a "
+                "memory layer (MarketAnalyst(memory=...); on the command line, without --no-memory)"
+            )
+
     def _after_publish(
         self, principal: Principal, status: ThreadStatus, on_event: EventSink | None
     ) -> None:
-        """File the published brief and remember the user's stated facts (outside the loop)."""
-        if self.memory is None or status.stage != "published" or status.draft is None:
+        """File the published brief and remember the user's stated facts (outside the loop),
+        for a thread that was started with memory."""
+        if self.memory is None or not status.uses_memory:
+            return
+        if status.stage != "published" or status.draft is None:
             return
         paths = file_research(
             self.memory, principal, status.tickers, status.draft, status.thread_id

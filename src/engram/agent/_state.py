@@ -48,6 +48,8 @@ class AnalystState(TypedDict, total=False):
     user_id: str
     user_facts: list[str]
     conventions: list[str]
+    uses_memory: bool
+    """Started with a memory layer: its approval files the brief and remembers facts."""
     route: Route
     tickers: list[str]
     plan: list[str]

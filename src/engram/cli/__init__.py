@@ -16,6 +16,7 @@ from engram.errors import EngramError
 COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._eval",
     "engram.cli._agent",
+    "engram.cli._demo",
     "engram.cli._threads",
     "engram.cli._memory",
     "engram.cli._layer",
@@ -25,13 +26,15 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 class _Group(click.Group):
-    """Turns engram's own errors into a one-line message and exit code 1."""
+    """Turns engram's own errors into a one-line message and exit code 1 (a driver's
+    multi-line message is folded onto that line)."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except EngramError as exc:
-            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+            message = " ".join(str(exc).split())
+            raise click.ClickException(f"{type(exc).__name__}: {message}") from exc
         except UnicodeError as exc:  # an argument that is not valid text (bad UTF-8 bytes)
             raise click.ClickException("InvalidInputError: an argument is not valid text") from exc
 

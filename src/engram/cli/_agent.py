@@ -1,4 +1,4 @@
-"""``engram agent ...`` and ``engram demo``: the Market Analyst from the command line.
+"""``engram agent ...``: the Market Analyst from the command line.
 
 A thin skin over :class:`engram.agent.MarketAnalyst`: each ``agent`` command is
 the kebab-case name of one of its methods. The principal comes from ``--tenant``
@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shlex
-import subprocess
-import sys
-import uuid
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,29 +18,26 @@ from typing import Any
 import click
 
 from engram._principal import Principal
-from engram.agent import DURABILITY, MarketAnalyst, StepEvent, ThreadStatus
+from engram.agent import MarketAnalyst, StepEvent, ThreadStatus
 from engram.cli._embedding import embedder_option, embedder_or_none
-from engram.config import DEFAULT_HOME
-from engram.errors import ConflictError
-from engram.memory import Locations, Memory
-from engram.stores.hot import Threads, open_checkpointer
+from engram.cli._existing import existing_home, existing_url
+from engram.cli._options import home_option, tenant_option, user_option
+from engram.config import default_url
+from engram.errors import ConflictError, InvalidInputError
+from engram.memory import Memory
 
 DEMO_TENANT = "demo"
 DEMO_USER = "analyst"
 
-_home = click.option(
-    "--home",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=DEFAULT_HOME,
-    show_default=True,
-    envvar="ENGRAM_HOME",
-    help="Folder of the embedded default (checkpoints.db, outbox.db).",
-)
+_home = home_option("checkpoints.db, outbox.db and, with memory, the other tiers")
 _hot_url = click.option(
+    "--url",
     "--hot-url",
+    "hot_url",
     default=None,
     envvar="ENGRAM_HOT_URL",
-    help="Checkpoint store URL (default: sqlite:///<home>/checkpoints.db).",
+    show_envvar=True,
+    help="Hot tier (checkpoint store) URL (default: sqlite:///<home>/checkpoints.db).",
 )
 _model = click.option(
     "--model",
@@ -53,23 +46,48 @@ _model = click.option(
     envvar="ENGRAM_AGENT_MODEL",
     help="'offline' (rule-based, no LLM) or any LangChain 'provider:model'.",
 )
-_tenant = click.option("--tenant", default=DEMO_TENANT, show_default=True, envvar="ENGRAM_TENANT")
-_user = click.option("--user", default=DEMO_USER, show_default=True, envvar="ENGRAM_USER")
+_tenant = tenant_option(default=DEMO_TENANT)
+_user = user_option(default=DEMO_USER)
 _json = click.option("--json", "as_json", is_flag=True, help="Print the thread status as JSON.")
-_memory_flag = click.option(
-    "--memory/--no-memory",
-    "use_memory",
-    default=False,
-    help="Recall facts and conventions from the memory layer under --home before planning; "
-    "file the brief and remember stated facts after publish.",
-)
 _memory_embedder = embedder_option(
     "minilm", "Embedder of the memory layer (with --memory).", keyword_only=True
 )
 
 
 def _use_memory(func: Callable[..., Any]) -> Callable[..., Any]:
-    return _memory_flag(_memory_embedder(func))
+    """``--memory/--no-memory`` for a new thread (default: memory)."""
+    flag = click.option(
+        "--memory/--no-memory",
+        "use_memory",
+        default=True,
+        show_default=True,
+        help="Recall facts and conventions from the memory layer under --home before "
+        "planning; file the brief and remember stated facts after publish. The thread "
+        "remembers it.",
+    )
+    return flag(_memory_embedder(func))
+
+
+def _thread_memory(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--memory/--no-memory`` for an existing thread (default: as it was started)."""
+    flag = click.option(
+        "--memory/--no-memory",
+        "use_memory",
+        default=None,
+        help="Continue with the memory layer or without (default: as the thread was started).",
+    )
+    return flag(_memory_embedder(func))
+
+
+def _memory_of(
+    analyst: MarketAnalyst, principal: Principal, thread_id: str, asked: bool | None
+) -> bool:
+    """Whether to open memory for an existing thread: as it was started, never otherwise."""
+    started = analyst.status(principal, thread_id).uses_memory
+    if asked is not None and asked != started:
+        how = "with" if started else "without"
+        raise ConflictError(f"thread {thread_id!r} was started {how} memory; drop the flag")
+    return started
 
 
 def _options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -82,6 +100,12 @@ def _analyst(
     home: Path, hot_url: str | None, model: str, memory: Memory | None = None
 ) -> MarketAnalyst:
     return MarketAnalyst(home=home, hot_url=hot_url, model=model, memory=memory)
+
+
+def _existing(home: Path, hot_url: str | None, model: str) -> MarketAnalyst:
+    """The analyst over a hot tier that exists: a command on a thread creates no store."""
+    existing_url(hot_url or default_url("hot", home), "hot-tier store")
+    return _analyst(home, hot_url, model)
 
 
 @contextmanager
@@ -168,11 +192,11 @@ def run_cmd(
 
 @agent.command("resume")
 @click.argument("thread_id")
-@_use_memory
+@_thread_memory
 @_options
 def resume_cmd(
     thread_id: str,
-    use_memory: bool,
+    use_memory: bool | None,
     embedder: str,
     home: Path,
     hot_url: str | None,
@@ -185,24 +209,36 @@ def resume_cmd(
 
     Example: engram agent resume t1
     """
-    with _memory(home, use_memory, embedder) as memory:
+    principal = Principal(tenant, user)
+    started = _memory_of(_existing(home, hot_url, model), principal, thread_id, use_memory)
+    with _memory(home, started, embedder) as memory:
         status = _analyst(home, hot_url, model, memory).resume(
-            Principal(tenant, user), thread_id, on_event=None if as_json else _echo_event
+            principal, thread_id, on_event=None if as_json else _echo_event
         )
     print_status(status, as_json)
 
 
 @agent.command("approve")
 @click.argument("thread_id")
-@click.option("--draft-hash", default=None, help="Hash (or 8+ char prefix) of the draft you read.")
+@click.option(
+    "--draft-hash",
+    default=None,
+    help="SHA-256 of the draft you read, or its first 8+ hex digits (agent status --draft).",
+)
+@click.option(
+    "--approve-unseen",
+    is_flag=True,
+    help="Publish whatever the paused draft is, without naming its hash (not recommended).",
+)
 @click.option("--approver", default=None, help="Who approves (default: the user).")
-@_use_memory
+@_thread_memory
 @_options
 def approve_cmd(
     thread_id: str,
     draft_hash: str | None,
+    approve_unseen: bool,
     approver: str | None,
-    use_memory: bool,
+    use_memory: bool | None,
     embedder: str,
     home: Path,
     hot_url: str | None,
@@ -213,17 +249,42 @@ def approve_cmd(
 ) -> None:
     """Approve the paused draft of a thread and publish it (exactly once).
 
+    The approval names the draft you read by its hash, so a draft that changed since
+    is refused.
+
     Example: engram agent approve t1 --draft-hash 38bfd73a6dfe
     """
-    with _memory(home, use_memory, embedder) as memory:
+    pinned = _draft_hash(draft_hash, approve_unseen, thread_id)
+    principal = Principal(tenant, user)
+    started = _memory_of(_existing(home, hot_url, model), principal, thread_id, use_memory)
+    with _memory(home, started, embedder) as memory:
         status = _analyst(home, hot_url, model, memory).approve(
-            Principal(tenant, user),
+            principal,
             thread_id,
-            draft_hash=draft_hash,
+            draft_hash=pinned,
             approver=approver,
             on_event=None if as_json else _echo_event,
         )
     print_status(status, as_json)
+
+
+_HASH_PREFIX = re.compile(r"[0-9a-f]{8,64}")
+
+
+def _draft_hash(draft_hash: str | None, approve_unseen: bool, thread_id: str) -> str | None:
+    """The hash prefix to pin, or ``None`` only when the approval is explicitly unseen."""
+    if draft_hash is None and not approve_unseen:
+        raise InvalidInputError(
+            f"name the draft you approve: --draft-hash <hash> (engram agent status {thread_id} "
+            "--draft shows it), or --approve-unseen"
+        )
+    if draft_hash is None:
+        return None
+    if approve_unseen:
+        raise InvalidInputError("--draft-hash and --approve-unseen exclude each other")
+    if not _HASH_PREFIX.fullmatch(draft_hash.lower()):
+        raise InvalidInputError(f"--draft-hash must be 8 to 64 hex digits, got {draft_hash!r}")
+    return draft_hash.lower()
 
 
 @agent.command("status")
@@ -244,7 +305,7 @@ def status_cmd(
 
     Example: engram agent status t1 --draft
     """
-    status = _analyst(home, hot_url, model).status(Principal(tenant, user), thread_id)
+    status = _existing(home, hot_url, model).status(Principal(tenant, user), thread_id)
     print_status(status, as_json, show_draft)
 
 
@@ -264,7 +325,7 @@ def history_cmd(
 
     Example: engram agent history t1
     """
-    infos = _analyst(home, hot_url, model).history(Principal(tenant, user), thread_id)
+    infos = _existing(home, hot_url, model).history(Principal(tenant, user), thread_id)
     if as_json:
         click.echo(json.dumps([dataclasses.asdict(i) for i in infos], indent=1))
         return
@@ -288,7 +349,10 @@ def publications_cmd(
 
     Example: engram agent publications --tenant demo --user analyst
     """
-    rows = _analyst(home, hot_url, model).publications(Principal(tenant, user))
+    existing_home(home)
+    analyst = _analyst(home, hot_url, model)
+    found = analyst.ledger.path.is_file()  # no outbox yet: nothing was published
+    rows = analyst.publications(Principal(tenant, user)) if found else []
     if as_json:
         click.echo(json.dumps([dataclasses.asdict(r) for r in rows], indent=1))
         return
@@ -296,177 +360,6 @@ def publications_cmd(
         click.echo(f"{row.published_at}  {row.thread_id}  key {row.idempotency_key[:12]}")
 
 
-DEMO_REQUEST = (
-    "Compare NVDA and AMD: which looks stronger this half-year? "
-    "I'm a conservative investor and I want a competitor analysis."
-)
-DEMO_FOLLOW_UP = "Update my NVDA analysis"
-DEMO_CONVENTIONS = ("Every brief ends with the data-set disclaimer",)
-CONVENTIONS_PATH = "conventions/briefs.md"
-
-
-def _say(title: str, text: str = "") -> None:
-    click.secho(f"\n== {title}", bold=True)
-    if text:
-        click.echo(text)
-
-
-def _indent(text: str, prefix: str = "  | ") -> str:
-    return "\n".join(prefix + line for line in text.rstrip().splitlines())
-
-
-def _approve_in_new_process(
-    home: Path, hot_url: str | None, principal: Principal, status: ThreadStatus, embedder: str
-) -> str:
-    """Run ``python -m engram agent approve`` in a child process and return its output."""
-    assert status.draft_hash is not None
-    cmd = [sys.executable, "-m", "engram", "agent", "approve", status.thread_id]
-    cmd += ["--home", str(home.resolve()), "--tenant", principal.tenant_id]
-    cmd += ["--user", principal.user_id, "--draft-hash", status.draft_hash[:12], "--memory"]
-    cmd += ["--embedder", embedder]
-    if hot_url:
-        cmd += ["--hot-url", hot_url]
-    click.echo("$ python -m engram " + " ".join(shlex.quote(c) for c in cmd[3:]))
-    child = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if child.returncode != 0:
-        raise ConflictError(f"the approving process failed: {child.stderr.strip()}")
-    return child.stdout
-
-
-@click.command("demo")
-@click.option("--thread", "thread_id", default=None, help="Thread id (default: a new one).")
-@_home
-@_hot_url
-@_tenant
-@_user
-@_memory_embedder
-def demo(
-    thread_id: str | None, home: Path, hot_url: str | None, tenant: str, user: str, embedder: str
-) -> None:
-    """Run the Market Analyst story on the embedded default, narrating each tier.
-
-    Run, pause for approval, approve from a new process, publish exactly once, show
-    the checkpoint history and what was remembered, recall it in a second thread,
-    then erase the user from every tier. Uses the offline rule-based model (no LLM).
-
-    Example: engram demo --home /tmp/engram-demo
-    """
-    principal = Principal(tenant, user)
-    where = Locations.embedded(home)
-    if hot_url:
-        where = dataclasses.replace(where, hot_url=hot_url)
-    with Memory(where, embedder=embedder_or_none(embedder)) as memory:
-        analyst = MarketAnalyst(home=home, hot_url=hot_url, memory=memory)
-        thread_id = thread_id or f"demo-{uuid.uuid4().hex[:8]}"
-        _demo_first_thread(analyst, memory, home, hot_url, principal, thread_id, embedder)
-        _demo_second_thread(analyst, memory, principal, f"{thread_id}-next")
-        _demo_erasure(analyst, memory, principal)
-
-
-def _demo_first_thread(
-    analyst: MarketAnalyst,
-    memory: Memory,
-    home: Path,
-    hot_url: str | None,
-    principal: Principal,
-    thread_id: str,
-    embedder: str,
-) -> None:
-    where = memory.where
-    _say(
-        "engram demo: the Market Analyst (offline rule-based model, no LLM)",
-        f"principal {principal.tenant_id}/{principal.user_id}, thread {thread_id}\n"
-        f"hot tier:  {analyst.hot_url} (LangGraph checkpoints, durability={DURABILITY!r})\n"
-        f"cold tier: {where.cold_url} (long-term facts, versions, FTS + vectors)\n"
-        f"documents: {where.documents} (Markdown files, index {where.index_path})\n"
-        f"outbox:    {analyst.ledger.path} (publications keyed by idempotency key)",
-    )
-    conventions = "# Briefs\n\n" + "".join(f"- {c}\n" for c in DEMO_CONVENTIONS)
-    memory.documents.write(principal, CONVENTIONS_PATH, conventions)
-    _say(
-        "1. Documents tier: the project's conventions, read by the planner",
-        f"{CONVENTIONS_PATH}:\n{_indent(conventions)}",
-    )
-    _say(f"2. Run: {DEMO_REQUEST!r} (memory recalled first; working memory: the messages)")
-    status = analyst.run(principal, DEMO_REQUEST, thread_id=thread_id, on_event=_echo_event)
-    _narrate_pause(status)
-    _say(f"3. A new process (pid != {os.getpid()}) approves the exact draft and publishes")
-    click.echo(_indent(_approve_in_new_process(home, hot_url, principal, status, embedder)))
-    _narrate_publication(analyst, principal, thread_id)
-    _say("5. Checkpoint history of the thread (hot tier)")
-    print_history(analyst.history(principal, thread_id))
-    _narrate_size(analyst.hot_url, principal, thread_id)
-    _say("6. Cold tier: facts remembered after publish, with their provenance")
-    for fact in memory.facts(principal, include_history=False):
-        prov = fact.provenance
-        click.echo(
-            f"  - {fact.text}\n    (thread {prov.thread_id}, checkpoint {prov.checkpoint_id})"
-        )
-    filed = memory.documents.list(principal, f"users/{principal.user_id}/research/**")
-    click.echo(f"  documents tier: {', '.join(i.path for i in filed)}")
-
-
-def _demo_second_thread(
-    analyst: MarketAnalyst, memory: Memory, principal: Principal, thread_id: str
-) -> None:
-    _say(f"7. A second thread {thread_id}: {DEMO_FOLLOW_UP!r}")
-    status = analyst.run(principal, DEMO_FOLLOW_UP, thread_id=thread_id, on_event=_echo_event)
-    click.echo("  plan:")
-    click.echo(_indent("\n".join(status.plan)))
-    block = memory.recall(principal, DEMO_FOLLOW_UP, 600)
-    click.echo(f"  context block recalled for it ({block.tokens_used} of 600 tokens):")
-    click.echo(_indent(block.text))
-
-
-def _demo_erasure(analyst: MarketAnalyst, memory: Memory, principal: Principal) -> None:
-    _say("8. Erasure: forget the user in every tier and the outbox (engram forget)")
-    report = memory.forget(principal)
-    click.echo(_indent(json.dumps(report.to_json(), indent=1)))
-    left = memory.export(principal)
-    published = analyst.publications(principal)
-    click.echo(
-        f"  export afterwards: {len(left['facts'])} facts, {len(left['documents'])} documents, "
-        f"{len(left['threads'])} threads; outbox: {len(published)} publications"
-    )
-
-
-def _narrate_size(hot_url: str, principal: Principal, thread_id: str) -> None:
-    with open_checkpointer(hot_url) as saver:
-        (size,) = Threads(saver).sizes([thread_id], principal)
-    click.echo(
-        f"  {size.checkpoints} checkpoints, {size.writes} pending writes, {size.blobs} blobs: "
-        f"{size.total_bytes:,} bytes (prune with: engram threads prune)"
-    )
-
-
-def _narrate_pause(status: ThreadStatus) -> None:
-    review = status.review or {}
-    _say(
-        "   Paused before `publish` (interrupt_before): a human must approve this exact draft",
-        f"stage: {status.stage}; reviewer (no run history): {review.get('verdict')} "
-        f"score {review.get('score')}; draft hash {str(status.draft_hash)[:12]}",
-    )
-    click.echo(_indent(status.draft or ""))
-
-
-def _narrate_publication(analyst: MarketAnalyst, principal: Principal, thread_id: str) -> None:
-    status = analyst.status(principal, thread_id)
-    rows = [r for r in analyst.publications(principal) if r.thread_id == thread_id]
-    _say(
-        "4. Published exactly once",
-        f"this process now reads stage {status.stage!r}; outbox rows for the thread: {len(rows)}",
-    )
-    again = analyst.resume(principal, thread_id)
-    assert status.draft is not None
-    rerun = analyst.ledger.publish(principal, thread_id, status.draft, "demo-rerun")
-    rows = [r for r in analyst.publications(principal) if r.thread_id == thread_id]
-    click.echo(
-        f"resume again -> stage {again.stage!r}; re-running the publish write -> "
-        f"created={rerun.created} (same key {rerun.idempotency_key[:12]}); outbox rows: {len(rows)}"
-    )
-
-
 def register(main: click.Group) -> None:
-    """Add ``engram agent ...`` and ``engram demo`` to the CLI."""
+    """Add ``engram agent ...`` to the CLI."""
     main.add_command(agent)
-    main.add_command(demo)

@@ -17,7 +17,9 @@ import click
 
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
-from engram.config import DEFAULT_HOME, default_documents_root
+from engram.cli._existing import existing_folder
+from engram.cli._options import home_option, tenant_option, user_option
+from engram.config import default_documents_root
 from engram.errors import InvalidInputError
 from engram.stores.documents import open_documents, setup_documents, sync
 
@@ -33,26 +35,24 @@ def _options(command: F) -> F:
             default=None,
             help="Folder holding one document root per tenant (default: HOME/documents).",
         ),
-        click.option(
-            "--home",
-            type=click.Path(file_okay=False, path_type=Path),
-            default=DEFAULT_HOME,
-            show_default=True,
-            help="engram home (the index lives in HOME/index/).",
-        ),
-        click.option("--user", default="cli", show_default=True, help="User id acting."),
-        click.option("--tenant", required=True, help="Tenant id: whose documents."),
+        home_option("documents/ (unless --root) and the index in index/"),
+        user_option(default="cli"),
+        tenant_option(),
     ):
         command = decorator(command)
     return command
 
 
 @contextmanager
-def _store(opts: dict[str, Any]) -> Iterator[tuple[Any, Principal]]:
+def _store(opts: dict[str, Any], *, create: bool = False) -> Iterator[tuple[Any, Principal]]:
+    """The file store; only ``create`` (init, write) may start a new document root."""
     principal = Principal(opts.pop("tenant"), opts.pop("user"))
     embedder = embedder_or_none(opts.pop("embedder"))
-    root = opts.pop("root") or default_documents_root(opts["home"])
-    with open_documents(root, home=opts.pop("home"), embedder=embedder) as store:
+    root, home = opts.pop("root"), opts.pop("home")
+    root = root or default_documents_root(home)
+    if not create:
+        existing_folder(root, "document root")
+    with open_documents(root, home=home, embedder=embedder) as store:
         yield store, principal
 
 
@@ -78,7 +78,7 @@ def init(**opts: Any) -> None:
 
     Example: engram docs init --tenant acme
     """
-    with _store(opts) as (store, principal):
+    with _store(opts, create=True) as (store, principal):
         for path in store.init(principal):
             click.echo(f"created {path}")
 
@@ -97,7 +97,7 @@ def write(
     Example: echo "# Rates" | engram docs write research/rates.md --tenant acme --meta title=Rates
     """
     body = sys.stdin.read() if text is None else text
-    with _store(opts) as (store, principal):
+    with _store(opts, create=True) as (store, principal):
         info = store.write(principal, path, body, _metadata(meta), overwrite=not no_overwrite)
         click.echo(f"wrote {info.path} ({info.size} bytes)")
 

@@ -17,6 +17,8 @@ import click
 
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
+from engram.cli._existing import existing_home
+from engram.cli._options import home_option, tenant_option, user_option
 from engram.config import DEFAULT_HOME
 from engram.memory import Memory
 
@@ -30,23 +32,22 @@ def _options(command: F) -> F:
             "Embedding model (keep the one the memory was written with).",
             keyword_only=True,
         ),
-        click.option("--url", default=None, help="All tiers on one PostgreSQL URL."),
-        click.option(
-            "--home",
-            type=click.Path(path_type=Path, file_okay=False),
-            default=None,
-            envvar="ENGRAM_HOME",
-            help=f"Folder of the embedded default (default: {DEFAULT_HOME}).",
-        ),
-        click.option("--user", required=True, envvar="ENGRAM_USER", help="User id."),
-        click.option("--tenant", required=True, envvar="ENGRAM_TENANT", help="Tenant id."),
+        click.option("--url", default=None, help="All tiers on one PostgreSQL URL (not --home)."),
+        home_option("every tier, unless --url", default=None),
+        user_option(),
+        tenant_option(),
     ):
         command = decorator(command)
     return command
 
 
 @contextmanager
-def _memory(home: Path | None, url: str | None, embedder: str) -> Iterator[Memory]:
+def _memory(
+    home: Path | None, url: str | None, embedder: str, *, create: bool = False
+) -> Iterator[Memory]:
+    """The memory layer; only ``create`` (a write) may start a new embedded home."""
+    if url is None and not create:
+        existing_home(home or DEFAULT_HOME)
     with Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory:
         yield memory
 
@@ -78,12 +79,13 @@ def remember_cmd(
 ) -> None:
     """Remember OBSERVATION about the user (write policy, redaction, consolidation).
 
-    Prints what happened: added, updated, ignored, held (for review) or rejected, and why.
+    Prints what happened: added, updated or ignored, and why; a write that is rejected or
+    held for review exits with status 1 and says why.
 
     Example: engram remember "Prefers conservative risk" --slot risk --tag preference
     --tenant acme --user alice
     """
-    with _memory(home, url, embedder) as memory:
+    with _memory(home, url, embedder, create=True) as memory:
         result = memory.remember(
             Principal(tenant, user),
             observation,
@@ -93,7 +95,14 @@ def remember_cmd(
             checkpoint_id=checkpoint_id,
             message_ids=message_ids,
         )
+    _refused(result.action, result.reason)
     click.echo(f"{result.action}: {result.reason or '-'} (key {result.key or '-'})")
+
+
+def _refused(action: str, reason: str | None) -> None:
+    """A write the policy rejected or held for review exits 1 with one line saying why."""
+    if action in ("rejected", "held"):
+        raise click.ClickException(f"not remembered ({action}): {reason or '-'}")
 
 
 @click.command("recall")

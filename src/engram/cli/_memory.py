@@ -10,13 +10,17 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option
+from engram.cli._existing import existing_url
+from engram.cli._options import home_option, tenant_option, user_option
 from engram.config import default_url
+from engram.errors import NotFoundError
 from engram.policy import PoisoningGuard, WritePolicy
 from engram.recall import embedder_from_name
 from engram.stores.cold import LongTermStore, MemoryRecord, open_store
@@ -24,22 +28,33 @@ from engram.stores.cold import LongTermStore, MemoryRecord, open_store
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+_url = click.option(
+    "--url", default=None, help="Cold tier URL (default: sqlite:///<home>/memory.db)."
+)
+_home = home_option("its memory.db is the cold tier unless --url")
+
+
 def _options(command: F) -> F:
     for decorator in (
         embedder_option("minilm", "Embedding model (must match the store's)."),
-        click.option(
-            "--url", default=None, help=f"Cold tier URL (default: {default_url('cold')})."
-        ),
-        click.option("--user", required=True, help="User id (with --tenant: whose memory)."),
-        click.option("--tenant", required=True, help="Tenant id."),
+        _home,
+        _url,
+        user_option(),
+        tenant_option(),
     ):
         command = decorator(command)
     return command
 
 
 @contextmanager
-def _store(url: str | None, embedder: str | None) -> Iterator[LongTermStore]:
+def _store(
+    url: str | None, home: Path, embedder: str | None, *, create: bool = False
+) -> Iterator[LongTermStore]:
+    """The cold tier at ``url`` (or under ``home``); only ``create`` (a write) may start
+    a new store."""
     chosen = embedder_from_name(embedder) if embedder else None
+    url = url or default_url("cold", home)
+    url = url if create else existing_url(url, "cold-tier store")
     with open_store(
         url, embedder=chosen, policy=WritePolicy(guard=PoisoningGuard(chosen))
     ) as store:
@@ -60,7 +75,14 @@ def memory() -> None:
 
 @memory.command("remember")
 @click.argument("text")
-@click.option("--tag", "tags", multiple=True, help="A stable tag (preference, profile...).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    default=("fact",),
+    show_default=True,
+    help="A stable tag (fact, preference, profile...).",
+)
 @click.option("--slot", default=None, help="What the fact is about; a new value supersedes.")
 @click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
 @click.option("--source", type=click.Choice(["user", "tool", "policy", "agent"]), default="user")
@@ -76,15 +98,16 @@ def remember(
     tenant: str,
     user: str,
     url: str | None,
+    home: Path,
     embedder: str,
 ) -> None:
     """Remember a fact through the default write policy; prints what happened
-    (added/updated/deleted/noop/rejected/held) and why.
+    (added/updated/deleted/noop) and why. A rejected or held write exits with status 1.
 
     Example: engram memory remember "Likes tea" --tag preference --tenant acme --user alice
     """
     ttl = None if ttl_days is None else timedelta(days=ttl_days)
-    with _store(url, embedder) as store:
+    with _store(url, home, embedder, create=True) as store:
         result = store.remember(
             Principal(tenant, user),
             text,
@@ -94,6 +117,8 @@ def remember(
             source=source,
             ttl=ttl,
         )
+    if result.action in ("rejected", "held"):
+        raise click.ClickException(f"not remembered ({result.action}): {result.reason or '-'}")
     key = result.record.key if result.record else (result.previous.key if result.previous else "-")
     click.echo(f"{result.action}\t{key}\t{result.reason or ''}")
 
@@ -116,13 +141,14 @@ def recall(
     tenant: str,
     user: str,
     url: str | None,
+    home: Path,
     embedder: str,
 ) -> None:
     """Recall the facts that best answer QUERY, best first, with their scores.
 
     Example: engram memory recall "seat preference" -k 3 --tenant acme --user alice
     """
-    with _store(url, embedder) as store:
+    with _store(url, home, embedder) as store:
         found = store.recall(
             Principal(tenant, user), query, k=k, tags=tags, as_of=as_of, min_score=min_score
         )
@@ -136,32 +162,42 @@ def recall(
 @memory.command("history")
 @click.argument("key")
 @_options
-def history(key: str, tenant: str, user: str, url: str | None, embedder: str) -> None:
+def history(key: str, tenant: str, user: str, url: str | None, home: Path, embedder: str) -> None:
     """Show every version of one fact, oldest first.
 
     Example: engram memory history 3f2a9c --tenant acme --user alice
     """
-    with _store(url, None) as store:
-        for record in store.history(Principal(tenant, user), key):
-            click.echo(_line(record))
+    with _store(url, home, None) as store:
+        versions = store.history(Principal(tenant, user), key)
+    if not versions:
+        raise NotFoundError(f"no fact {key!r} for {tenant}/{user}")
+    for record in versions:
+        click.echo(_line(record))
 
 
-@memory.command("forget")
-@click.option("--key", "keys", multiple=True, help="Only these keys (default: everything).")
+@memory.command("forget-facts")
+@click.option("--key", "keys", multiple=True, help="Only these keys (default: every fact).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @_options
-def forget(
-    keys: tuple[str, ...], yes: bool, tenant: str, user: str, url: str | None, embedder: str
+def forget_facts(
+    keys: tuple[str, ...],
+    yes: bool,
+    tenant: str,
+    user: str,
+    url: str | None,
+    home: Path,
+    embedder: str,
 ) -> None:
-    """Erase a user's facts (or only --key ones) and print the erasure report.
+    """Erase a user's long-term facts only (or only --key ones) and print the report;
+    threads and documents stay (``engram forget`` erases the user from every tier).
 
-    Example: engram memory forget --tenant acme --user alice --yes
+    Example: engram memory forget-facts --tenant acme --user alice --yes
     """
     if not yes:
         click.confirm(
-            f"Erase {'the given keys' if keys else 'all'} of {tenant}/{user}?", abort=True
+            f"Erase {'the given facts' if keys else 'every fact'} of {tenant}/{user}?", abort=True
         )
-    with _store(url, None) as store:
+    with _store(url, home, None) as store:
         report = store.forget(Principal(tenant, user), list(keys) or None)
     click.echo(
         f"keys={report.keys} versions={report.versions} vectors={report.vectors} "
@@ -170,16 +206,32 @@ def forget(
     )
 
 
+@memory.command(
+    "forget", hidden=True, context_settings={"ignore_unknown_options": True}, add_help_option=False
+)
+@click.argument("ignored", nargs=-1, type=click.UNPROCESSED)
+def forget_renamed(ignored: tuple[str, ...]) -> None:
+    """The old name, kept only to say where it went (it erased facts alone).
+
+    Example: engram memory forget-facts --tenant acme --user alice --yes
+    """
+    raise click.UsageError(
+        "engram memory forget is now engram memory forget-facts (long-term facts only); "
+        "engram forget erases the user from every tier"
+    )
+
+
 @memory.command("re-embed")
-@click.option("--url", default=None, help=f"Cold tier URL (default: {default_url('cold')}).")
+@_url
+@_home
 @embedder_option("minilm", "The new embedding model.")
 @click.option("--batch-size", type=int, default=256, show_default=True)
-def re_embed(url: str | None, embedder: str, batch_size: int) -> None:
+def re_embed(url: str | None, home: Path, embedder: str, batch_size: int) -> None:
     """Re-embed every stored fact with a new embedding model.
 
     Example: engram memory re-embed --embedder minilm
     """
-    with _store(url, None) as store:
+    with _store(url, home, None) as store:
         done = store.re_embed(embedder_from_name(embedder), batch_size=batch_size)
     click.echo(f"re-embedded {done} versions")
 

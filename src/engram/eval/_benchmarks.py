@@ -57,7 +57,8 @@ LONGMEMEVAL = Spec(
 
 
 def limit_questions(haystacks: Sequence[Conversation], limit: int | None) -> list[Conversation]:
-    """Keep the first ``limit`` questions overall (and only the haystacks they need)."""
+    """Keep the first ``limit`` scored questions overall (and only the haystacks they need);
+    questions without evidence are never scored, so they do not count."""
     if limit is None:
         return list(haystacks)
     out = []
@@ -65,7 +66,7 @@ def limit_questions(haystacks: Sequence[Conversation], limit: int | None) -> lis
     for conversation in haystacks:
         if left <= 0:
             break
-        questions = conversation.questions[:left]
+        questions = tuple(q for q in conversation.questions if q.evidence)[:left]
         left -= len(questions)
         out.append(Conversation(conversation.id, conversation.turns, questions))
     return out

@@ -1,7 +1,8 @@
 """Loaders for the public benchmarks: LoCoMo (``locomo10.json``) and the LongMemEval oracle sample.
 
 The data is never copied into the repository: it is read from a folder given on the
-command line, from ``$ENGRAM_EVAL_DATA``, or from ``../shared/data`` next to the checkout.
+command line, from ``$ENGRAM_EVAL_DATA``, or from ``../shared/data`` next to the checkout
+(LoCoMo: CC BY-NC 4.0; LongMemEval: MIT; see the README, Benchmark data).
 Only the conversations, questions and evidence ids are read; LoCoMo's own
 summaries and observations are ignored (they are not the user's data).
 """
@@ -60,16 +61,32 @@ class Conversation:
 
 
 def default_data_root() -> Path:
-    """The benchmark folder: ``$ENGRAM_EVAL_DATA``, else ``../shared/data`` beside the repo."""
-    env = os.environ.get(DATA_ENV)
-    if env:
-        return Path(env)
-    candidates = [Path.cwd() / ".." / "shared" / "data"]
-    candidates += [p / ".." / "shared" / "data" for p in Path(__file__).resolve().parents]
-    for candidate in candidates:
+    """The benchmark folder: ``$ENGRAM_EVAL_DATA``, else ``../shared/data`` beside the
+    working directory or beside the checkout engram runs from.
+
+    Raises :class:`ConfigError` when ``$ENGRAM_EVAL_DATA`` names no folder, or when it is
+    unset and neither default folder exists.
+    """
+    named = os.environ.get(DATA_ENV)
+    if named:
+        root = Path(named).expanduser()
+        if not root.is_dir():
+            raise ConfigError(f"${DATA_ENV}={named} is not a folder")
+        return root
+    for candidate in [Path.cwd().parent / "shared" / "data", *_beside_checkout()]:
         if candidate.is_dir():
             return candidate.resolve()
-    return candidates[0]
+    raise ConfigError(
+        f"no benchmark data: pass --data or set ${DATA_ENV} to the folder holding {LOCOMO_FILE}"
+        f" and {LONGMEMEVAL_FILE} (see the README, Benchmark data)"
+    )
+
+
+def _beside_checkout() -> list[Path]:
+    """``../shared/data`` next to the source checkout (the folder with ``pyproject.toml``)."""
+    here = Path(__file__).resolve()
+    roots = [p for p in here.parents if (p / "pyproject.toml").is_file()]
+    return [roots[0].parent / "shared" / "data"] if roots else []
 
 
 def resolve(path: Path | None, relative: Path) -> Path:

@@ -301,12 +301,24 @@ def _connect_kwargs() -> dict[str, Any]:
 
 
 @contextmanager
+def _opening() -> Iterator[None]:
+    """Driver errors while connecting or setting up become one :class:`BackendError`."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise BackendError(f"PostgreSQL hot tier unavailable: {exc}") from exc
+
+
+@contextmanager
 def open_sync(url: StoreURL, options: SaverOptions) -> Iterator[PostgresSaver]:
     """LangGraph's ``PostgresSaver`` on ``url``, set up (sealed when ``options`` say so)."""
     cls = SealedPostgresSaver if options.sealed else EngramPostgresSaver
-    with Connection.connect(url.dsn, **_connect_kwargs()) as conn:
+    with _opening():
+        conn = Connection.connect(url.dsn, **_connect_kwargs())
+    with conn:
         saver = cls(conn, serde=options.serde)
-        saver.setup()
+        with _opening():
+            saver.setup()
         yield saver
 
 
@@ -314,9 +326,12 @@ def open_sync(url: StoreURL, options: SaverOptions) -> Iterator[PostgresSaver]:
 async def open_async(url: StoreURL, options: SaverOptions) -> AsyncIterator[AsyncPostgresSaver]:
     """LangGraph's ``AsyncPostgresSaver`` on ``url``, set up (sealed when asked)."""
     cls = AsyncSealedPostgresSaver if options.sealed else AsyncEngramPostgresSaver
-    async with await AsyncConnection.connect(url.dsn, **_connect_kwargs()) as conn:
+    with _opening():
+        conn = await AsyncConnection.connect(url.dsn, **_connect_kwargs())
+    async with conn:
         saver = cls(conn, serde=options.serde)
-        await saver.setup()
+        with _opening():
+            await saver.setup()
         yield saver
 
 

@@ -1,0 +1,100 @@
+"""One vocabulary across command groups: ``--home``, ``--url``, ``--tenant``, ``--user`` with
+the same meaning everywhere, and ``ENGRAM_HOME`` / ``ENGRAM_TENANT`` / ``ENGRAM_USER`` shown
+in ``--help`` and honoured by every group."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from engram.cli import main
+
+VARIABLES = {"home": "ENGRAM_HOME", "tenant": "ENGRAM_TENANT", "user": "ENGRAM_USER"}
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for name, command in sorted(group.commands.items()):
+        if command.hidden:
+            continue
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*prefix, name))
+        else:
+            yield (*prefix, name)
+
+
+def _command(path: tuple[str, ...]) -> click.Command:
+    command: click.Command = main
+    for name in path:
+        assert isinstance(command, click.Group)
+        command = command.commands[name]
+    return command
+
+
+PRINCIPAL_COMMANDS = [
+    p for p in _commands(main) if any(o.name == "tenant" for o in _command(p).params)
+]
+
+
+def test_the_principal_commands_are_every_group_but_eval() -> None:
+    groups = {p[0] if len(p) > 1 else "(top)" for p in PRINCIPAL_COMMANDS}
+    assert groups == {"(top)", "agent", "docs", "memory", "threads"}
+    assert len(PRINCIPAL_COMMANDS) > 25
+
+
+@pytest.mark.parametrize("path", PRINCIPAL_COMMANDS, ids=" ".join)
+def test_every_principal_command_takes_home_tenant_user_from_the_same_variables(
+    path: tuple[str, ...],
+) -> None:
+    options = {o.name: o for o in _command(path).params if isinstance(o, click.Option)}
+    for name, variable in VARIABLES.items():
+        assert name in options, f"engram {' '.join(path)} has no --{name}"
+        assert options[name].envvar == variable and options[name].show_envvar
+        assert options[name].opts[0] == f"--{name}"
+    result = CliRunner().invoke(main, [*path, "--help"])
+    assert result.exit_code == 0
+    for variable in VARIABLES.values():
+        assert variable in result.output
+
+
+def test_every_group_honours_the_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "elsewhere"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ENGRAM_HOME", str(home))
+    monkeypatch.setenv("ENGRAM_TENANT", "acme")
+    monkeypatch.setenv("ENGRAM_USER", "alice")
+    monkeypatch.delenv("ENGRAM_HOT_URL", raising=False)
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(main, list(args))
+        assert result.exit_code == 0, f"{args}: {result.output}"
+        return result.output
+
+    assert run("remember", "I live in Oslo", "--embedder", "hash").startswith("added")
+    assert "I live in Oslo" in run("memory", "recall", "Oslo", "--embedder", "hash")
+    run("agent", "run", "Compare NVDA and AMD", "--thread", "t1", "--embedder", "hash")
+    listed = run("threads", "list-threads")
+    assert listed.startswith("t1\tacme/alice\t")
+    run("docs", "write", "notes/today.md", "--text", "# Today\n\nOslo weather\n")
+    assert "notes/today.md" in run("docs", "list")
+    exported = json.loads(run("export", "--embedder", "hash"))
+    assert exported["principal"] == {"tenant_id": "acme", "user_id": "alice"}
+    assert [t["thread_id"] for t in exported["threads"]] == ["t1"]
+    assert not (tmp_path / ".engram").exists() and (home / "checkpoints.db").is_file()
+
+
+def test_memory_forget_was_renamed_to_say_its_reach(tmp_path: Path) -> None:
+    url = ["--url", f"sqlite:///{tmp_path / 'm.db'}", "--tenant", "a", "--user", "b"]
+    added = CliRunner().invoke(
+        main, ["memory", "remember", "Likes tea", *url, "--embedder", "hash"]
+    )
+    assert added.exit_code == 0, added.output
+    old = CliRunner().invoke(main, ["memory", "forget", "--yes", *url])
+    assert old.exit_code == 2
+    assert "engram memory forget-facts" in old.output and "engram forget erases" in old.output
+    new = CliRunner().invoke(main, ["memory", "forget-facts", "--yes", *url])
+    assert new.exit_code == 0 and new.output.startswith("keys=1 ")
