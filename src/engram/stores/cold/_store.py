@@ -28,6 +28,7 @@ from langgraph.store.base import (
 )
 
 from engram._principal import Principal
+from engram._retry import on_conflict
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
 from engram.recall import (
@@ -50,7 +51,14 @@ from engram.stores.cold._consolidation import (
     RuleResolver,
 )
 from engram.stores.cold._sweeper import Sweeper
-from engram.stores.cold.contract import ChangeSet, Closure, ColdBackend, NewVersion, Scan
+from engram.stores.cold.contract import (
+    ChangeSet,
+    Closure,
+    ColdBackend,
+    NewVersion,
+    Scan,
+    Vector,
+)
 from engram.stores.cold.records import (
     ForgetReport,
     MemoryRecord,
@@ -198,7 +206,8 @@ class LongTermStore(BaseStore):
             else pipe.text_of(op.value, op.index or self.options.index_fields)
         )
         ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
-        self._store(namespace, op.key, dict(op.value), text, ttl=ttl)
+        value, vector = dict(op.value), self._embed(text)
+        on_conflict(lambda: self._store(namespace, op.key, value, text, ttl=ttl, vector=vector))
 
     def _list(self, op: ListNamespacesOp) -> list[Namespace]:
         conditions = op.match_conditions or ()
@@ -227,15 +236,38 @@ class LongTermStore(BaseStore):
         ttl: timedelta | None = None,
         expires_at: datetime | None = None,
         fields: Mapping[str, Any] | None = None,
+        vector: Vector | None = None,
     ) -> tuple[MemoryRecord, MemoryRecord | None]:
-        """Write a new version of ``key``, superseding the current one; return both."""
-        now = self.now()
-        previous = self.backend.heads(namespace, [key]).get(key)
+        """Write a new version of ``key`` (its vector embedded from ``text`` already),
+        superseding the current one; return both."""
+        with self.backend.atomically(namespace):
+            now = self.now()
+            previous = self.backend.heads(namespace, [key]).get(key)
+            record = self._version(
+                namespace, key, value, text, now, previous, ttl, expires_at, fields
+            )
+            closures = (Closure(previous.id, record.valid_from, record.id),) if previous else ()
+            inserts = (NewVersion(record, vector),)
+            self.backend.apply(ChangeSet(inserts=inserts, closures=closures))
+        return record, previous
+
+    def _version(
+        self,
+        namespace: Namespace,
+        key: str,
+        value: dict[str, Any],
+        text: str,
+        now: datetime,
+        previous: MemoryRecord | None,
+        ttl: timedelta | None,
+        expires_at: datetime | None,
+        fields: Mapping[str, Any] | None,
+    ) -> MemoryRecord:
         extra = dict(fields or {})
         valid_from = utc(extra.pop("valid_from", None) or now)
         if ttl is not None:
             expires_at = now + ttl
-        record = MemoryRecord(
+        return MemoryRecord(
             id=self._new_id(),
             namespace=namespace,
             key=key,
@@ -249,10 +281,9 @@ class LongTermStore(BaseStore):
             embedding_model=self.embedder.model_id if self.embedder and text else None,
             **extra,
         )
-        vector = self.embedder.embed([text])[0] if self.embedder and text else None
-        closures = (Closure(previous.id, valid_from, record.id),) if previous else ()
-        self.backend.apply(ChangeSet(inserts=(NewVersion(record, vector),), closures=closures))
-        return record, previous
+
+    def _embed(self, text: str) -> Vector | None:
+        return self.embedder.embed([text])[0] if self.embedder and text else None
 
     def put_many(self, items: Sequence[tuple[Namespace, str, Mapping[str, Any]]]) -> int:
         """Bulk insert of new ``(namespace, key, value)`` items in one embedding call and
@@ -326,13 +357,29 @@ class LongTermStore(BaseStore):
         note, refusal = self._screen(note)
         if refusal is not None:
             return refusal
+        vector = self._embed(note.text)
         if key is not None:
+            return on_conflict(lambda: self._write_key(note, key, vector))
+        return on_conflict(lambda: self._consolidate(note, vector))
+
+    def _write_key(self, note: _Note, key: str, vector: Vector | None) -> WriteResult:
+        with self.backend.atomically(note.namespace):
             exists = key in self.backend.heads(note.namespace, [key])
             resolution = Resolution(Action.UPDATE if exists else Action.ADD, key, "explicit key")
-        else:
-            fact = Fact(note.text, note.slot, note.tags)
-            resolution = self.resolver.resolve(fact, self._neighbours(note))
-        return self._enact(note, resolution)
+            return self._enact(note, resolution, vector)
+
+    def _consolidate(self, note: _Note, vector: Vector | None) -> WriteResult:
+        """Decide against the neighbours and write, both while holding the namespace: the
+        resolver (perhaps a model) runs first outside, and again inside only if the
+        neighbours changed meanwhile."""
+        fact = Fact(note.text, note.slot, note.tags)
+        seen = self._neighbours(note, vector)
+        resolution = self.resolver.resolve(fact, seen)
+        with self.backend.atomically(note.namespace):
+            current = self._neighbours(note, vector)
+            if [e.record.id for e in current] != [e.record.id for e in seen]:
+                resolution = self.resolver.resolve(fact, current)
+            return self._enact(note, resolution, vector)
 
     def update(self, target: Target, key: str, text: str, **fields: Any) -> WriteResult:
         """Write a new version of an existing ``key`` (the old one stays in history)."""
@@ -493,15 +540,14 @@ class LongTermStore(BaseStore):
             return redacted, WriteResult("rejected", reason=reason, redactions=redacted.redactions)
         return redacted, None
 
-    def _neighbours(self, note: _Note) -> list[Existing]:
+    def _neighbours(self, note: _Note, qvec: Vector | None) -> list[Existing]:
         view = View(self.now())
         scan = Scan(note.namespace, view)
         n = self.options.consolidation_neighbours
         slot = parse_filter({"slot": note.slot}) if note.slot else ()
         same_slot = self.backend.scan(Scan(note.namespace, view, slot, limit=n)) if slot else []
         sims: dict[str, float] = {}
-        if self.embedder is not None:
-            qvec = self.embedder.embed([note.text])[0]
+        if self.embedder is not None and qvec is not None:
             sims = dict(self.backend.vector_candidates(scan, qvec, self.embedder.model_id, n))
         ids = [i for i in self.backend.keyword_candidates(scan, note.text, n) if i not in sims]
         near = self.backend.fetch([*sims, *ids])
@@ -514,7 +560,7 @@ class LongTermStore(BaseStore):
                 out.append(Existing(record, sims.get(record.id, 0.0)))
         return out
 
-    def _enact(self, note: _Note, resolution: Resolution) -> WriteResult:
+    def _enact(self, note: _Note, resolution: Resolution, vector: Vector | None) -> WriteResult:
         target = resolution.target
         if resolution.action in (Action.ADD, Action.UPDATE):
             key = target or self._new_id()
@@ -526,6 +572,7 @@ class LongTermStore(BaseStore):
                 ttl=note.ttl,
                 expires_at=note.expires_at,
                 fields=note.fields(),
+                vector=vector,
             )
             action: WriteAction = "updated" if previous is not None else "added"
             evicted = self._enforce_cap(note.namespace, key)
