@@ -60,6 +60,7 @@ from engram.stores.cold import (
     backend_for,
 )
 from engram.stores.documents import DocumentStore
+from engram.stores.documents.markdown import render, split_front_matter
 from engram.stores.hot import Threads, open_checkpointer
 from engram.tokens import TokenCounter
 
@@ -70,6 +71,7 @@ DEFAULT_BUDGET = 800
 """Tokens a context block may take when the caller does not say."""
 
 _PAGE = 500
+_REVIEW_HEAD = "# Writes held for review\n\n"
 
 
 def _utcnow() -> datetime:
@@ -237,11 +239,13 @@ class Memory:
         entry = held_entry(
             self.now(), redact(text, self.policy.redact_kinds)[0], reason, provenance
         )
-        body = "# Writes held for review\n\n"
-        if self.documents.exists(principal, path):
-            body = self.documents.read(principal, path).content
         meta = {"user_id": principal.user_id, "kind": "review"}
-        self.documents.write(principal, path, body.rstrip("\n") + "\n" + entry + "\n", meta)
+
+        def append(text: str | None) -> str:
+            body = _REVIEW_HEAD if text is None else split_front_matter(text)[1]
+            return render(body.rstrip("\n") + "\n" + entry + "\n", meta)
+
+        self.documents.update_text(principal, path, append)
 
     def profile(self, principal: Principal, as_of: datetime | None = None) -> list[MemoryRecord]:
         """The user's profile facts (tagged profile / preference / constraint), newest first."""

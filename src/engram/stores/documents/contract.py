@@ -9,22 +9,30 @@ Two backends: plain files under a root per tenant with a SQLite FTS5 index
 Paths are relative POSIX paths (``research/rates.md``); metadata is the document's
 YAML front matter. Every call names the :class:`~engram.Principal` it acts for; the
 documents belong to its tenant.
+
+No concurrent write is lost: a read-modify-write goes through
+:meth:`DocumentStore.update_text`, which writes with ``expected=`` (the digest of
+what it read: compare-and-swap) and runs the edit again on the newer text when
+another writer saved first. Backends also let it hold off the others meanwhile
+(:meth:`DocumentStore.exclusive`), so writers take turns instead of retrying.
 """
 
 from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from engram._principal import Principal
+from engram._retry import on_conflict
 from engram.config import AppRole
-from engram.errors import ConflictError
+from engram.errors import ConflictError, NotFoundError, StaleWriteError
 from engram.recall import Embedder
-from engram.stores.documents.markdown import render, split_front_matter
+from engram.stores.documents.markdown import parse_text, render, split_front_matter
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
 
@@ -92,10 +100,18 @@ class DocumentStore(ABC):
 
     @abstractmethod
     def write_text(
-        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+        self,
+        principal: Principal,
+        path: str,
+        text: str,
+        *,
+        overwrite: bool = True,
+        expected: str | None = None,
     ) -> DocumentInfo:
-        """Store ``text`` at ``path`` atomically (ConflictError if it exists and not
-        ``overwrite``)."""
+        """Store ``text`` at ``path`` atomically. ConflictError if it exists and not
+        ``overwrite``; StaleWriteError if ``expected`` (a :attr:`DocumentInfo.digest`,
+        see :func:`digest_of`) is given and the document is missing or has another
+        digest: someone else wrote it since it was read."""
 
     @abstractmethod
     def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
@@ -145,6 +161,35 @@ class DocumentStore(ABC):
         """Write ``content`` with ``metadata`` as YAML front matter."""
         return self.write_text(principal, path, render(content, metadata), overwrite=overwrite)
 
+    def update_text(
+        self, principal: Principal, path: str, edit: Callable[[str | None], str]
+    ) -> DocumentInfo:
+        """Read-modify-write ``path`` without losing anyone's write: ``edit`` gets the
+        current text (``None`` when there is no document) and returns the new one; it
+        runs again on the newer text whenever another writer saved first. An error
+        ``edit`` raises leaves the document as it was."""
+        with self.exclusive(principal, path):
+            return on_conflict(lambda: self._update_once(principal, path, edit))
+
+    def _update_once(
+        self, principal: Principal, path: str, edit: Callable[[str | None], str]
+    ) -> DocumentInfo:
+        try:
+            current = self.read_text(principal, path)
+        except NotFoundError:
+            text = edit(None)
+            try:
+                return self.write_text(principal, path, text, overwrite=False)
+            except ConflictError as exc:
+                raise StaleWriteError(f"{path}: created by another writer meanwhile") from exc
+        return self.write_text(principal, path, edit(current), expected=digest_of(current))
+
+    def exclusive(self, principal: Principal, path: str) -> AbstractContextManager[None]:
+        """Keep other writers of ``path`` waiting while the block runs (what
+        :meth:`update_text` holds). Only an optimisation: ``expected=`` keeps writes
+        safe without it. The default holds nothing."""
+        return nullcontext()
+
     def exists(self, principal: Principal, path: str) -> bool:
         """Whether a document or directory exists at ``path``."""
         return self.is_dir(principal, path) or bool(self.list(principal, path))
@@ -190,6 +235,12 @@ class DocumentEngine(Protocol):
         """Create or migrate the schema (and application role) as an admin; return the
         location the application opens."""
         ...
+
+
+def digest_of(text: str) -> str:
+    """The :attr:`DocumentInfo.digest` of a document whose text is ``text`` (what
+    ``write_text(..., expected=...)`` compares)."""
+    return parse_text(text).digest
 
 
 def sync(source: DocumentStore, target: DocumentStore, principal: Principal) -> SyncReport:
