@@ -21,13 +21,13 @@ from contextlib import contextmanager
 from engram.errors import BackendError
 
 LOCK_NAME = ".engram.lock"
-_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FLAGS = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _BUSY = (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
 
 
 def _open(root_fd: int) -> int:
     try:
-        return os.open(LOCK_NAME, _FLAGS, 0o600, dir_fd=root_fd)
+        return os.open(LOCK_NAME, _FLAGS, 0o644, dir_fd=root_fd)  # flock needs no write access
     except OSError as exc:
         raise BackendError(f"cannot open the document lock: {exc.strerror}") from exc
 

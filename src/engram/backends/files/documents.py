@@ -39,6 +39,7 @@ from engram.backends.files._safepath import (
 )
 from engram.config import DEFAULT_HOME, AppRole, default_documents_root
 from engram.errors import (
+    BackendError,
     EngramError,
     InvalidInputError,
     NotFoundError,
@@ -147,6 +148,12 @@ class FileDocumentStore(DocumentStore):
                 remove_temps(root)
         self._recovered.add(tenant)
 
+    def _try_recover(self, tenant: str) -> None:
+        """:meth:`_recover` if it can: a missing root has nothing to recover, and a
+        folder this process may not write (read-only) is still readable."""
+        with suppress(NotFoundError, BackendError):
+            self._recover(tenant)
+
     def _tenants_held(self) -> set[str]:
         held: set[str] | None = getattr(self._holding, "tenants", None)
         if held is None:
@@ -160,8 +167,7 @@ class FileDocumentStore(DocumentStore):
         if tenant in held:
             yield
             return
-        with suppress(NotFoundError):
-            self._recover(tenant)
+        self._try_recover(tenant)
         with (
             open_root(self._base, tenant, create=True) as root,
             exclusive(root, self._lock_timeout),
@@ -185,8 +191,7 @@ class FileDocumentStore(DocumentStore):
             yield root, parent
 
     def read_text(self, principal: Principal, path: str) -> str:
-        with suppress(NotFoundError):
-            self._recover(principal.tenant_id)
+        self._try_recover(principal.tenant_id)
         parts = split_path(path)
         with self._parent(principal, path, parts) as (_, parent):
             data, _ = read_bytes(parent, parts[-1])
@@ -214,9 +219,9 @@ class FileDocumentStore(DocumentStore):
                 _check_digest(parent, parts[-1], expected, path)
             write_atomic(parent, parts[-1], data, overwrite=overwrite)
             info = lstat(parent, parts[-1])
-        if info is None:  # removed by someone else right after the write
-            raise NotFoundError(f"{path}: removed while being written")
-        record = self._index_bytes(principal.tenant_id, join(parts), info, data)
+            if info is None:  # removed by hand right after the write
+                raise NotFoundError(f"{path}: removed while being written")
+            record = self._index_bytes(principal.tenant_id, join(parts), info, data)
         return DocumentInfo(record.path, record.size, record.digest)
 
     def _index_bytes(
@@ -286,8 +291,7 @@ class FileDocumentStore(DocumentStore):
         """Bring the index up to date: ``stat`` every file, read only the changed ones."""
         tenant = principal.tenant_id
         self._refreshed[tenant] = time.monotonic()
-        with suppress(NotFoundError):
-            self._recover(tenant)
+        self._try_recover(tenant)
         known = self._index.stats(tenant)
         checked = read = reindexed = 0
         try:
