@@ -50,6 +50,7 @@ from engram.stores.cold._consolidation import (
     Resolver,
     RuleResolver,
 )
+from engram.stores.cold._note import Note
 from engram.stores.cold._sweeper import Sweeper
 from engram.stores.cold.contract import (
     ChangeSet,
@@ -340,7 +341,7 @@ class LongTermStore(BaseStore):
         ``slot`` names what the fact is about (``"home_city"``): a new fact in a
         slot supersedes the old one. An explicit ``key`` always updates that key.
         """
-        note = _Note(
+        note = Note(
             pipe.namespace_of(target),
             text,
             slot,
@@ -362,13 +363,13 @@ class LongTermStore(BaseStore):
             return on_conflict(lambda: self._write_key(note, key, vector))
         return on_conflict(lambda: self._consolidate(note, vector))
 
-    def _write_key(self, note: _Note, key: str, vector: Vector | None) -> WriteResult:
+    def _write_key(self, note: Note, key: str, vector: Vector | None) -> WriteResult:
         with self.backend.atomically(note.namespace):
             exists = key in self.backend.heads(note.namespace, [key])
             resolution = Resolution(Action.UPDATE if exists else Action.ADD, key, "explicit key")
             return self._enact(note, resolution, vector)
 
-    def _consolidate(self, note: _Note, vector: Vector | None) -> WriteResult:
+    def _consolidate(self, note: Note, vector: Vector | None) -> WriteResult:
         """Decide against the neighbours and write, both while holding the namespace: the
         resolver (perhaps a model) runs first outside, and again inside only if the
         neighbours changed meanwhile."""
@@ -523,7 +524,7 @@ class LongTermStore(BaseStore):
             if i in records
         ]
 
-    def _screen(self, note: _Note) -> tuple[_Note, WriteResult | None]:
+    def _screen(self, note: Note) -> tuple[Note, WriteResult | None]:
         if not note.text or not note.text.strip():
             raise InvalidInputError("a memory needs non-empty text")
         if self.policy is None:
@@ -540,7 +541,7 @@ class LongTermStore(BaseStore):
             return redacted, WriteResult("rejected", reason=reason, redactions=redacted.redactions)
         return redacted, None
 
-    def _neighbours(self, note: _Note, qvec: Vector | None) -> list[Existing]:
+    def _neighbours(self, note: Note, qvec: Vector | None) -> list[Existing]:
         view = View(self.now())
         scan = Scan(note.namespace, view)
         n = self.options.consolidation_neighbours
@@ -560,7 +561,7 @@ class LongTermStore(BaseStore):
                 out.append(Existing(record, sims.get(record.id, 0.0)))
         return out
 
-    def _enact(self, note: _Note, resolution: Resolution, vector: Vector | None) -> WriteResult:
+    def _enact(self, note: Note, resolution: Resolution, vector: Vector | None) -> WriteResult:
         target = resolution.target
         if resolution.action in (Action.ADD, Action.UPDATE):
             key = target or self._new_id()
@@ -604,41 +605,6 @@ class LongTermStore(BaseStore):
         doomed = doomed[: len(rows) - cap]
         self.backend.erase(namespace, list(doomed))
         return doomed
-
-
-@dataclass(frozen=True, slots=True)
-class _Note:
-    """A fact on its way into the store (after the caller, before the backend)."""
-
-    namespace: Namespace
-    text: str
-    slot: str | None
-    extra: dict[str, Any]
-    tags: tuple[str, ...]
-    source: Source
-    sensitivity: Sensitivity
-    importance: float
-    ttl: timedelta | None
-    expires_at: datetime | None
-    valid_from: datetime | None
-    provenance: Provenance
-    redactions: tuple[str, ...] = ()
-
-    def value(self) -> dict[str, Any]:
-        value = {**self.extra, "text": self.text}
-        if self.slot:
-            value["slot"] = self.slot
-        return value
-
-    def fields(self) -> dict[str, Any]:
-        return {
-            "tags": self.tags,
-            "source": self.source,
-            "sensitivity": self.sensitivity,
-            "importance": self.importance,
-            "valid_from": self.valid_from,
-            "provenance": self.provenance,
-        }
 
 
 def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:
