@@ -24,7 +24,9 @@ def main(home: Path, marker: Path, path: str, text: str) -> None:
     def stall(fd: int) -> None:
         real_fsync(fd)
         if stat.S_ISREG(os.fstat(fd).st_mode):  # the temp file, not its folder
-            marker.write_text(str(os.getpid()), encoding="utf-8")
+            partial = marker.with_name(marker.name + ".part")
+            partial.write_text(str(os.getpid()), encoding="utf-8")
+            partial.replace(marker)  # whole, or not there yet
             time.sleep(600)
 
     os.fsync = stall

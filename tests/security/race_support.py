@@ -186,3 +186,16 @@ def hold_writes(index: int, where: tuple[str, str], count: int) -> Outcome:
             ),
             count,
         )
+
+
+def put_one_key(index: int, cold_url: str, count: int) -> Outcome:
+    """``count`` LangGraph ``BaseStore.put`` calls on one key of one user."""
+    from engram.recall import HashEmbedder
+    from engram.stores.cold import LongTermStore, backend_for
+
+    store = LongTermStore(backend_for(cold_url), embedder=HashEmbedder())
+    store.setup()
+    try:
+        return calls(lambda n: store.put(USER, "profile", {"text": f"value {index} {n}"}), count)
+    finally:
+        store.close()

@@ -19,6 +19,7 @@ from race_support import (
     hold_writes,
     insert_notes,
     open_documents,
+    put_one_key,
     race,
     remember_in_slot,
     task_line,
@@ -28,12 +29,16 @@ from engram import Memory, Principal
 from engram.stores.cold import LongTermStore, View, backend_for
 from engram.tools import MemoryTool
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(90)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(60)]
 
 ALICE = Principal("acme", "alice")
 WRITES = 50
 EDITS = 100
 HOLDS = 20
+
+
+def _errors(outcomes: list[Outcome]) -> list[str]:
+    return [e for o in outcomes for e in o.errors]
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -64,6 +69,22 @@ def test_one_slot_keeps_one_current_value_under_eight_writers(cold_url: str) -> 
     assert said["added"] + said["updated"] == len(versions)  # none acknowledged and lost
 
 
+def test_puts_to_one_key_keep_one_current_version_under_eight_writers(cold_url: str) -> None:
+    outcomes = race(put_one_key, cold_url, WRITES)
+    store = LongTermStore(backend_for(cold_url))
+    store.setup()
+    try:
+        live = store.records(ALICE, View(store.now()), limit=PROCESSES * WRITES)
+        versions = store.history(ALICE, "profile")
+    finally:
+        store.close()
+    print(f"\n{len(live)} current, {len(versions)} versions, {len(_errors(outcomes))} errors")
+    assert _errors(outcomes) == []
+    assert [r.key for r in live] == ["profile"]
+    assert len(versions) == PROCESSES * WRITES
+    assert len({v.text for v in versions}) == PROCESSES * WRITES
+
+
 # -- documents: every read-modify-write path ------------------------------------------
 
 
@@ -83,10 +104,6 @@ def memory_at(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]
     if request.param == "files":
         return ("files", str(tmp_path / "home"))
     return ("postgres", request.getfixturevalue("postgres_url"))
-
-
-def _errors(outcomes: list[Outcome]) -> list[str]:
-    return [e for o in outcomes for e in o.errors]
 
 
 def test_eight_processes_inserting_into_one_file_lose_nothing(docs_at: tuple[str, str]) -> None:
