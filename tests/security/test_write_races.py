@@ -43,9 +43,14 @@ def _errors(outcomes: list[Outcome]) -> list[str]:
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def cold_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A cold store with its schema set up once (concurrent first setup is no race here)."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'memory.db'}"
-    url: str = request.getfixturevalue("postgres_url")
+        url = f"sqlite:///{tmp_path / 'memory.db'}"
+    else:
+        url = str(request.getfixturevalue("postgres_url"))
+    store = LongTermStore(backend_for(url))
+    store.setup()
+    store.close()
     return url
 
 
