@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
-KERNEL = frozenset({"engram._principal", "engram._validate"})
+KERNEL = frozenset({"engram._principal", "engram._retry", "engram._validate"})
 """Top-level private modules shared by every package of engram."""
 ABOVE_STORES = ("memory", "tools", "agent", "cli", "eval", "context", "server")
 DRIVERS = (

@@ -26,6 +26,7 @@ from engram.errors import (
     PathEscapeError,
     PolicyRejectedError,
     SerializationError,
+    StaleWriteError,
     UnsafeDeserializationError,
 )
 from engram.memory import (
@@ -79,6 +80,7 @@ __all__ = [
     "Recalled",
     "RememberResult",
     "SerializationError",
+    "StaleWriteError",
     "StoreURL",
     "UnsafeDeserializationError",
     "Weights",

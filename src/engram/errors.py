@@ -31,6 +31,11 @@ class ConflictError(EngramError):
     """The operation collides with existing state (e.g. a document already exists)."""
 
 
+class StaleWriteError(ConflictError):
+    """Another writer saved first: the write was based on what it has since replaced
+    (read again and redo the change; engram's own read-modify-writes do)."""
+
+
 class BackendError(EngramError):
     """The storage engine failed; the driver's exception is chained as ``__cause__``."""
 

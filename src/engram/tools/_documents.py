@@ -113,14 +113,34 @@ class MemoryTool:
     def _missing(self, path: str) -> NotFoundError:
         return NotFoundError(f"The path {path} does not exist. Please provide a valid path.")
 
-    def _read(self, path: str) -> str:
+    def _file(self, path: str) -> str:
+        """The relative path of the file ``path`` names (not a directory)."""
         rel = self._rel(path)
         if not rel or self._store.is_dir(self._principal, rel):
             raise InvalidInputError(f"The path {path} is a directory, not a file.")
+        return rel
+
+    def _read(self, path: str) -> str:
+        rel = self._file(path)
         try:
             return self._store.read_text(self._principal, rel)
         except NotFoundError:
             raise self._missing(path) from None
+
+    def _edit(self, path: str, edit: Callable[[str], str]) -> str:
+        """Apply ``edit`` to the file's text without losing a concurrent write (it runs
+        again on the newer text when someone saved first); the text written."""
+        written = ""
+
+        def apply(text: str | None) -> str:
+            nonlocal written
+            if text is None:
+                raise self._missing(path)
+            written = edit(text)
+            return written
+
+        self._store.update_text(self._principal, self._file(path), apply)
+        return written
 
     def execute(self, command: Mapping[str, Any]) -> str:
         """Run one tool call (``{"command": "view", "path": ...}``); errors come back as text."""
@@ -199,23 +219,27 @@ class MemoryTool:
         """Replace the one occurrence of ``old_str``; zero or several is an error."""
         if not old_str:
             raise InvalidInputError("`old_str` must not be empty.")
-        text = self._read(path)
-        starts = _occurrences(text, old_str)
-        if not starts:
-            raise NotFoundError(
-                f"No replacement was performed, old_str `{old_str}` did not appear verbatim "
-                f"in {path}."
-            )
-        if len(starts) > 1:
-            lines = [text.count("\n", 0, start) + 1 for start in starts]
-            raise ConflictError(
-                f"No replacement was performed. Multiple occurrences of old_str `{old_str}` "
-                f"in lines: {lines}. Please ensure it is unique"
-            )
+        line = 0
+
+        def replace(text: str) -> str:
+            nonlocal line
+            starts = _occurrences(text, old_str)
+            if not starts:
+                raise NotFoundError(
+                    f"No replacement was performed, old_str `{old_str}` did not appear "
+                    f"verbatim in {path}."
+                )
+            if len(starts) > 1:
+                lines = [text.count("\n", 0, start) + 1 for start in starts]
+                raise ConflictError(
+                    f"No replacement was performed. Multiple occurrences of old_str "
+                    f"`{old_str}` in lines: {lines}. Please ensure it is unique"
+                )
+            line = text.count("\n", 0, starts[0]) + 1
+            return text.replace(old_str, new_str, 1)
+
         self._screen(path, new_str)
-        edited = text.replace(old_str, new_str, 1)
-        self._store.write_text(self._principal, self._rel(path), edited)
-        line = text.count("\n", 0, starts[0]) + 1
+        edited = self._edit(path, replace)
         return "The memory file has been edited.\n" + self._snippet(path, edited, line, new_str)
 
     def _snippet(self, path: str, text: str, line: int, inserted: str) -> str:
@@ -228,19 +252,8 @@ class MemoryTool:
 
     def insert(self, path: str, insert_line: int, insert_text: str) -> str:
         """Insert ``insert_text`` after line ``insert_line`` (0 inserts at the top)."""
-        text = self._read(path)
-        lines = text.splitlines(keepends=True)
-        if not isinstance(insert_line, int) or not 0 <= insert_line <= len(lines):
-            raise InvalidInputError(
-                f"Invalid `insert_line` parameter: {insert_line}. It should be within the "
-                f"range of lines of the file: [0, {len(lines)}]"
-            )
-        if lines and not lines[-1].endswith("\n") and insert_line == len(lines):
-            lines[-1] += "\n"
         self._screen(path, insert_text)
-        block = insert_text if insert_text.endswith("\n") else insert_text + "\n"
-        edited = "".join([*lines[:insert_line], block, *lines[insert_line:]])
-        self._store.write_text(self._principal, self._rel(path), edited)
+        edited = self._edit(path, lambda text: _inserted(text, insert_line, insert_text))
         return f"The file {path} has been edited.\n" + self._snippet(
             path, edited, insert_line + 1, insert_text
         )
@@ -268,6 +281,20 @@ class MemoryTool:
         except NotFoundError:
             raise self._missing(old_path) from None
         return f"Successfully renamed {old_path} to {new_path}"
+
+
+def _inserted(text: str, insert_line: int, insert_text: str) -> str:
+    """``text`` with ``insert_text`` as new lines after line ``insert_line``."""
+    lines = text.splitlines(keepends=True)
+    if not isinstance(insert_line, int) or not 0 <= insert_line <= len(lines):
+        raise InvalidInputError(
+            f"Invalid `insert_line` parameter: {insert_line}. It should be within the "
+            f"range of lines of the file: [0, {len(lines)}]"
+        )
+    if lines and not lines[-1].endswith("\n") and insert_line == len(lines):
+        lines[-1] += "\n"
+    block = insert_text if insert_text.endswith("\n") else insert_text + "\n"
+    return "".join([*lines[:insert_line], block, *lines[insert_line:]])
 
 
 def _occurrences(text: str, needle: str) -> list[int]:

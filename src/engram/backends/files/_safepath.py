@@ -32,6 +32,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | _CLOEXEC
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+_TEMP_PREFIX, _TEMP_SUFFIX = ".engram-", ".tmp"
 
 
 def _translate(exc: OSError, dir_fd: int, name: str) -> Exception:
@@ -145,8 +146,11 @@ def _check_regular(name: str, info: os.stat_result) -> None:
 
 
 def write_atomic(dir_fd: int, name: str, data: bytes, *, overwrite: bool) -> None:
-    """Write ``data`` to ``name``: temp file, fsync, rename (or link), fsync the directory."""
-    temp = f".engram-{secrets.token_hex(8)}.tmp"
+    """Write ``data`` to ``name``: temp file, fsync, rename (or link), fsync the directory.
+
+    A writer killed half-way leaves its temp file behind: :func:`remove_temps` takes
+    those away."""
+    temp = f"{_TEMP_PREFIX}{secrets.token_hex(8)}{_TEMP_SUFFIX}"
     try:
         fd = os.open(temp, _TEMP_FLAGS, 0o644, dir_fd=dir_fd)
         with os.fdopen(fd, "wb") as handle:
@@ -244,6 +248,36 @@ def walk_files(dir_fd: int, prefix: str = "") -> Iterator[tuple[str, os.stat_res
                 os.close(child)
         elif entry.is_file(follow_symlinks=False):
             yield path, entry.stat(follow_symlinks=False)
+
+
+def remove_temps(dir_fd: int) -> int:
+    """Delete the temp files of :func:`write_atomic` below ``dir_fd`` (call it only while
+    no writer can be half-way: they would lose theirs); returns how many went."""
+    try:
+        return _remove_temps(dir_fd)
+    except OSError as exc:
+        raise BackendError(f"cannot remove leftover temp files: {exc.strerror}") from exc
+
+
+def _remove_temps(dir_fd: int) -> int:
+    with os.scandir(dir_fd) as entries:
+        found = list(entries)
+    removed = 0
+    for entry in found:
+        if _is_temp(entry.name) and entry.is_file(follow_symlinks=False):
+            with suppress(FileNotFoundError):
+                os.unlink(entry.name, dir_fd=dir_fd)
+                removed += 1
+        elif _visible(entry.name) and entry.is_dir(follow_symlinks=False):
+            with suppress(NotFoundError, PathEscapeError), open_dir(dir_fd, (entry.name,)) as child:
+                removed += _remove_temps(child)
+    if removed:
+        os.fsync(dir_fd)
+    return removed
+
+
+def _is_temp(name: str) -> bool:
+    return name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX)
 
 
 def _visible(name: str) -> bool:

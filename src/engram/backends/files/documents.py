@@ -4,6 +4,11 @@ Layout: ``<root>/<tenant_id>/README.md``, ``PROGRESS.md``, ``research/…``. The
 the truth (people read, diff and edit them); the SQLite index under the engram home is
 a cache that each search or listing brings up to date by ``stat`` alone, reading only
 files whose size or mtime changed.
+
+Writers of one tenant take turns on the root's lock (:mod:`engram.backends.files._lock`).
+The first time a store touches a tenant, and on :meth:`FileDocumentStore.compact`, it
+removes the temp files of writers killed half-way, which hold whole documents: only
+while it holds the lock, so never a live writer's.
 """
 
 from __future__ import annotations
@@ -11,31 +16,36 @@ from __future__ import annotations
 import builtins
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from engram._principal import Principal
 from engram.backends.files._index import DocumentIndex, IndexedFile
+from engram.backends.files._lock import exclusive, if_free
 from engram.backends.files._safepath import (
     lstat,
     open_dir,
     open_root,
     read_bytes,
     remove,
+    remove_temps,
     rename,
     walk_files,
     write_atomic,
 )
 from engram.config import DEFAULT_HOME, AppRole, default_documents_root
 from engram.errors import (
+    BackendError,
     EngramError,
     InvalidInputError,
     NotFoundError,
     PathEscapeError,
     SerializationError,
+    StaleWriteError,
 )
 from engram.recall import Embedder
 from engram.stores.documents import (
@@ -84,7 +94,8 @@ class FileDocumentStore(DocumentStore):
     ``<home>/index/documents.db``. Nothing is created until a write or ``init``.
     Searches and listings first bring the index up to date (one ``stat`` per file);
     ``refresh_interval`` (seconds) lets them skip that when the last refresh is more
-    recent, at the price of noticing hand edits that much later.
+    recent, at the price of noticing hand edits that much later. A writer waits up to
+    ``lock_timeout`` seconds for the tenant's lock (BackendError after).
     """
 
     def __init__(
@@ -95,6 +106,7 @@ class FileDocumentStore(DocumentStore):
         index_path: str | Path | None = None,
         embedder: Embedder | None = None,
         refresh_interval: float = 0.0,
+        lock_timeout: float = 30.0,
     ) -> None:
         self._base = Path(root) if root is not None else default_documents_root(home)
         index = Path(index_path) if index_path is not None else Path(home) / "index/documents.db"
@@ -102,6 +114,10 @@ class FileDocumentStore(DocumentStore):
         self._embedded: set[str] = set()
         self._refresh_interval = refresh_interval
         self._refreshed: dict[str, float] = {}
+        self._lock_timeout = lock_timeout
+        self._holding = threading.local()
+        """Tenants whose lock this thread holds: (re)entered without waiting on itself."""
+        self._recovered: set[str] = set()
 
     def root(self, principal: Principal) -> Path:
         """The directory holding ``principal``'s tenant's documents."""
@@ -111,7 +127,56 @@ class FileDocumentStore(DocumentStore):
         self._index.close()
 
     def compact(self) -> bool:
+        """Merge the index and remove every tenant's leftover temp files."""
+        if self._base.is_dir():
+            for tenant in sorted(p.name for p in self._base.iterdir() if p.is_dir()):
+                with suppress(NotFoundError, PathEscapeError, InvalidInputError):
+                    self._recover(tenant, wait=True)
         return self._index.compact()
+
+    def _recover(self, tenant: str, *, wait: bool = False) -> None:
+        """Remove the temp files writers killed half-way left in ``tenant``'s folders,
+        while holding its lock (a live writer holds it while its temp file exists);
+        once per tenant unless ``wait`` (then also waiting for the lock)."""
+        if (tenant in self._recovered and not wait) or tenant in self._tenants_held():
+            return
+        with open_root(self._base, tenant, create=False) as root:
+            lock = exclusive(root, self._lock_timeout) if wait else if_free(root)
+            with lock as held:
+                if held is False:
+                    return  # a writer is busy: the next call tries again
+                remove_temps(root)
+        self._recovered.add(tenant)
+
+    def _try_recover(self, tenant: str) -> None:
+        """:meth:`_recover` if it can: a missing root has nothing to recover, and a
+        folder this process may not write (read-only) is still readable."""
+        with suppress(NotFoundError, BackendError):
+            self._recover(tenant)
+
+    def _tenants_held(self) -> set[str]:
+        held: set[str] | None = getattr(self._holding, "tenants", None)
+        if held is None:
+            held = self._holding.tenants = set()
+        return held
+
+    @contextmanager
+    def exclusive(self, principal: Principal, path: str) -> Iterator[None]:
+        """The tenant's write lock (reentrant in one thread; the root is created)."""
+        tenant, held = principal.tenant_id, self._tenants_held()
+        if tenant in held:
+            yield
+            return
+        self._try_recover(tenant)
+        with (
+            open_root(self._base, tenant, create=True) as root,
+            exclusive(root, self._lock_timeout),
+        ):
+            held.add(tenant)
+            try:
+                yield
+            finally:
+                held.discard(tenant)
 
     @contextmanager
     def _parent(
@@ -126,6 +191,7 @@ class FileDocumentStore(DocumentStore):
             yield root, parent
 
     def _read_text(self, principal: Principal, path: str) -> str:
+        self._try_recover(principal.tenant_id)
         parts = split_path(path)
         with self._parent(principal, path, parts) as (_, parent):
             data, _ = read_bytes(parent, parts[-1])
@@ -135,16 +201,27 @@ class FileDocumentStore(DocumentStore):
             raise SerializationError(f"{path}: not UTF-8 text") from exc
 
     def _write_text(
-        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+        self,
+        principal: Principal,
+        path: str,
+        text: str,
+        *,
+        overwrite: bool = True,
+        expected: str | None = None,
     ) -> DocumentInfo:
         parts = split_path(path)
         data = text.encode("utf-8")
-        with self._parent(principal, path, parts, create=True) as (_, parent):
+        with (
+            self.exclusive(principal, path),
+            self._parent(principal, path, parts, create=True) as (_, parent),
+        ):
+            if expected is not None:
+                _check_digest(parent, parts[-1], expected, path)
             write_atomic(parent, parts[-1], data, overwrite=overwrite)
             info = lstat(parent, parts[-1])
-        if info is None:  # removed by someone else right after the write
-            raise NotFoundError(f"{path}: removed while being written")
-        record = self._index_bytes(principal.tenant_id, join(parts), info, data)
+            if info is None:  # removed by hand right after the write
+                raise NotFoundError(f"{path}: removed while being written")
+            record = self._index_bytes(principal.tenant_id, join(parts), info, data)
         return DocumentInfo(record.path, record.size, record.digest)
 
     def _index_bytes(
@@ -176,7 +253,7 @@ class FileDocumentStore(DocumentStore):
 
     def _delete(self, principal: Principal, path: str) -> int:
         parts = split_path(path)
-        with self._parent(principal, path, parts) as (_, parent):
+        with self.exclusive(principal, path), self._parent(principal, path, parts) as (_, parent):
             count = remove(parent, parts[-1])
         self._forget(principal.tenant_id, join(parts))
         return count
@@ -184,6 +261,7 @@ class FileDocumentStore(DocumentStore):
     def _move(self, principal: Principal, source: str, target: str) -> None:
         src, dst = split_path(source), split_path(target)
         with (
+            self.exclusive(principal, source),
             self._parent(principal, source, src) as (root, src_fd),
             _about(target),
             open_dir(root, dst[:-1], create=True) as dst_fd,
@@ -213,6 +291,7 @@ class FileDocumentStore(DocumentStore):
         """Bring the index up to date: ``stat`` every file, read only the changed ones."""
         tenant = principal.tenant_id
         self._refreshed[tenant] = time.monotonic()
+        self._try_recover(tenant)
         known = self._index.stats(tenant)
         checked = read = reindexed = 0
         try:
@@ -246,6 +325,16 @@ class FileDocumentStore(DocumentStore):
             return 0
         self._index_bytes(tenant, path, info, data)
         return 1
+
+
+def _check_digest(parent: int, name: str, expected: str, path: str) -> None:
+    """StaleWriteError unless ``name`` exists with the digest ``expected``."""
+    try:
+        data, _ = read_bytes(parent, name)
+    except NotFoundError:
+        raise StaleWriteError(f"{path}: removed since it was read") from None
+    if _parse(data)[0] != expected:
+        raise StaleWriteError(f"{path}: changed since it was read")
 
 
 def open_store(location: str, options: DocumentOptions) -> FileDocumentStore:

@@ -10,6 +10,7 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 
@@ -51,6 +52,12 @@ class InProcColdBackend(ColdBackend):
             for row_id, expires_at in changes.expiry:
                 if row_id in self._rows:
                     self._rows[row_id] = _replace(self._rows[row_id], expires_at=expires_at)
+
+    @contextmanager
+    def atomically(self, namespace: Namespace) -> Iterator[None]:
+        """The store's lock (one process holds the data: nothing else can write)."""
+        with self._lock:
+            yield
 
     def heads(self, namespace: Namespace, keys: Sequence[str]) -> dict[str, MemoryRecord]:
         wanted = set(keys)

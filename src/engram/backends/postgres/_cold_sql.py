@@ -105,6 +105,7 @@ created when the first vector of that dimension arrives (:func:`hnsw_index_sql`)
 """
 
 SETUP_LOCK = "SELECT pg_advisory_xact_lock(hashtext('engram_cold_setup'))"
+NAMESPACE_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 VERSION_TABLE = f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE_NAME} (version integer PRIMARY KEY)"
 GET_VERSION = f"SELECT coalesce(max(version), 0) FROM {VERSION_TABLE_NAME}"
 PGVECTOR_VERSION = "SELECT extversion FROM pg_extension WHERE extname = 'vector'"

@@ -29,7 +29,13 @@ from typing import Any
 import numpy as np
 
 from engram.backends.postgres import _cold_sql as q
-from engram.errors import BackendError, ConfigError, InvalidInputError, MissingDependencyError
+from engram.errors import (
+    BackendError,
+    ConfigError,
+    InvalidInputError,
+    MissingDependencyError,
+    StaleWriteError,
+)
 from engram.recall import keyword_terms, keyword_text
 from engram.stores.cold.contract import ChangeSet, ColdBackend, NewVersion, Scan, Vector
 from engram.stores.cold.records import (
@@ -183,6 +189,7 @@ class PostgresColdBackend(ColdBackend):
         self._lock = threading.Lock()
         self._pending = _PendingSignals()
         self._sizes = _SelectionSizes()
+        self._held = threading.local()
 
     # -- connections ------------------------------------------------------------------
 
@@ -237,11 +244,30 @@ class PostgresColdBackend(ColdBackend):
         return self._pool
 
     @contextmanager
+    def atomically(self, namespace: Namespace) -> Iterator[None]:
+        """One transaction holding the namespace's advisory lock; this thread's reads
+        and writes inside run on its connection (writes as savepoints)."""
+        with self._connection() as conn, conn.transaction():
+            conn.execute(q.NAMESPACE_LOCK, (join_namespace(namespace),))
+            outer, self._held.conn = getattr(self._held, "conn", None), conn
+            try:
+                yield
+            finally:
+                self._held.conn = outer
+
+    @contextmanager
     def _connection(self) -> Iterator[Connection]:
-        """A pooled connection (autocommit); driver errors become engram errors."""
+        """A pooled connection (autocommit), or the one :meth:`atomically` holds; driver
+        errors become engram errors."""
+        held: Connection | None = getattr(self._held, "conn", None)
+        if held is not None:
+            yield held  # errors are translated where it was taken
+            return
         try:
             with self.pool.connection() as conn:
                 yield conn
+        except psycopg.errors.UniqueViolation as exc:
+            raise StaleWriteError(f"another writer changed this memory meanwhile: {exc}") from exc
         except psycopg.DataError as exc:
             raise InvalidInputError(f"PostgreSQL cannot store this value: {exc}") from exc
         except psycopg.Error as exc:

@@ -14,6 +14,7 @@ connection.
 from __future__ import annotations
 
 import builtins
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,6 +29,7 @@ from engram.errors import (
     InvalidInputError,
     MissingDependencyError,
     NotFoundError,
+    StaleWriteError,
 )
 from engram.recall import Embedder
 from engram.stores.documents import (
@@ -115,6 +117,11 @@ _UPSERT = (
     "content = excluded.content, metadata = excluded.metadata, digest = excluded.digest, "
     "size = excluded.size, updated_at = now()"
 )
+_REPLACE = (
+    "UPDATE engram_documents SET content = %s, metadata = %s, digest = %s, size = %s, "
+    "updated_at = now() WHERE tenant_id = %s AND path = %s AND digest = %s"
+)
+_PATH_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
 _INSERT = (
     "INSERT INTO engram_documents (tenant_id, path, content, metadata, digest, size) "
     "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, path) DO NOTHING"
@@ -222,6 +229,7 @@ class PostgresDocumentStore(DocumentStore):
         self._embedder = embedder
         self._max_size = max_size
         self._pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] | None = None
+        self._held = threading.local()
 
     def _connections(self) -> ConnectionPool[psycopg.Connection[tuple[object, ...]]]:
         if self._pool is None:
@@ -270,8 +278,28 @@ class PostgresDocumentStore(DocumentStore):
         return True
 
     @contextmanager
+    def exclusive(self, principal: Principal, path: str) -> Iterator[None]:
+        """One transaction holding the path's advisory lock; this thread's reads and
+        writes inside it run in it (as savepoints)."""
+        key = f"{principal.tenant_id}/{join(split_path(path))}"  # ids hold no "/"
+        with self.transaction(principal) as conn:
+            conn.execute(_PATH_LOCK, (key,))
+            outer, self._held.conn = getattr(self._held, "conn", None), conn
+            try:
+                yield
+            finally:
+                self._held.conn = outer
+
+    @contextmanager
     def transaction(self, principal: Principal) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
-        """A connection inside a transaction scoped to ``principal``'s tenant."""
+        """A connection inside a transaction scoped to ``principal``'s tenant (inside
+        :meth:`exclusive`, a savepoint of its transaction)."""
+        held: psycopg.Connection[tuple[object, ...]] | None = getattr(self._held, "conn", None)
+        if held is not None:
+            with held.transaction():
+                held.execute(_SET_TENANT, (principal.tenant_id,))
+                yield held
+            return
         try:
             with self._connections().connection() as conn, conn.transaction():
                 conn.execute(_SET_TENANT, (principal.tenant_id,))
@@ -288,7 +316,13 @@ class PostgresDocumentStore(DocumentStore):
         return str(row[0])
 
     def _write_text(
-        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+        self,
+        principal: Principal,
+        path: str,
+        text: str,
+        *,
+        overwrite: bool = True,
+        expected: str | None = None,
     ) -> DocumentInfo:
         parts = split_path(path)
         key = join(parts)
@@ -304,8 +338,11 @@ class PostgresDocumentStore(DocumentStore):
             ancestors = ["/".join(parts[:n]) for n in range(1, len(parts))]
             if ancestors and conn.execute(_ANY_OF, (tenant, ancestors)).fetchone() != (False,):
                 raise InvalidInputError(f"{key}: a parent folder is a document")
-            written = conn.execute(_UPSERT if overwrite else _INSERT, row).rowcount
-            if not written:
+            if expected is not None:
+                replaced = (*row[2:], tenant, key, expected)
+                if not conn.execute(_REPLACE, replaced).rowcount:
+                    raise StaleWriteError(f"{key}: changed or removed since it was read")
+            elif not conn.execute(_UPSERT if overwrite else _INSERT, row).rowcount:
                 raise ConflictError(f"{key}: already exists")
             conn.execute(_DELETE_CHUNKS, (tenant, key))
             conn.cursor().executemany(

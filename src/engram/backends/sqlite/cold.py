@@ -30,7 +30,7 @@ import numpy.typing as npt
 from engram.backends.sqlite import _cold_sql as q
 from engram.backends.sqlite._heads import HeadMatrix, Heads
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
-from engram.errors import BackendError
+from engram.errors import BackendError, StaleWriteError
 from engram.recall import keyword_terms, keyword_text
 from engram.stores.cold.contract import (
     ChangeSet,
@@ -82,6 +82,8 @@ class SQLiteColdBackend(ColdBackend):
         self._quantize_from = quantize_from
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._depth = 0
+        """Open transactions of this connection: 1 inside :meth:`atomically`."""
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
         self._cache: OrderedDict[tuple[Namespace, str], HeadMatrix] = OrderedDict()
@@ -140,23 +142,43 @@ class SQLiteColdBackend(ColdBackend):
                 self._conn = None
 
     @contextmanager
+    def atomically(self, namespace: Namespace) -> Iterator[None]:
+        """One write transaction (``BEGIN IMMEDIATE``: the file's write lock, so every
+        other connection waits) around the block; writes inside join it."""
+        with self._tx():
+            yield
+
+    @contextmanager
     def _tx(self) -> Iterator[sqlite3.Cursor]:
         with self._lock:
             cur = self.conn.cursor()
+            if self._depth:  # inside atomically(): join its transaction
+                try:
+                    yield cur
+                finally:
+                    cur.close()
+                return
+            self._depth += 1
             try:
                 cur.execute("BEGIN IMMEDIATE")
                 yield cur
                 cur.execute("COMMIT")
+            except sqlite3.IntegrityError as exc:
+                self._abort(cur)
+                raise _integrity(exc) from exc
             except sqlite3.Error as exc:
-                self._rollback(cur)
-                self._cache.clear()  # it may hold what was rolled back
+                self._abort(cur)
                 raise BackendError(f"SQLite cold store write failed: {exc}") from exc
             except BaseException:
-                self._rollback(cur)
-                self._cache.clear()
+                self._abort(cur)
                 raise
             finally:
+                self._depth -= 1
                 cur.close()
+
+    def _abort(self, cur: sqlite3.Cursor) -> None:
+        self._rollback(cur)
+        self._cache.clear()  # it may hold what was rolled back
 
     @staticmethod
     def _rollback(cur: sqlite3.Cursor) -> None:
@@ -406,6 +428,13 @@ class SQLiteColdBackend(ColdBackend):
             count = len(self._cache)
             self._cache.clear()
         return count
+
+
+def _integrity(exc: sqlite3.IntegrityError) -> StaleWriteError | BackendError:
+    """A second head for one key is a conflict with another writer; the rest a failure."""
+    if f"{q.TABLE}.ns, {q.TABLE}.key" in str(exc):
+        return StaleWriteError(f"another writer changed this memory meanwhile: {exc}")
+    return BackendError(f"SQLite cold store write failed: {exc}")
 
 
 def _bounds(row: Sequence[float | None]) -> tuple[float, float, float]:

@@ -27,6 +27,7 @@ from langgraph.store.base import (
 
 from engram import _validate as check
 from engram._principal import Principal
+from engram._retry import on_conflict
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
 from engram.recall import (
@@ -49,8 +50,16 @@ from engram.stores.cold._consolidation import (
     RuleResolver,
 )
 from engram.stores.cold._labels import EngramLabels
+from engram.stores.cold._note import Note
 from engram.stores.cold._sweeper import Sweeper
-from engram.stores.cold.contract import ChangeSet, Closure, ColdBackend, NewVersion, Scan
+from engram.stores.cold.contract import (
+    ChangeSet,
+    Closure,
+    ColdBackend,
+    NewVersion,
+    Scan,
+    Vector,
+)
 from engram.stores.cold.records import (
     ForgetReport,
     MemoryRecord,
@@ -198,7 +207,8 @@ class LongTermStore(EngramLabels):
             else pipe.text_of(op.value, op.index or self.options.index_fields)
         )
         ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
-        self._store(namespace, op.key, dict(op.value), text, ttl=ttl)
+        value, vector = dict(op.value), self._embed(text)
+        on_conflict(lambda: self._store(namespace, op.key, value, text, ttl=ttl, vector=vector))
 
     def _list(self, op: ListNamespacesOp) -> list[Namespace]:
         conditions = op.match_conditions or ()
@@ -227,15 +237,38 @@ class LongTermStore(EngramLabels):
         ttl: timedelta | None = None,
         expires_at: datetime | None = None,
         fields: Mapping[str, Any] | None = None,
+        vector: Vector | None = None,
     ) -> tuple[MemoryRecord, MemoryRecord | None]:
-        """Write a new version of ``key``, superseding the current one; return both."""
-        now = self.now()
-        previous = self.backend.heads(namespace, [key]).get(key)
+        """Write a new version of ``key`` (its vector embedded from ``text`` already),
+        superseding the current one; return both."""
+        with self.backend.atomically(namespace):
+            now = self.now()
+            previous = self.backend.heads(namespace, [key]).get(key)
+            record = self._version(
+                namespace, key, value, text, now, previous, ttl, expires_at, fields
+            )
+            closures = (Closure(previous.id, record.valid_from, record.id),) if previous else ()
+            inserts = (NewVersion(record, vector),)
+            self.backend.apply(ChangeSet(inserts=inserts, closures=closures))
+        return record, previous
+
+    def _version(
+        self,
+        namespace: Namespace,
+        key: str,
+        value: dict[str, Any],
+        text: str,
+        now: datetime,
+        previous: MemoryRecord | None,
+        ttl: timedelta | None,
+        expires_at: datetime | None,
+        fields: Mapping[str, Any] | None,
+    ) -> MemoryRecord:
         extra = dict(fields or {})
         valid_from = utc(extra.pop("valid_from", None) or now)
         if ttl is not None:
             expires_at = now + ttl
-        record = MemoryRecord(
+        return MemoryRecord(
             id=self._new_id(),
             namespace=namespace,
             key=key,
@@ -249,10 +282,9 @@ class LongTermStore(EngramLabels):
             embedding_model=self.embedder.model_id if self.embedder and text else None,
             **extra,
         )
-        vector = self.embedder.embed([text])[0] if self.embedder and text else None
-        closures = (Closure(previous.id, valid_from, record.id),) if previous else ()
-        self.backend.apply(ChangeSet(inserts=(NewVersion(record, vector),), closures=closures))
-        return record, previous
+
+    def _embed(self, text: str) -> Vector | None:
+        return self.embedder.embed([text])[0] if self.embedder and text else None
 
     def put_many(self, items: Sequence[tuple[Namespace, str, Mapping[str, Any]]]) -> int:
         """Bulk insert of new ``(namespace, key, value)`` items in one embedding call and
@@ -309,7 +341,7 @@ class LongTermStore(EngramLabels):
         ``slot`` names what the fact is about (``"home_city"``): a new fact in a
         slot supersedes the old one. An explicit ``key`` always updates that key.
         """
-        note = _Note(
+        note = Note(
             pipe.namespace_of(target),
             check.text("text", text),
             check.optional_text("slot", slot),
@@ -327,13 +359,29 @@ class LongTermStore(EngramLabels):
         note, refusal = self._screen(note)
         if refusal is not None:
             return refusal
+        vector = self._embed(note.text)
         if key is not None:
+            return on_conflict(lambda: self._write_key(note, key, vector))
+        return on_conflict(lambda: self._consolidate(note, vector))
+
+    def _write_key(self, note: Note, key: str, vector: Vector | None) -> WriteResult:
+        with self.backend.atomically(note.namespace):
             exists = key in self.backend.heads(note.namespace, [key])
             resolution = Resolution(Action.UPDATE if exists else Action.ADD, key, "explicit key")
-        else:
-            fact = Fact(note.text, note.slot, note.tags)
-            resolution = self.resolver.resolve(fact, self._neighbours(note))
-        return self._enact(note, resolution)
+            return self._enact(note, resolution, vector)
+
+    def _consolidate(self, note: Note, vector: Vector | None) -> WriteResult:
+        """Decide against the neighbours and write, both while holding the namespace: the
+        resolver (perhaps a model) runs first outside, and again inside only if the
+        neighbours changed meanwhile."""
+        fact = Fact(note.text, note.slot, note.tags)
+        seen = self._neighbours(note, vector)
+        resolution = self.resolver.resolve(fact, seen)
+        with self.backend.atomically(note.namespace):
+            current = self._neighbours(note, vector)
+            if [e.record.id for e in current] != [e.record.id for e in seen]:
+                resolution = self.resolver.resolve(fact, current)
+            return self._enact(note, resolution, vector)
 
     def update(self, target: Target, key: str, text: str, **fields: Any) -> WriteResult:
         """Write a new version of an existing ``key`` (the old one stays in history)."""
@@ -492,7 +540,7 @@ class LongTermStore(EngramLabels):
             if i in records
         ]
 
-    def _screen(self, note: _Note) -> tuple[_Note, WriteResult | None]:
+    def _screen(self, note: Note) -> tuple[Note, WriteResult | None]:
         if not note.text or not note.text.strip():
             raise InvalidInputError("a memory needs non-empty text")
         if self.policy is None:
@@ -509,15 +557,14 @@ class LongTermStore(EngramLabels):
             return redacted, WriteResult("rejected", reason=reason, redactions=redacted.redactions)
         return redacted, None
 
-    def _neighbours(self, note: _Note) -> list[Existing]:
+    def _neighbours(self, note: Note, qvec: Vector | None) -> list[Existing]:
         view = View(self.now())
         scan = Scan(note.namespace, view)
         n = self.options.consolidation_neighbours
         slot = parse_filter({"slot": note.slot}) if note.slot else ()
         same_slot = self.backend.scan(Scan(note.namespace, view, slot, limit=n)) if slot else []
         sims: dict[str, float] = {}
-        if self.embedder is not None:
-            qvec = self.embedder.embed([note.text])[0]
+        if self.embedder is not None and qvec is not None:
             sims = dict(self.backend.vector_candidates(scan, qvec, self.embedder.model_id, n))
         ids = [i for i in self.backend.keyword_candidates(scan, note.text, n) if i not in sims]
         near = self.backend.fetch([*sims, *ids])
@@ -530,7 +577,7 @@ class LongTermStore(EngramLabels):
                 out.append(Existing(record, sims.get(record.id, 0.0)))
         return out
 
-    def _enact(self, note: _Note, resolution: Resolution) -> WriteResult:
+    def _enact(self, note: Note, resolution: Resolution, vector: Vector | None) -> WriteResult:
         target = resolution.target
         if resolution.action in (Action.ADD, Action.UPDATE):
             key = target or self._new_id()
@@ -542,6 +589,7 @@ class LongTermStore(EngramLabels):
                 ttl=note.ttl,
                 expires_at=note.expires_at,
                 fields=note.fields(),
+                vector=vector,
             )
             action: WriteAction = "updated" if previous is not None else "added"
             evicted = self._enforce_cap(note.namespace, key)
@@ -573,41 +621,6 @@ class LongTermStore(EngramLabels):
         doomed = doomed[: len(rows) - cap]
         self.backend.erase(namespace, list(doomed))
         return doomed
-
-
-@dataclass(frozen=True, slots=True)
-class _Note:
-    """A fact on its way into the store (after the caller, before the backend)."""
-
-    namespace: Namespace
-    text: str
-    slot: str | None
-    extra: dict[str, Any]
-    tags: tuple[str, ...]
-    source: Source
-    sensitivity: Sensitivity
-    importance: float
-    ttl: timedelta | None
-    expires_at: datetime | None
-    valid_from: datetime | None
-    provenance: Provenance
-    redactions: tuple[str, ...] = ()
-
-    def value(self) -> dict[str, Any]:
-        value = {**self.extra, "text": self.text}
-        if self.slot:
-            value["slot"] = self.slot
-        return value
-
-    def fields(self) -> dict[str, Any]:
-        return {
-            "tags": self.tags,
-            "source": self.source,
-            "sensitivity": self.sensitivity,
-            "importance": self.importance,
-            "valid_from": self.valid_from,
-            "provenance": self.provenance,
-        }
 
 
 def _provenance(provenance: object) -> Provenance:

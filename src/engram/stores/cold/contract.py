@@ -17,12 +17,17 @@ Semantics every backend must keep (pinned by ``tests/cold``):
 - Filters follow :mod:`engram.recall.filters` (compile with ``compile_filter``
   and a ``FilterDialect``); ``tags`` matches records carrying any of the tags.
 - Erasure removes every byte: rows, history, keyword index entries, vectors, caches.
+- :meth:`ColdBackend.atomically` excludes every other writer of the namespace, in
+  every process: the store decides a write (consolidation reads the neighbours, the
+  current head) and applies it inside it, so two writers never both supersede one
+  head. A unique-head violation that still happens is a :class:`~engram.errors.StaleWriteError`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -94,6 +99,12 @@ class ColdBackend(ABC):
     @abstractmethod
     def apply(self, changes: ChangeSet) -> None:
         """Apply ``changes`` in one transaction (at most one head per namespace+key)."""
+
+    @abstractmethod
+    def atomically(self, namespace: Namespace) -> AbstractContextManager[None]:
+        """Hold ``namespace`` exclusively, against every thread and process, while the
+        block reads and applies its writes (the SQL engines commit them together when
+        the block ends). Reentrant within one thread."""
 
     @abstractmethod
     def heads(self, namespace: Namespace, keys: Sequence[str]) -> dict[str, MemoryRecord]:

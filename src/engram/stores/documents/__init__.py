@@ -19,6 +19,7 @@ from engram.stores.documents.contract import (
     SearchHit,
     SearchMode,
     SyncReport,
+    digest_of,
     sync,
 )
 
@@ -32,6 +33,7 @@ __all__ = [
     "SearchHit",
     "SearchMode",
     "SyncReport",
+    "digest_of",
     "open_documents",
     "setup_documents",
     "sync",

@@ -9,24 +9,37 @@ Two backends: plain files under a root per tenant with a SQLite FTS5 index
 Paths are relative POSIX paths (``research/rates.md``); metadata is the document's
 YAML front matter. Every call names the :class:`~engram.Principal` it acts for; the
 documents belong to its tenant.
+
+No concurrent write is lost: a read-modify-write goes through
+:meth:`DocumentStore.update_text`, which writes with ``expected=`` (the digest of
+what it read: compare-and-swap) and runs the edit again on the newer text when
+another writer saved first. Backends also let it hold off the others meanwhile
+(:meth:`DocumentStore.exclusive`), so writers take turns instead of retrying.
 """
 
 from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from engram import _validate as check
 from engram._principal import Principal
+from engram._retry import on_conflict
 from engram.config import AppRole
-from engram.errors import AccessDeniedError, ConflictError, InvalidInputError, NotFoundError
+from engram.errors import (
+    AccessDeniedError,
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    StaleWriteError,
+)
 from engram.recall import Embedder
-from engram.stores.documents.markdown import render, split_front_matter
+from engram.stores.documents.markdown import parse_text, render, split_front_matter
 from engram.stores.documents.paths import named_users, private_to, visible_to
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
@@ -105,10 +118,18 @@ class DocumentStore(ABC):
 
     @abstractmethod
     def _write_text(
-        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+        self,
+        principal: Principal,
+        path: str,
+        text: str,
+        *,
+        overwrite: bool = True,
+        expected: str | None = None,
     ) -> DocumentInfo:
-        """Store ``text`` at ``path`` atomically (ConflictError if it exists and not
-        ``overwrite``)."""
+        """Store ``text`` at ``path`` atomically. ConflictError if it exists and not
+        ``overwrite``; StaleWriteError if ``expected`` (a :attr:`DocumentInfo.digest`,
+        see :func:`digest_of`) is given and the document is missing or has another
+        digest: someone else wrote it since it was read."""
 
     @abstractmethod
     def _list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
@@ -153,16 +174,24 @@ class DocumentStore(ABC):
         return text
 
     def write_text(
-        self, principal: Principal, path: str, text: str, *, overwrite: bool = True
+        self,
+        principal: Principal,
+        path: str,
+        text: str,
+        *,
+        overwrite: bool = True,
+        expected: str | None = None,
     ) -> DocumentInfo:
         """Store ``text`` at ``path`` atomically (ConflictError if it exists and not
-        ``overwrite``). The front matter may name only ``principal`` as its user, and a
-        path private to another user cannot be written."""
+        ``overwrite``; StaleWriteError if ``expected``, the digest read, no longer
+        matches). The front matter may name only ``principal`` as its user, and a path
+        private to another user cannot be written."""
         check.principal(principal)
         check.text("text", text, blank=True)
         check.flag("overwrite", overwrite)
+        check.optional_text("expected", expected)
         _check_writable(principal, path, split_front_matter(text)[0])
-        return self._write_text(principal, path, text, overwrite=overwrite)
+        return self._write_text(principal, path, text, overwrite=overwrite, expected=expected)
 
     def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
         """Documents ``principal`` may see whose path matches the glob ``pattern``."""
@@ -237,6 +266,35 @@ class DocumentStore(ABC):
         check.text("content", content, blank=True)
         check.mapping("metadata", metadata)
         return self.write_text(principal, path, render(content, metadata), overwrite=overwrite)
+
+    def update_text(
+        self, principal: Principal, path: str, edit: Callable[[str | None], str]
+    ) -> DocumentInfo:
+        """Read-modify-write ``path`` without losing anyone's write: ``edit`` gets the
+        current text (``None`` when there is no document) and returns the new one; it
+        runs again on the newer text whenever another writer saved first. An error
+        ``edit`` raises leaves the document as it was."""
+        with self.exclusive(principal, path):
+            return on_conflict(lambda: self._update_once(principal, path, edit))
+
+    def _update_once(
+        self, principal: Principal, path: str, edit: Callable[[str | None], str]
+    ) -> DocumentInfo:
+        try:
+            current = self.read_text(principal, path)
+        except NotFoundError:
+            text = edit(None)
+            try:
+                return self.write_text(principal, path, text, overwrite=False)
+            except ConflictError as exc:
+                raise StaleWriteError(f"{path}: created by another writer meanwhile") from exc
+        return self.write_text(principal, path, edit(current), expected=digest_of(current))
+
+    def exclusive(self, principal: Principal, path: str) -> AbstractContextManager[None]:
+        """Keep other writers of ``path`` waiting while the block runs (what
+        :meth:`update_text` holds). Only an optimisation: ``expected=`` keeps writes
+        safe without it. The default holds nothing."""
+        return nullcontext()
 
     def exists(self, principal: Principal, path: str) -> bool:
         """Whether a document or directory ``principal`` may see exists at ``path``."""
@@ -322,6 +380,12 @@ class DocumentEngine(Protocol):
         """Create or migrate the schema (and application role) as an admin; return the
         location the application opens."""
         ...
+
+
+def digest_of(text: str) -> str:
+    """The :attr:`DocumentInfo.digest` of a document whose text is ``text`` (what
+    ``write_text(..., expected=...)`` compares)."""
+    return parse_text(text).digest
 
 
 def sync(source: DocumentStore, target: DocumentStore, principal: Principal) -> SyncReport:

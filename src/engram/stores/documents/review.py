@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from engram._principal import Principal
 from engram.stores.documents.contract import DocumentStore
+from engram.stores.documents.markdown import render, split_front_matter
 
 REVIEW_DIR = "review/"
 """Where writes held by the poisoning guard wait for a human; never recalled."""
@@ -23,11 +24,16 @@ def review_path(principal: Principal) -> str:
 
 
 def queue_held(store: DocumentStore, principal: Principal, entry: str) -> None:
-    """Append one entry line (already redacted) to the user's review document."""
-    path = review_path(principal)
-    body = store.read(principal, path).content if store.exists(principal, path) else _HEADER
+    """Append one entry line (already redacted) to the user's review document, as one
+    read-modify-write that another writer cannot lose (:meth:`DocumentStore.update_text`)."""
     meta = {"user_id": principal.user_id, "kind": "review"}
-    store.write(principal, path, body.rstrip("\n") + "\n" + " ".join(entry.split()) + "\n", meta)
+    line = " ".join(entry.split())
+
+    def append(text: str | None) -> str:
+        body = _HEADER if text is None else split_front_matter(text)[1]
+        return render(body.rstrip("\n") + "\n" + line + "\n", meta)
+
+    store.update_text(principal, review_path(principal), append)
 
 
 def held_entries(store: DocumentStore, principal: Principal) -> list[str]:
