@@ -11,10 +11,21 @@ Two additions around LangGraph's savers:
   LangGraph's prune building blocks (snapshot isolation, the DeltaChannel
   check, the blob reference query) with "keep the last N" instead of
   "keep the latest".
+
+Row-level security: LangGraph's tables carry no tenant, so engram records each
+thread's owner in ``engram_thread_owners`` (written at the thread's first checkpoint,
+never changed) and gives ``checkpoints``, ``checkpoint_blobs`` and
+``checkpoint_writes`` an ``ENABLE`` + ``FORCE`` policy: a row is seen and written only
+when its thread's owner is the tenant in ``app.tenant_id``. The saver sets that from
+the ``tenant_id`` of the config LangGraph hands it (:func:`~engram.stores.hot.thread_config`
+puts the principal there), else from :func:`~engram.tenant_scope`; the admin statements
+from the owner they are run for. :func:`setup` creates the schema and the application
+role as the admin; the application role then opens the savers.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -25,12 +36,27 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
 )
 
-from engram._principal import Principal
-from engram.config import StoreURL
+from engram._principal import Principal, scoped_tenant, tenant_scope
+from engram.backends.postgres._roles import (
+    MAY_VACUUM,
+    SET_SESSION_TENANT,
+    SET_TENANT,
+    TENANT,
+    ensure_role,
+    grant_sql,
+    role_url,
+    row_policy,
+    tenant_policy,
+)
+from engram.config import AppRole, StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError, MissingDependencyError
 from engram.stores.hot.contract import (
+    TENANT_KEY,
+    USER_KEY,
     PruneReport,
     R,
     SaverOptions,
@@ -169,14 +195,75 @@ WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)
 """
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+OWNERS_TABLE = "engram_thread_owners"
+VERSION_TABLE = "engram_hot_migrations"
+LANGGRAPH_VERSION_TABLE = "checkpoint_migrations"
 
-DELETE_THREADS_SQL = tuple(f"DELETE FROM {table} WHERE thread_id = ANY(%s)" for table in TABLES)
+_OWNED_BY_TENANT = (
+    f"EXISTS (SELECT 1 FROM {OWNERS_TABLE} o WHERE o.thread_id = {{t}}.thread_id "
+    f"AND o.tenant_id = {TENANT})"
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        f"""CREATE TABLE {OWNERS_TABLE} (
+            thread_id text PRIMARY KEY,
+            tenant_id text NOT NULL,
+            user_id text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now()
+        )""",
+        f"CREATE INDEX {OWNERS_TABLE}_tenant ON {OWNERS_TABLE} (tenant_id, user_id)",
+        # Threads written before owners were recorded: the owner their first root
+        # checkpoint names (threads written with no owner stay the admin's).
+        f"""INSERT INTO {OWNERS_TABLE} (thread_id, tenant_id, user_id)
+        SELECT DISTINCT ON (thread_id) thread_id, metadata ->> 'tenant_id',
+            metadata ->> 'user_id'
+        FROM checkpoints
+        WHERE checkpoint_ns = '' AND metadata ? 'tenant_id' AND metadata ? 'user_id'
+        ORDER BY thread_id, checkpoint_id
+        ON CONFLICT DO NOTHING""",
+        *tenant_policy(OWNERS_TABLE),
+        *(s for t in TABLES for s in row_policy(t, _OWNED_BY_TENANT.format(t=t))),
+    ),
+)
+"""engram's own schema around LangGraph's (append-only, versioned in ``VERSION_TABLE``)."""
+
+SCHEMA_VERSIONS_SQL = f"""
+SELECT (SELECT max(v) FROM {LANGGRAPH_VERSION_TABLE}) AS langgraph,
+       (SELECT max(version) FROM {VERSION_TABLE}) AS engram
+"""
+HAS_TABLES_SQL = "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL AS found"
+SETUP_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('engram_hot_setup'))"
+VERSION_TABLE_SQL = f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version integer PRIMARY KEY)"
+GET_VERSION_SQL = f"SELECT coalesce(max(version), 0) AS v FROM {VERSION_TABLE}"
+SET_VERSION_SQL = f"INSERT INTO {VERSION_TABLE} (version) VALUES (%s)"
+
+OWNER_OF_SQL = f"SELECT tenant_id, user_id FROM {OWNERS_TABLE} WHERE thread_id = %s"
+CLAIM_SQL = (
+    f"INSERT INTO {OWNERS_TABLE} (thread_id, tenant_id, user_id) VALUES (%s, %s, %s) "
+    "ON CONFLICT (thread_id) DO NOTHING"
+)
+CLAIM_COPY_SQL = f"""INSERT INTO {OWNERS_TABLE} (thread_id, tenant_id, user_id)
+SELECT %(target)s, tenant_id, user_id FROM {OWNERS_TABLE} WHERE thread_id = %(source)s
+ON CONFLICT (thread_id) DO NOTHING"""
+DELETE_OWNERS_SQL = f"DELETE FROM {OWNERS_TABLE} WHERE thread_id = ANY(%s)"
+
+DELETE_THREADS_SQL = tuple(
+    f"DELETE FROM {table} WHERE thread_id = ANY(%s)" for table in (*TABLES, OWNERS_TABLE)
+)
 
 # Rewrites each table and its TOAST table into new files, so deleted rows leave no bytes
 # (ACCESS EXCLUSIVE lock while it runs); cannot run inside a transaction block.
-VACUUM_SQL = f"VACUUM (FULL, ANALYZE) {', '.join(TABLES)}"
+VACUUM_SQL = f"VACUUM (FULL, ANALYZE) {', '.join((*TABLES, OWNERS_TABLE))}"
 
 _PRIMITIVES = (str, int, float, bool)
+_ALL = (*TABLES, OWNERS_TABLE)
+
+
+def _may_vacuum(row: Any) -> bool:
+    """A :data:`MAY_VACUUM` row (a dict or a tuple, by the connection's row factory)."""
+    value = next(iter(row.values())) if isinstance(row, dict) else (row[0] if row else None)
+    return bool(value)
 
 
 # --- savers -------------------------------------------------------------------------
@@ -200,8 +287,127 @@ def seal(
     return {**checkpoint, "channel_values": values}, versions
 
 
+def writer_of(
+    config: RunnableConfig, metadata: Mapping[str, Any] | None = None
+) -> tuple[str | None, str | None]:
+    """``(tenant_id, user_id)`` a saver call acts for: its config's ``configurable``
+    (what :func:`~engram.stores.hot.thread_config` sets), else the checkpoint metadata."""
+    configurable = config.get("configurable", {})
+    found = (configurable.get(TENANT_KEY), configurable.get(USER_KEY))
+    if found == (None, None) and metadata:
+        found = (metadata.get(TENANT_KEY), metadata.get(USER_KEY))
+    tenant, user = found
+    return (tenant if isinstance(tenant, str) else None, user if isinstance(user, str) else None)
+
+
+@contextmanager
+def acting_for(config: RunnableConfig | None) -> Iterator[None]:
+    """Run a saver call for the tenant its config names (else the caller's scope)."""
+    tenant = writer_of(config)[0] if config is not None else None
+    if tenant is None:
+        yield
+        return
+    with tenant_scope(tenant):
+        yield
+
+
+def _refused(exc: psycopg.Error, thread_id: str, tenant: str | None) -> Exception:
+    """A saver error as an engram error: a write row-level security refused says why."""
+    if not isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return BackendError(f"PostgreSQL hot tier: {exc}")
+    if tenant is None:
+        return ConfigError(
+            f"thread {thread_id!r}: a checkpoint written as the application role needs "
+            "its principal (run the graph with thread_config(thread_id, principal))"
+        )
+    return ConflictError(f"thread id {thread_id!r} is already in use; choose another id")
+
+
 class EngramPostgresSaver(PostgresSaver):
-    """LangGraph's ``PostgresSaver`` plus the ``copy_thread`` / ``delete_for_runs`` it lacks."""
+    """LangGraph's ``PostgresSaver`` acting for the tenant of each call (row-level
+    security), recording a thread's owner at its first checkpoint, plus the
+    ``copy_thread`` / ``delete_for_runs`` it lacks."""
+
+    def setup(self) -> None:
+        """LangGraph's migrations and engram's, when the schema is not current (so the
+        application role, which may create nothing, opens a schema the admin set up)."""
+        if PostgresAdmin(self).run(schema_current()):
+            return
+        try:
+            super().setup()
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise _not_set_up(exc) from exc
+        except psycopg.Error as exc:
+            raise BackendError(f"PostgreSQL hot tier setup: {exc}") from exc
+        PostgresAdmin(self).run(migrate(), write=True)
+
+    @contextmanager
+    def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
+        with super()._cursor(pipeline=pipeline) as cur:
+            cur.execute(SET_SESSION_TENANT, (scoped_tenant(),))
+            yield cur
+            cur.execute(SET_SESSION_TENANT, (None,))
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with acting_for(config):
+            return super().get_tuple(config)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        with acting_for(config):  # read whole: the scope must not outlive one next()
+            found = builtins.list(super().list(config, filter=filter, before=before, limit=limit))
+        yield from found
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        tenant, user = writer_of(config, metadata)
+        thread_id = str(config["configurable"]["thread_id"])
+        with acting_for(config) if tenant is None else tenant_scope(tenant):
+            try:
+                if tenant is not None and user is not None:
+                    PostgresAdmin(self).run(claim(thread_id, Principal(tenant, user)), write=True)
+                return super().put(config, checkpoint, metadata, new_versions)
+            except psycopg.Error as exc:
+                raise _refused(exc, thread_id, tenant or scoped_tenant()) from exc
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        thread_id = str(config["configurable"]["thread_id"])
+        with acting_for(config):
+            try:
+                super().put_writes(config, writes, task_id, task_path)
+            except psycopg.Error as exc:
+                raise _refused(exc, thread_id, scoped_tenant()) from exc
+
+    def delete_thread(self, thread_id: str) -> None:
+        PostgresAdmin(self).run(delete_thread(str(thread_id)), write=True)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        super().prune(thread_ids, strategy=strategy)
+        if strategy == "delete" and not isinstance(thread_ids, str):
+            PostgresAdmin(self).run(forget_owners(thread_ids), write=True)
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        with acting_for(config):
+            return super().get_delta_channel_history(config=config, channels=channels)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         PostgresAdmin(self).run(copy_thread(source_thread_id, target_thread_id), write=True)
@@ -211,13 +417,104 @@ class EngramPostgresSaver(PostgresSaver):
 
 
 class AsyncEngramPostgresSaver(AsyncPostgresSaver):
-    """``AsyncPostgresSaver`` with the same additions as :class:`EngramPostgresSaver`."""
+    """``AsyncPostgresSaver`` with the same tenant scoping, owners and additions as
+    :class:`EngramPostgresSaver`."""
+
+    async def setup(self) -> None:
+        if await PostgresAdmin(self).arun(schema_current()):
+            return
+        try:
+            await super().setup()
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise _not_set_up(exc) from exc
+        except psycopg.Error as exc:
+            raise BackendError(f"PostgreSQL hot tier setup: {exc}") from exc
+        await PostgresAdmin(self).arun(migrate(), write=True)
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
+        async with super()._cursor(pipeline=pipeline) as cur:
+            await cur.execute(SET_SESSION_TENANT, (scoped_tenant(),))
+            yield cur
+            await cur.execute(SET_SESSION_TENANT, (None,))
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with acting_for(config):
+            return await super().aget_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        with acting_for(config):  # read whole: the scope must not outlive one step
+            found = [
+                t async for t in super().alist(config, filter=filter, before=before, limit=limit)
+            ]
+        for tup in found:
+            yield tup
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        tenant, user = writer_of(config, metadata)
+        thread_id = str(config["configurable"]["thread_id"])
+        with acting_for(config) if tenant is None else tenant_scope(tenant):
+            try:
+                if tenant is not None and user is not None:
+                    owner = Principal(tenant, user)
+                    await PostgresAdmin(self).arun(claim(thread_id, owner), write=True)
+                return await super().aput(config, checkpoint, metadata, new_versions)
+            except psycopg.Error as exc:
+                raise _refused(exc, thread_id, tenant or scoped_tenant()) from exc
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        thread_id = str(config["configurable"]["thread_id"])
+        with acting_for(config):
+            try:
+                await super().aput_writes(config, writes, task_id, task_path)
+            except psycopg.Error as exc:
+                raise _refused(exc, thread_id, scoped_tenant()) from exc
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await PostgresAdmin(self).arun(delete_thread(str(thread_id)), write=True)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await super().aprune(thread_ids, strategy=strategy)
+        if strategy == "delete" and not isinstance(thread_ids, str):
+            await PostgresAdmin(self).arun(forget_owners(thread_ids), write=True)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        with acting_for(config):
+            return await super().aget_delta_channel_history(config=config, channels=channels)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         await PostgresAdmin(self).arun(copy_thread(source_thread_id, target_thread_id), write=True)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         await PostgresAdmin(self).arun(delete_for_runs(run_ids), write=True)
+
+
+def _not_set_up(exc: psycopg.Error) -> ConfigError:
+    return ConfigError(
+        "the hot-tier schema is missing or old and this role may not change it: "
+        f"run setup() as the admin first ({exc})"
+    )
 
 
 class SealedPostgresSaver(EngramPostgresSaver):
@@ -282,10 +579,90 @@ def admin_for(saver: BaseCheckpointSaver[Any]) -> PostgresAdmin | None:
     return PostgresAdmin(saver) if isinstance(saver, PostgresSaver | AsyncPostgresSaver) else None
 
 
+# --- schema and roles -------------------------------------------------------------------
+
+
+def schema_current() -> Statements[bool]:
+    """Whether LangGraph's and engram's migrations have all run (reads only)."""
+    found = yield HAS_TABLES_SQL, (LANGGRAPH_VERSION_TABLE, VERSION_TABLE), True
+    if not found[0]["found"]:
+        return False
+    row = (yield SCHEMA_VERSIONS_SQL, (), True)[0]
+    langgraph, engram = row["langgraph"], row["engram"]
+    return (
+        langgraph is not None
+        and langgraph >= len(PostgresSaver.MIGRATIONS) - 1
+        and engram is not None
+        and engram >= len(MIGRATIONS)
+    )
+
+
+def migrate() -> Statements[None]:
+    """engram's migrations (after LangGraph's), one transaction under a lock."""
+    yield SETUP_LOCK_SQL, (), False
+    yield VERSION_TABLE_SQL, (), False
+    done = int((yield GET_VERSION_SQL, (), True)[0]["v"])
+    for version, statements in enumerate(MIGRATIONS[done:], start=done + 1):
+        for statement in statements:
+            yield statement, (), False
+        yield SET_VERSION_SQL, (version,), False
+
+
+def setup(admin_url: str, role: AppRole | None = None) -> str:
+    """Create or migrate the checkpoint schema (LangGraph's tables, the thread owners,
+    row-level security) as the admin, and grant the application role (created if
+    missing, default ``engram_app``); return the role's connection string. Idempotent."""
+    role = role or AppRole()
+    try:
+        with Connection.connect(admin_url, **_connect_kwargs()) as conn:
+            EngramPostgresSaver(conn).setup()
+        with psycopg.connect(admin_url, autocommit=True) as plain, plain.transaction():
+            maintain = ensure_role(plain, role)
+            tables = (*TABLES, OWNERS_TABLE)
+            read_only = (LANGGRAPH_VERSION_TABLE, VERSION_TABLE)
+            for statement in grant_sql(role.name, tables, read_only=read_only, maintain=maintain):
+                plain.execute(statement)
+    except psycopg.Error as exc:
+        raise BackendError(f"PostgreSQL hot tier setup: {exc}") from exc
+    return role_url(admin_url, role)
+
+
 # --- statements ---------------------------------------------------------------------
 
 
+def act_for(owner: Principal | None) -> Statements[None]:
+    """Scope the rest of the transaction to ``owner``'s tenant (when there is one)."""
+    if owner is not None:
+        yield SET_TENANT, (owner.tenant_id,), False
+
+
+def owner(thread_id: str) -> Statements[Principal | None]:
+    """The thread's owner as the current tenant sees it (``None``: no such thread, one
+    written without a principal, or another tenant's)."""
+    rows = yield OWNER_OF_SQL, (thread_id,), True
+    return Principal(rows[0]["tenant_id"], rows[0]["user_id"]) if rows else None
+
+
+def claim(thread_id: str, principal: Principal) -> Statements[Principal | None]:
+    """Record ``principal`` as the owner unless the thread has one; the owner after
+    (``None`` when another tenant holds the id: row-level security hides its owner)."""
+    yield from act_for(principal)
+    yield CLAIM_SQL, (thread_id, principal.tenant_id, principal.user_id), False
+    return (yield from owner(thread_id))
+
+
+def forget_owners(thread_ids: Sequence[str]) -> Statements[None]:
+    yield DELETE_OWNERS_SQL, ([str(t) for t in thread_ids],), False
+
+
+def delete_thread(thread_id: str) -> Statements[None]:
+    """LangGraph's ``delete_thread``: every row of the thread, and its owner."""
+    for sql in DELETE_THREADS_SQL:
+        yield sql, ([thread_id],), False
+
+
 def list_threads(owner: Principal | None) -> Statements[list[ThreadInfo]]:
+    yield from act_for(owner)
     rows = yield LIST_THREADS_SQL, owner_params(owner), True
     return [
         ThreadInfo(
@@ -299,6 +676,7 @@ def sizes(
     thread_ids: Sequence[str] | None, owner: Principal | None
 ) -> Statements[list[ThreadSize]]:
     threads = None if thread_ids is None else list(thread_ids)
+    yield from act_for(owner)
     found = yield SIZE_CHECKPOINTS_SQL, {"threads": threads, **owner_params(owner)}, True
     ids = {"threads": [r["thread_id"] for r in found]}
     writes = _by_thread((yield SIZE_WRITES_SQL, ids, True))
@@ -368,6 +746,8 @@ def delete_threads(owner: Principal) -> Statements[list[str]]:
 
 
 def copy_thread(source: str, target: str) -> Statements[None]:
+    """Copy every row of ``source`` to ``target``, owned by ``source``'s owner."""
+    yield CLAIM_COPY_SQL, {"source": source, "target": target}, False
     for sql in COPY_THREAD_SQL:
         yield sql, {"source": source, "target": target}, False
 
@@ -410,6 +790,8 @@ class PostgresAdmin:
     """Runs hot-tier statements in one transaction on a LangGraph Postgres saver's connection."""
 
     list_threads = staticmethod(list_threads)
+    owner = staticmethod(owner)
+    claim = staticmethod(claim)
     sizes = staticmethod(sizes)
     prune = staticmethod(prune)
     delete_threads = staticmethod(delete_threads)
@@ -425,6 +807,8 @@ class PostgresAdmin:
         with saver.lock, _connection(saver.conn) as conn:
             _require_autocommit(conn.autocommit)
             try:
+                if not all(_may_vacuum(conn.execute(MAY_VACUUM, (t,)).fetchone()) for t in _ALL):
+                    return False
                 conn.execute(VACUUM_SQL, prepare=False)
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL hot tier compaction: {exc}") from exc
@@ -437,6 +821,10 @@ class PostgresAdmin:
         async with saver.lock, _aconnection(saver.conn) as conn:
             _require_autocommit(conn.autocommit)
             try:
+                for table in _ALL:
+                    row = await (await conn.execute(MAY_VACUUM, (table,))).fetchone()
+                    if not _may_vacuum(row):
+                        return False
                 await conn.execute(VACUUM_SQL, prepare=False)
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL hot tier compaction: {exc}") from exc
@@ -449,8 +837,11 @@ class PostgresAdmin:
         with saver.lock, _connection(saver.conn) as conn:
             try:
                 with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+                    scope = _Scope(scoped_tenant())
 
                     def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                        if (first := scope.before(sql)) is not None:
+                            cur.execute(*first, prepare=False)
                         cur.execute(sql, params, prepare=False)
                         return cur.fetchall() if fetch else []
 
@@ -465,14 +856,33 @@ class PostgresAdmin:
         async with saver.lock, _aconnection(saver.conn) as conn:
             try:
                 async with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+                    scope = _Scope(scoped_tenant())
 
                     async def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                        if (first := scope.before(sql)) is not None:
+                            await cur.execute(*first, prepare=False)
                         await cur.execute(sql, params, prepare=False)
                         return await cur.fetchall() if fetch else []
 
                     return await adrive(statements, execute)
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
+
+
+class _Scope:
+    """The tenant an admin transaction acts for: the caller's :func:`~engram.tenant_scope`
+    unless its statements name one (:func:`act_for`), set before the first statement
+    that is not ``SET TRANSACTION`` (which must come first)."""
+
+    def __init__(self, tenant: str | None) -> None:
+        self._tenant = tenant
+        self._set = False
+
+    def before(self, sql: str) -> tuple[str, tuple[str | None]] | None:
+        if self._set or sql.lstrip().upper().startswith("SET TRANSACTION"):
+            return None
+        self._set = True
+        return None if sql == SET_TENANT else (SET_TENANT, (self._tenant,))
 
 
 def _require_autocommit(autocommit: bool) -> None:
