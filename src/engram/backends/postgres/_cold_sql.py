@@ -87,7 +87,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # The two things the application role does across tenants, each through a
         # function that runs as the schema owner and does only that: delete expired
         # versions (a count comes back, nothing else), and create the HNSW index of a
-        # new vector dimension (creating an index needs the table's owner).
+        # new vector dimension (creating an index needs the table's owner). FORCE applies
+        # to the owner as well: the sweep reaches every tenant when the owner is a
+        # superuser or has BYPASSRLS.
         f"""CREATE FUNCTION engram_cold_sweep(moment timestamptz) RETURNS bigint
             LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
             WITH gone AS (DELETE FROM public.{TABLE} WHERE expires_at <= moment RETURNING 1)
@@ -272,7 +274,7 @@ def hnsw_index_sql(dims: int) -> str:
     return f"SELECT engram_cold_hnsw({_dims(dims)})"
 
 
-HAS_INDEX = "SELECT to_regclass(%s) IS NOT NULL"
+RELATION_EXISTS = "SELECT to_regclass(%s) IS NOT NULL"
 
 
 def _dims(dims: int) -> int:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -31,6 +30,9 @@ import numpy as np
 
 from engram._principal import scoped_tenant
 from engram.backends.postgres import _cold_sql as q
+from engram.backends.postgres._cold_memo import PendingSignals as _PendingSignals
+from engram.backends.postgres._cold_memo import SelectionSizes as _SelectionSizes
+from engram.backends.postgres._cold_memo import Signal
 from engram.backends.postgres._roles import (
     MAY_VACUUM,
     SET_TENANT,
@@ -64,81 +66,6 @@ Cursor = psycopg.Cursor[tuple[Any, ...]]
 
 EXACT_BELOW = 1000
 """Selections with fewer embedded versions than this are searched exactly."""
-
-Signal = tuple[datetime, float]
-
-
-class _PendingSignals:
-    """``id -> (recorded_at, importance)`` of the versions candidate searches returned,
-    kept until :meth:`PostgresColdBackend.signals` asks for them (saving that query).
-
-    Both fields never change for a version id, so an entry cannot go stale; a
-    recall takes its entries out, and the whole memo is dropped past ``cap``
-    entries (searches whose signals nobody asked for) and on erasure.
-    """
-
-    def __init__(self, cap: int = 20000) -> None:
-        self._cap = cap
-        self._by_id: dict[tuple[str, str], Signal] = {}
-        self._lock = threading.Lock()
-
-    def note(self, tenant: str, rows: Iterable[tuple[str, datetime, float]]) -> None:
-        found = {(tenant, i): (utc(at), float(importance)) for i, at, importance in rows}
-        with self._lock:
-            if len(self._by_id) + len(found) > self._cap:
-                self._by_id.clear()
-            self._by_id.update(found)
-
-    def take(self, tenant: str, ids: Sequence[str]) -> dict[str, Signal]:
-        """What the searches run for ``tenant`` noted of ``ids`` (never another tenant's)."""
-        with self._lock:
-            return {i: self._by_id.pop((tenant, i)) for i in ids if (tenant, i) in self._by_id}
-
-    def clear(self) -> int:
-        """Drop every entry; 1 if there were any (one cache dropped), else 0."""
-        with self._lock:
-            held = bool(self._by_id)
-            self._by_id.clear()
-        return int(held)
-
-
-class _SelectionSizes:
-    """Whether a prefix's selection is small (fewer than ``exact_below`` current
-    versions), as last checked, for ``ttl`` seconds.
-
-    It only picks the vector search's statement: known small, the exact search
-    alone, with no size check and no index branch to plan (a user's versions among
-    100k, measured from the client: p50 1.6 ms instead of 2.5); known larger, the
-    index-ordered search alone. A stale answer costs speed, never rows: an exact
-    search is exact at any size, and a short index scan is followed by an exact
-    one. Past ``cap`` prefixes it starts over; erasure drops it.
-    """
-
-    def __init__(self, ttl: float = 30.0, cap: int = 10000) -> None:
-        self._ttl = ttl
-        self._cap = cap
-        self._by_prefix: dict[Namespace, tuple[bool, float]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, prefix: Namespace) -> bool | None:
-        with self._lock:
-            found = self._by_prefix.get(prefix)
-        if found is None or time.monotonic() - found[1] > self._ttl:
-            return None
-        return found[0]
-
-    def put(self, prefix: Namespace, small: bool) -> None:
-        with self._lock:
-            if len(self._by_prefix) >= self._cap:
-                self._by_prefix.clear()
-            self._by_prefix[prefix] = (small, time.monotonic())
-
-    def clear(self) -> int:
-        """Drop every entry; 1 if there were any, else 0."""
-        with self._lock:
-            held = bool(self._by_prefix)
-            self._by_prefix.clear()
-        return int(held)
 
 
 @dataclass(frozen=True)
@@ -304,7 +231,7 @@ class PostgresColdBackend(ColdBackend):
         """Create the HNSW index of each new vector dimension (before, not inside, a write)."""
         for d in {int(d) for d in dims} - self._indexed:
             with self._tx(None) as cur:
-                cur.execute(q.HAS_INDEX, (q.hnsw_index_name(d),))
+                cur.execute(q.RELATION_EXISTS, (q.hnsw_index_name(d),))
                 found = cur.fetchone()
                 if not (found and found[0]):
                     cur.execute(q.SETUP_LOCK)
@@ -512,7 +439,7 @@ def _scope(prefix: Namespace) -> tuple[str | None, Namespace]:
 
 def _current(conn: Connection) -> bool:
     """Whether the schema is at the newest version (read without creating anything)."""
-    if conn.execute(q.HAS_INDEX, (q.VERSION_TABLE_NAME,)).fetchone() != (True,):
+    if conn.execute(q.RELATION_EXISTS, (q.VERSION_TABLE_NAME,)).fetchone() != (True,):
         return False
     row = conn.execute(q.GET_VERSION).fetchone()
     return row is not None and int(row[0]) >= len(q.MIGRATIONS)
