@@ -3,6 +3,7 @@
     .venv/bin/python -m bench cold                        # 10k + 100k, hash embedder (~3-5 min)
     .venv/bin/python -m bench cold --embedder minilm      # the local all-MiniLM-L6-v2 embedder
     .venv/bin/python -m bench cold --postgres             # also PostgreSQL (embedded server)
+    .venv/bin/python -m bench cold --postgres --pg-app-role   # ... run as the application role
     .venv/bin/python -m bench cold --sizes 1000 --queries 20   # a quick smoke run
     .venv/bin/python -m bench cold --embedder minilm --vector-cache .bench-cache  # search only
     .venv/bin/python -m bench cold --sizes 100000 --skip-langgraph --write-rounds 30,10
@@ -406,6 +407,14 @@ def _lg_postgres(url_for: Callable[[str], str]) -> Callable[[dict[str, Any] | No
 # -- PostgreSQL -------------------------------------------------------------------------
 
 
+def _as_app_role(fresh: Callable[[str], str]) -> Callable[[str], str]:
+    """Fresh databases set up by the admin, reached as engram's application role."""
+    from engram.config import AppRole
+    from engram.stores.cold import setup_store
+
+    return lambda tag: setup_store(fresh(tag), AppRole("engram_bench_app", "bench"))
+
+
 @contextlib.contextmanager
 def postgres(spec: str | None, shared_buffers: str = "") -> Iterator[Callable[[str], str] | None]:
     """A factory of fresh database URLs, from a server URL or ``embedded``.
@@ -566,6 +575,12 @@ def main(argv: Sequence[str]) -> int:
         help="alternating rounds of every query on engram's SQLite and PostgreSQL stores "
         "(both loaded first; the order flips each round)",
     )
+    parser.add_argument(
+        "--pg-app-role",
+        action="store_true",
+        help="run engram's PostgreSQL store as the application role (set up by the admin): "
+        "row-level security applies to every statement, as under Memory.open(url=...)",
+    )
     parser.add_argument("--skip-langgraph", action="store_true")
     parser.add_argument(
         "--write-rounds",
@@ -612,7 +627,9 @@ def run_size(
     systems = [load_engram("engram sqlite", sqlite_url, items, emb, cache)]
     try:
         if pg is not None:
-            systems.append(load_engram("engram postgres", pg, items, emb, cache))
+            name = "engram postgres" + (" (app role)" if args.pg_app_role else "")
+            urls = _as_app_role(pg) if args.pg_app_role else pg
+            systems.append(load_engram(name, urls, items, emb, cache))
         rows = measure_side_by_side(systems, qs, args.rounds)
         sqlite_store = systems[0][1]
         if patched:

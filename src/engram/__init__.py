@@ -3,7 +3,7 @@
 Public names only; implementation modules are private.
 """
 
-from engram._principal import Principal
+from engram._principal import Principal, tenant_scope
 from engram.config import StoreURL, parse_url
 from engram.context import (
     ContextPolicy,
@@ -93,4 +93,5 @@ __all__ = [
     "count_tokens",
     "open_store",
     "parse_url",
+    "tenant_scope",
 ]

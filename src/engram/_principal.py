@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from engram.errors import InvalidInputError
@@ -44,3 +47,29 @@ class Principal:
     def namespace(self) -> tuple[str, str]:
         """The namespace prefix that holds this user's long-term memory."""
         return (self.tenant_id, self.user_id)
+
+
+_TENANT: ContextVar[str | None] = ContextVar("engram_tenant", default=None)
+
+
+@contextmanager
+def tenant_scope(tenant: str | None) -> Iterator[None]:
+    """Act for ``tenant`` inside the block (``None``: for no tenant).
+
+    Backends that enforce the tenant in the database (PostgreSQL row-level security)
+    scope a statement that names no namespace (a version fetched by id, a thread's
+    checkpoint read by thread id) to this tenant; with none, such a statement sees
+    nothing. A context variable: each thread and asyncio task has its own.
+    """
+    if tenant is not None and (not isinstance(tenant, str) or not tenant):
+        raise InvalidInputError(f"a tenant is a non-empty string, got {tenant!r}")
+    token = _TENANT.set(tenant)
+    try:
+        yield
+    finally:
+        _TENANT.reset(token)
+
+
+def scoped_tenant() -> str | None:
+    """The tenant of the innermost :func:`tenant_scope`, else ``None``."""
+    return _TENANT.get()

@@ -193,7 +193,7 @@ def test_forget_leaves_nothing_in_any_postgres_table(
     outbox = PublicationLedger(tmp_path / "agent" / "outbox.db")  # no home: registered
     with Memory.open(
         url=postgres_url,
-        documents_role=role,
+        app_role=role,
         embedder=HashEmbedder(),
         clock=clock,
         participants=[outbox],

@@ -175,7 +175,7 @@ def hold_writes(index: int, where: tuple[str, str], count: int) -> Outcome:
     if kind == "files":
         memory = Memory.open(location, embedder=HashEmbedder())
     else:
-        memory = Memory.open(url=location, documents_role=RACE_ROLE, embedder=HashEmbedder())
+        memory = Memory.open(url=location, app_role=RACE_ROLE, embedder=HashEmbedder())
     with memory:
         user = Principal(*USER)
         return calls(

@@ -142,7 +142,7 @@ def _open_memory(at: tuple[str, str]) -> Memory:
     kind, location = at
     if kind == "files":
         return Memory.open(location)
-    return Memory.open(url=location, documents_role=RACE_ROLE)
+    return Memory.open(url=location, app_role=RACE_ROLE)
 
 
 def test_eight_processes_holding_writes_queue_every_one(memory_at: tuple[str, str]) -> None:

@@ -27,7 +27,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from engram import _validate as check
-from engram._principal import Principal
+from engram._principal import Principal, tenant_scope
 from engram.config import DEFAULT_HOME, AppRole
 from engram.errors import ConfigError, NotFoundError
 from engram.memory import _records as rec
@@ -116,11 +116,18 @@ class Memory:
         home: str | Path | None = None,
         *,
         url: str | None = None,
-        documents_role: AppRole | None = None,
+        app_role: AppRole | None = None,
+        admin: bool = True,
         **options: Any,
     ) -> Memory:
         """Open the tiers: embedded under ``home`` (default ``./.engram``: SQLite
         checkpoints, SQLite store, Markdown files) or all on ``url`` (PostgreSQL).
+
+        On PostgreSQL ``url`` is an admin's by default: every tier's schema and the
+        application role ``app_role`` (default ``engram_app``: no superuser, no
+        ``BYPASSRLS``) are set up with it (idempotent), then every tier runs as that
+        role, under row-level security. ``admin=False``: ``url`` is the application
+        role's own (the schema set up beforehand), and the tiers run as it is.
 
         ``options`` go to the constructor (``embedder=``, ``policy=``, ``clock=``,
         ``fact_ttl=``, ``counter=``, ``participants=``: other stores :meth:`forget`
@@ -129,7 +136,7 @@ class Memory:
         if home is not None and url is not None:
             raise ConfigError("give home= or url=, not both")
         if url is not None:
-            where = Locations.from_url(url, documents_role)
+            where = Locations.from_url(url, app_role, setup=admin)
         else:
             where = Locations.embedded(home if home is not None else DEFAULT_HOME)
         memory = cls(where, **options)
@@ -140,17 +147,18 @@ class Memory:
         """Open every tier and create or migrate its schema (idempotent)."""
         if self._stack is not None:
             return
+        where = self.where.as_app_role()
         with ExitStack() as stack:
             store = LongTermStore(
-                backend_for(self.where.cold_url),
+                backend_for(where.cold_url),
                 embedder=self.embedder,
                 policy=self.policy,
                 clock=self.clock,
             )
             store.setup()
             stack.callback(store.close)
-            self._saver = stack.enter_context(open_checkpointer(self.where.hot_url))
-            self._docs = open_documents(self.where, self.embedder, stack)
+            self._saver = stack.enter_context(open_checkpointer(where.hot_url))
+            self._docs = open_documents(where, self.embedder, stack)
             self._store = store
             self._stack = stack.pop_all()
 
@@ -312,7 +320,8 @@ class Memory:
     def threads(self, principal: Principal) -> list[str]:
         """Ids of the user's threads in the checkpoint store, newest first."""
         check.principal(principal)
-        return [t.thread_id for t in Threads(self.checkpointer).list_threads(principal)]
+        with tenant_scope(principal.tenant_id):
+            return [t.thread_id for t in Threads(self.checkpointer).list_threads(principal)]
 
     def lineage(
         self, principal: Principal, thread_id: str, keep: str | None = None
@@ -320,7 +329,8 @@ class Memory:
         """Checkpoint ids from ``keep`` (default: the thread's latest checkpoint) back to
         its first: the lineage a rewind or fork keeps."""
         check.principal(principal)
-        history = Threads(self.checkpointer).history(thread_id, principal)
+        with tenant_scope(principal.tenant_id):
+            history = Threads(self.checkpointer).history(thread_id, principal)
         parents = {c.checkpoint_id: c.parent_id for c in history}
         if keep is not None and keep not in parents:
             raise NotFoundError(f"no checkpoint {keep!r} in thread {thread_id!r}")
@@ -378,7 +388,8 @@ class Memory:
         for path in paths:
             self.documents.delete(principal, path)
         hot = Threads(self.checkpointer)
-        threads = tuple(hot.delete_user_threads(principal))
+        with tenant_scope(principal.tenant_id):
+            threads = tuple(hot.delete_user_threads(principal))
         docs_compacted = self.documents.compact()
         hot_compacted = hot.compact()
         others = erase_participants(participants(self.where, self.participants), principal)
@@ -389,6 +400,10 @@ class Memory:
     def export(self, principal: Principal) -> dict[str, Any]:
         """Everything engram holds about the user, as JSON-ready data."""
         check.principal(principal)
+        with tenant_scope(principal.tenant_id):
+            return self._export(principal)
+
+    def _export(self, principal: Principal) -> dict[str, Any]:
         threads = Threads(self.checkpointer)
         return {
             "principal": {"tenant_id": principal.tenant_id, "user_id": principal.user_id},
@@ -455,13 +470,14 @@ class AsyncMemory:
         home: str | Path | None = None,
         *,
         url: str | None = None,
-        documents_role: AppRole | None = None,
+        app_role: AppRole | None = None,
+        admin: bool = True,
         **options: Any,
     ) -> AsyncMemory:
         """Async form of :meth:`Memory.open`."""
 
         def build() -> Memory:
-            return Memory.open(home, url=url, documents_role=documents_role, **options)
+            return Memory.open(home, url=url, app_role=app_role, admin=admin, **options)
 
         return cls(await asyncio.to_thread(build))
 

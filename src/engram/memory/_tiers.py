@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -23,11 +23,12 @@ from engram.config import (
 )
 from engram.errors import ConfigError
 from engram.recall import Embedder
-from engram.stores.cold import Provenance
-from engram.stores.documents import Document, DocumentStore, SearchHit
+from engram.stores.cold import Provenance, setup_store
+from engram.stores.documents import Document, DocumentStore, SearchHit, setup_documents
 from engram.stores.documents import open_documents as open_document_store
 from engram.stores.documents.paths import about
 from engram.stores.documents.review import REVIEW_DIR
+from engram.stores.hot import setup_checkpointer
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +39,9 @@ class Locations:
     cold_url: str
     documents: str
     index_path: Path | None = None
-    documents_role: AppRole | None = None
-    """For PostgreSQL documents: an ``AppRole`` set up from the (admin) URL at ``setup()``."""
+    app_role: AppRole | None = None
+    """For PostgreSQL: the URLs are an admin's; ``setup()`` sets up each tier's schema and
+    this application role, then opens every tier as the role (row-level security)."""
     home: Path | None = None
     """The embedded home, whose erasure participants ``forget`` finds by itself."""
 
@@ -56,25 +58,43 @@ class Locations:
         )
 
     @classmethod
-    def from_url(cls, url: str, documents_role: AppRole | None = None) -> Locations:
-        """Every tier on one backend URL (PostgreSQL, or ``memory://`` for hot and cold)."""
+    def from_url(
+        cls, url: str, app_role: AppRole | None = None, *, setup: bool = True
+    ) -> Locations:
+        """Every tier on one PostgreSQL URL: an admin's, whose ``setup()`` sets up every
+        tier and ``app_role`` (default ``engram_app``) and runs the tiers as that role;
+        with ``setup=False``, the application role's own URL (set up beforehand), used
+        as it is."""
         parsed = parse_url(url)
         if parsed.scheme != "postgresql":
             raise ConfigError(
                 f"one URL for every tier needs postgresql://; for {parsed.scheme} pass home= "
                 "or per-tier URLs"
             )
-        return cls(url, url, url, documents_role=documents_role or AppRole())
+        return cls(url, url, url, app_role=(app_role or AppRole()) if setup else None)
+
+    def as_app_role(self) -> Locations:
+        """These locations as the application role sees them, every tier set up first as
+        the admin (idempotent); unchanged without an ``app_role``."""
+        if self.app_role is None:
+            return self
+        return replace(
+            self,
+            hot_url=setup_checkpointer(self.hot_url, self.app_role),
+            cold_url=setup_store(self.cold_url, self.app_role),
+            documents=setup_documents(self.documents, self.app_role),
+            app_role=None,
+        )
 
 
 def open_documents(where: Locations, embedder: Embedder | None, stack: ExitStack) -> DocumentStore:
     """The document store named by ``where.documents`` (files or PostgreSQL), set up
-    first as the admin when ``where.documents_role`` names the application role."""
+    first as the admin when ``where.app_role`` names the application role."""
     store = open_document_store(
         where.documents,
         embedder=embedder,
         index_path=where.index_path,
-        setup_role=where.documents_role,
+        setup_role=where.app_role,
     )
     return stack.enter_context(store)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from engram.backends.postgres._roles import tenant_policy
 from engram.errors import InvalidInputError
 from engram.recall.filters import Fragment, Kind, Scalar, compile_filter
 from engram.stores.cold.contract import Scan, Vector
@@ -17,6 +18,8 @@ from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, View, joi
 
 TABLE = "engram_cold_memories"
 VERSION_TABLE_NAME = "engram_cold_migrations"
+SWEEP_FUNCTION = "engram_cold_sweep(timestamptz)"
+HNSW_FUNCTION = "engram_cold_hnsw(integer)"
 TS_CONFIG = "simple"
 """No stemming, no stop words: the same words match as in the memory and SQLite backends."""
 
@@ -96,6 +99,32 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"(to_tsvector('{TS_CONFIG}'::regconfig, coalesce(kw, ''))) STORED",
         f"CREATE INDEX {TABLE}_tsv ON {TABLE} USING gin (tsv) WITH (fastupdate = off)",
     ),
+    (
+        # Row-level security: the application role sees and writes only the rows of the
+        # tenant its transaction names, whatever a statement's WHERE clause says.
+        *tenant_policy(TABLE, "tenant"),
+        # The two things the application role does across tenants, each through a
+        # function that runs as the schema owner and does only that: delete expired
+        # versions (a count comes back, nothing else), and create the HNSW index of a
+        # new vector dimension (creating an index needs the table's owner). FORCE applies
+        # to the owner as well: the sweep reaches every tenant when the owner is a
+        # superuser or has BYPASSRLS.
+        f"""CREATE OR REPLACE FUNCTION engram_cold_sweep(moment timestamptz) RETURNS bigint
+            LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            WITH gone AS (DELETE FROM public.{TABLE} WHERE expires_at <= moment RETURNING 1)
+            SELECT count(*) FROM gone $$""",
+        f"""CREATE OR REPLACE FUNCTION engram_cold_hnsw(dims integer) RETURNS void
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_catalog, pg_temp AS $$
+            BEGIN
+                IF dims IS NULL OR dims < 1 OR dims > 16000 THEN
+                    RAISE EXCEPTION 'vector dimension must be in 1..16000, got %', dims;
+                END IF;
+                EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON public.{TABLE} '
+                    'USING hnsw ((embedding::vector(%s)) vector_cosine_ops) WHERE dims = %s',
+                    '{TABLE}_hnsw_' || dims, dims, dims);
+            END $$""",
+        f"REVOKE ALL ON FUNCTION {SWEEP_FUNCTION}, {HNSW_FUNCTION} FROM PUBLIC",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements).
 
@@ -117,7 +146,25 @@ COLUMNS = (
     "id, ns, key, value, text, tags, source, sensitivity, importance, created_at, "
     "recorded_at, valid_from, valid_to, expires_at, ttl_s, provenance, superseded_by, model"
 )
-COPY_INSERT = f"COPY {TABLE} (tenant, {COLUMNS}, embedding, kw) FROM STDIN (FORMAT BINARY)"
+INCOMING = "engram_cold_incoming"
+"""A transaction's temporary table for a bulk load: row-level security refuses ``COPY``
+into a table with policies, so rows go in by binary ``COPY`` here, then by one
+``INSERT ... SELECT`` (which the policy checks row by row)."""
+CREATE_INCOMING = (
+    f"CREATE TEMP TABLE {INCOMING} ON COMMIT DROP AS "
+    f"SELECT tenant, {COLUMNS}, embedding, kw FROM {TABLE} WITH NO DATA"
+)
+COPY_INSERT = f"COPY {INCOMING} (tenant, {COLUMNS}, embedding, kw) FROM STDIN (FORMAT BINARY)"
+MOVE_INCOMING = (
+    f"INSERT INTO {TABLE} (tenant, {COLUMNS}, embedding, kw) "
+    f"SELECT tenant, {COLUMNS}, embedding, kw FROM {INCOMING}"
+)
+INSERT = (
+    f"INSERT INTO {TABLE} (tenant, {COLUMNS}, embedding, kw) VALUES "
+    "(%s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb,"
+    " %s, %s, %s, %s)"
+)
+"""One version (fewer than :data:`BULK_ROWS` go in this way: no temporary table)."""
 COPY_TYPES = (
     "text",
     "text",
@@ -149,7 +196,8 @@ SET_VECTOR = f"UPDATE {TABLE} SET embedding = %s, model = %s WHERE id = %s"
 SELECT = f"SELECT {COLUMNS} FROM {TABLE} m"
 HISTORY = f"{SELECT} WHERE m.tenant = %s AND m.ns = %s AND m.key = %s ORDER BY m.recorded_at, m.id"
 STALE = f"{SELECT} WHERE m.text <> '' AND (m.model IS NULL OR m.model <> %s) ORDER BY m.id LIMIT %s"
-SWEEP = f"DELETE FROM {TABLE} WHERE expires_at <= %s"
+SWEEP = "SELECT engram_cold_sweep(%s)"
+"""Every tenant's expired versions (the one delete that spans tenants: see MIGRATIONS)."""
 FETCH = f"{SELECT} WHERE m.id = ANY(%s)"
 SIGNAL_COLUMNS = "m.recorded_at, m.importance"
 """What scoring needs of a version besides its relevance; both never change for an id."""
@@ -243,12 +291,12 @@ def hnsw_index_name(dims: int) -> str:
 
 
 def hnsw_index_sql(dims: int) -> str:
-    """The cosine HNSW index over vectors of ``dims`` dimensions (a partial expression index)."""
-    d = _dims(dims)
-    return (
-        f"CREATE INDEX IF NOT EXISTS {hnsw_index_name(d)} ON {TABLE} "
-        f"USING hnsw ((embedding::vector({d})) vector_cosine_ops) WHERE dims = {d}"
-    )
+    """Create the cosine HNSW index over vectors of ``dims`` dimensions (a partial
+    expression index), through the owner's function (the application role owns nothing)."""
+    return f"SELECT engram_cold_hnsw({_dims(dims)})"
+
+
+RELATION_EXISTS = "SELECT to_regclass(%s) IS NOT NULL"
 
 
 def _dims(dims: int) -> int:

@@ -17,18 +17,30 @@ thread for async callers.
 
 from __future__ import annotations
 
+import json
 import math
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from engram._principal import scoped_tenant
 from engram.backends.postgres import _cold_sql as q
+from engram.backends.postgres._cold_memo import PendingSignals as _PendingSignals
+from engram.backends.postgres._cold_memo import SelectionSizes as _SelectionSizes
+from engram.backends.postgres._cold_memo import Signal
+from engram.backends.postgres._roles import (
+    MAY_VACUUM,
+    SET_TENANT,
+    ensure_role,
+    grant_sql,
+    role_url,
+)
+from engram.config import AppRole
 from engram.errors import (
     BackendError,
     ConfigError,
@@ -60,80 +72,6 @@ Cursor = psycopg.Cursor[tuple[Any, ...]]
 
 EXACT_BELOW = 1000
 """Selections with fewer embedded versions than this are searched exactly."""
-
-Signal = tuple[datetime, float]
-
-
-class _PendingSignals:
-    """``id -> (recorded_at, importance)`` of the versions candidate searches returned,
-    kept until :meth:`PostgresColdBackend.signals` asks for them (saving that query).
-
-    Both fields never change for a version id, so an entry cannot go stale; a
-    recall takes its entries out, and the whole memo is dropped past ``cap``
-    entries (searches whose signals nobody asked for) and on erasure.
-    """
-
-    def __init__(self, cap: int = 20000) -> None:
-        self._cap = cap
-        self._by_id: dict[str, Signal] = {}
-        self._lock = threading.Lock()
-
-    def note(self, rows: Iterable[tuple[str, datetime, float]]) -> None:
-        found = {i: (utc(at), float(importance)) for i, at, importance in rows}
-        with self._lock:
-            if len(self._by_id) + len(found) > self._cap:
-                self._by_id.clear()
-            self._by_id.update(found)
-
-    def take(self, ids: Sequence[str]) -> dict[str, Signal]:
-        with self._lock:
-            return {i: self._by_id.pop(i) for i in ids if i in self._by_id}
-
-    def clear(self) -> int:
-        """Drop every entry; 1 if there were any (one cache dropped), else 0."""
-        with self._lock:
-            held = bool(self._by_id)
-            self._by_id.clear()
-        return int(held)
-
-
-class _SelectionSizes:
-    """Whether a prefix's selection is small (fewer than ``exact_below`` current
-    versions), as last checked, for ``ttl`` seconds.
-
-    It only picks the vector search's statement: known small, the exact search
-    alone, with no size check and no index branch to plan (a user's versions among
-    100k, measured from the client: p50 1.6 ms instead of 2.5); known larger, the
-    index-ordered search alone. A stale answer costs speed, never rows: an exact
-    search is exact at any size, and a short index scan is followed by an exact
-    one. Past ``cap`` prefixes it starts over; erasure drops it.
-    """
-
-    def __init__(self, ttl: float = 30.0, cap: int = 10000) -> None:
-        self._ttl = ttl
-        self._cap = cap
-        self._by_prefix: dict[Namespace, tuple[bool, float]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, prefix: Namespace) -> bool | None:
-        with self._lock:
-            found = self._by_prefix.get(prefix)
-        if found is None or time.monotonic() - found[1] > self._ttl:
-            return None
-        return found[0]
-
-    def put(self, prefix: Namespace, small: bool) -> None:
-        with self._lock:
-            if len(self._by_prefix) >= self._cap:
-                self._by_prefix.clear()
-            self._by_prefix[prefix] = (small, time.monotonic())
-
-    def clear(self) -> int:
-        """Drop every entry; 1 if there were any, else 0."""
-        with self._lock:
-            held = bool(self._by_prefix)
-            self._by_prefix.clear()
-        return int(held)
 
 
 @dataclass(frozen=True)
@@ -200,18 +138,18 @@ class PostgresColdBackend(ColdBackend):
                 self._pool = self._open_pool()
 
     def _migrate(self) -> None:
+        """Bring the schema up to date; with it current, change nothing (so the
+        application role, which may create nothing, opens a store set up by the admin)."""
         try:
             with psycopg.connect(self._dsn, autocommit=True) as conn, conn.transaction():
-                conn.execute(q.SETUP_LOCK)
-                conn.execute(q.VERSION_TABLE)
-                row = conn.execute(q.GET_VERSION).fetchone()
-                done = int(row[0]) if row else 0
-                for version, statements in enumerate(q.MIGRATIONS[done:], start=done + 1):
-                    for statement in statements:
-                        _migration_step(conn, statement)
-                    conn.execute(q.SET_VERSION, (version,))
-                row = conn.execute(q.PGVECTOR_VERSION).fetchone()
-                require_pgvector(str(row[0]) if row else "")
+                if _current(conn):
+                    return
+                migrate(conn)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise ConfigError(
+                "the cold schema is missing or old and this role may not change it: "
+                f"run setup() as the admin first ({exc})"
+            ) from exc
         except psycopg.Error as exc:
             raise BackendError(f"PostgreSQL cold schema setup failed: {exc}") from exc
 
@@ -274,31 +212,42 @@ class PostgresColdBackend(ColdBackend):
             raise BackendError(f"PostgreSQL cold store query failed: {exc}") from exc
 
     @contextmanager
-    def _tx(self) -> Iterator[Cursor]:
-        """A cursor inside one transaction."""
+    def _tx(self, tenant: str | None) -> Iterator[Cursor]:
+        """A cursor inside one transaction acting for ``tenant`` (row-level security)."""
         with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            cur.execute(SET_TENANT, (tenant,))
             yield cur
 
-    def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        """One statement, one round trip (no BEGIN/COMMIT around a single read)."""
-        with self._connection() as conn:
-            return conn.execute(sql, tuple(params)).fetchall()
+    def _read(
+        self, tenant: str | None, sql: str, params: Sequence[object] = ()
+    ) -> list[tuple[Any, ...]]:
+        """One statement acting for ``tenant``, in one round trip: the tenant setting and
+        the statement share the implicit transaction of one pipeline sync."""
+        with self._connection() as conn, conn.pipeline() as pipeline:
+            conn.execute(SET_TENANT, (tenant,))
+            cur = conn.execute(sql, tuple(params))
+            pipeline.sync()
+            return cur.fetchall()
 
     # -- writes -----------------------------------------------------------------------
 
     def apply(self, changes: ChangeSet) -> None:
         self._ensure_indexes(n.vector.shape[0] for n in changes.inserts if n.vector is not None)
-        with self._tx() as cur:
+        by_tenant: dict[str, list[NewVersion]] = {}
+        for new in changes.inserts:
+            by_tenant.setdefault(new.record.namespace[0], []).append(new)
+        first = next(iter(by_tenant), None)
+        with self._tx(first or scoped_tenant()) as cur:
             if changes.closures:
                 cur.executemany(
                     q.CLOSE, [(c.valid_to, c.superseded_by, c.id) for c in changes.closures]
                 )
-            if changes.inserts:
-                with cur.copy(q.COPY_INSERT) as copy:
-                    copy.set_types(list(q.COPY_TYPES))
-                    for new in changes.inserts:
-                        copy.write_row(_row(new))
+            for tenant, inserts in by_tenant.items():
+                if tenant != first:
+                    cur.execute(SET_TENANT, (tenant,))
+                _insert(cur, inserts)
             if changes.expiry:
+                cur.execute(SET_TENANT, (first or scoped_tenant(),))
                 cur.executemany(q.SET_EXPIRY, [(at, row_id) for row_id, at in changes.expiry])
         if len(changes.inserts) >= q.BULK_ROWS:
             with self._connection() as conn:
@@ -307,13 +256,17 @@ class PostgresColdBackend(ColdBackend):
     def _ensure_indexes(self, dims: Iterable[int]) -> None:
         """Create the HNSW index of each new vector dimension (before, not inside, a write)."""
         for d in {int(d) for d in dims} - self._indexed:
-            with self._tx() as cur:
-                cur.execute(q.SETUP_LOCK)
-                cur.execute(q.hnsw_index_sql(d))
+            with self._tx(None) as cur:
+                cur.execute(q.RELATION_EXISTS, (q.hnsw_index_name(d),))
+                found = cur.fetchone()
+                if not (found and found[0]):
+                    cur.execute(q.SETUP_LOCK)
+                    cur.execute(q.hnsw_index_sql(d))
             self._indexed.add(d)
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
-        rows = self._read(*q.erase_sql(prefix, keys))  # one statement: atomic on its own
+        tenant, prefix = _scope(prefix)
+        rows = self._read(tenant, *q.erase_sql(prefix, keys))  # one statement: atomic
         self._pending.clear()
         self._sizes.clear()
         return EraseCounts(
@@ -326,22 +279,26 @@ class PostgresColdBackend(ColdBackend):
     def compact(self) -> bool:
         """Rewrite the table and rebuild its indexes (``VACUUM FULL``), so erased rows,
         keyword-index entries (GIN keeps emptied keys otherwise) and vectors are gone
-        from the table, TOAST and index files."""
+        from the table, TOAST and index files; False if this role may not (the
+        application role needs the ``MAINTAIN`` privilege setup() grants on 17+)."""
         try:
             with psycopg.connect(self._dsn, autocommit=True) as conn:
+                allowed = conn.execute(MAY_VACUUM, (q.TABLE,)).fetchone()
+                if not allowed or not allowed[0]:
+                    return False
                 conn.execute(q.VACUUM)
         except psycopg.Error as exc:
             raise BackendError(f"PostgreSQL compaction failed: {exc}") from exc
         return True
 
     def sweep(self, now: datetime) -> int:
-        with self._tx() as cur:
-            return cur.execute(q.SWEEP, (now,)).rowcount
+        rows = self._read(None, q.SWEEP, (now,))
+        return int(rows[0][0]) if rows else 0
 
     def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:
         matrix = np.asarray(vectors, dtype=np.float32)
         self._ensure_indexes([matrix.shape[1]] if len(matrix) else [])
-        with self._tx() as cur:
+        with self._tx(scoped_tenant()) as cur:
             cur.executemany(
                 q.SET_VECTOR, [(v, model_id, i) for v, i in zip(matrix, ids, strict=True)]
             )
@@ -351,40 +308,48 @@ class PostgresColdBackend(ColdBackend):
     def heads(self, namespace: Namespace, keys: Sequence[str]) -> dict[str, MemoryRecord]:
         if not keys:
             return {}
-        return {r.key: r for r in map(_record, self._read(*q.heads_sql(namespace, keys)))}
+        rows = self._read(_scope(namespace)[0], *q.heads_sql(namespace, keys))
+        return {r.key: r for r in map(_record, rows)}
 
     def fetch(self, ids: Sequence[str]) -> list[MemoryRecord]:
         if not ids:
             return []
-        return [_record(r) for r in self._read(q.FETCH, (list(ids),))]
+        return [_record(r) for r in self._read(scoped_tenant(), q.FETCH, (list(ids),))]
 
     def signals(self, ids: Sequence[str]) -> dict[str, Signal]:
         """From the candidate searches that returned ``ids`` when they did, else one query."""
-        found = self._pending.take(ids)
+        tenant = scoped_tenant()
+        found = self._pending.take(tenant or "", ids)
         missing = [i for i in ids if i not in found]
         if missing:
-            rows = self._read(q.SIGNALS, (missing,))
+            rows = self._read(tenant, q.SIGNALS, (missing,))
             found.update((str(r[0]), (utc(r[1]), float(r[2]))) for r in rows)
         return found
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
-        return [_record(r) for r in self._read(*q.scan_sql(scan))]
+        tenant, prefix = _scope(scan.prefix)
+        return [_record(r) for r in self._read(tenant, *q.scan_sql(replace(scan, prefix=prefix)))]
 
     def history(self, namespace: Namespace, key: str) -> list[MemoryRecord]:
-        return [_record(r) for r in self._read(q.HISTORY, q.history_params(namespace, key))]
+        rows = self._read(_scope(namespace)[0], q.HISTORY, q.history_params(namespace, key))
+        return [_record(r) for r in rows]
 
     def namespaces(self, prefix: Namespace) -> list[Namespace]:
-        return sorted(split_namespace(r[0]) for r in self._read(*q.namespaces_sql(prefix)))
+        tenant, prefix = _scope(prefix)
+        rows = self._read(tenant, *q.namespaces_sql(prefix))
+        return sorted(split_namespace(r[0]) for r in rows)
 
     def stale(self, model_id: str, limit: int) -> list[MemoryRecord]:
-        return [_record(r) for r in self._read(q.STALE, (model_id, limit))]
+        return [_record(r) for r in self._read(scoped_tenant(), q.STALE, (model_id, limit))]
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
         terms = keyword_terms(query)
         if not terms or k <= 0:
             return []
-        rows = self._read(*q.keyword_sql(scan, q.tsquery_text(terms), k))
-        self._pending.note(rows)
+        tenant, prefix = _scope(scan.prefix)
+        scan = replace(scan, prefix=prefix)
+        rows = self._read(tenant, *q.keyword_sql(scan, q.tsquery_text(terms), k))
+        self._pending.note(tenant or "", rows)
         return [r[0] for r in rows]
 
     def vector_candidates(
@@ -393,8 +358,9 @@ class PostgresColdBackend(ColdBackend):
         query = np.ascontiguousarray(vector, dtype=np.float32)
         if k <= 0 or query.ndim != 1 or not len(query):
             return []
-        rows = self._nearest(scan, query, model_id, k)
-        self._pending.note((i, at, importance) for i, _, at, importance in rows)
+        tenant, prefix = _scope(scan.prefix)
+        rows = self._nearest(replace(scan, prefix=prefix), query, model_id, k)
+        self._pending.note(tenant or "", ((i, at, imp) for i, _, at, imp in rows))
         ranked = [(str(i), _similarity(d)) for i, d, _, _ in rows]
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))
         return ranked[:k]
@@ -406,6 +372,7 @@ class PostgresColdBackend(ColdBackend):
         :meth:`vector_candidates` runs for these arguments, with its settings, keeping
         only the nodes that ran (a branch skipped by its gate is dropped)."""
         query = np.ascontiguousarray(vector, dtype=np.float32)
+        scan = replace(scan, prefix=_scope(scan.prefix)[1])
         rows = self._nearest(scan, query, model_id, k, "EXPLAIN (ANALYZE, FORMAT JSON) ")
         if not rows:
             raise BackendError("EXPLAIN returned no plan")
@@ -424,18 +391,21 @@ class PostgresColdBackend(ColdBackend):
 
         Pipelined on an autocommit connection, the statements share the implicit
         transaction that the final Sync closes, so the ``set_config(..., true)``
-        settings hold for the search and end with it (no BEGIN/COMMIT round trips).
+        settings (the tenant, the HNSW knobs) hold for the search and end with it
+        (no BEGIN/COMMIT round trips).
         """
+        tenant = scan.prefix[0] if scan.prefix else None
         small = self._sizes.get(scan.prefix)
         if small:
             sql, params = q.vector_sql(scan, model_id, query, k, exact=True)
-            return self._read(lead + sql, params)
+            return self._read(tenant, lead + sql, params)
         settings = q.hnsw_settings_params(max(self.ef_search, k), self.max_scan_tuples)
         if small is False:
             sql, params = q.vector_sql(scan, model_id, query, k, exact=False)
         else:
             sql, params = q.nearest_sql(scan, model_id, query, k, self.exact_below)
         with self._connection() as conn, conn.pipeline() as pipeline:
+            conn.execute(SET_TENANT, (tenant,))
             size = (
                 None if small is False else conn.execute(*q.size_sql(scan.prefix, self.exact_below))
             )
@@ -447,13 +417,13 @@ class PostgresColdBackend(ColdBackend):
                 checked = size.fetchone()
                 self._sizes.put(scan.prefix, bool(checked and checked[0]))
         if small is False and not lead and len(rows) < k:
-            return self._read(*q.vector_sql(scan, model_id, query, k, exact=True))
+            return self._read(tenant, *q.vector_sql(scan, model_id, query, k, exact=True))
         return rows
 
     def clear_caches(self) -> int:
         return self._pending.clear() + self._sizes.clear()
 
-    def buffer_fit(self) -> BufferFit:
+    def buffer_fit(self) -> BufferFit:  # sizes only: no tenant's rows are read
         """How the table and its indexes compare with the server's ``shared_buffers``."""
         with self._connection() as conn:
             relations = tuple((str(n), int(b)) for n, b in conn.execute(q.RELATION_SIZES))
@@ -461,6 +431,85 @@ class PostgresColdBackend(ColdBackend):
         if row is None:
             raise BackendError("PostgreSQL reported no shared_buffers setting")
         return BufferFit(int(row[0]), relations)
+
+
+def _insert(cur: Cursor, inserts: Sequence[NewVersion]) -> None:
+    """Insert versions (of the transaction's tenant): a few by INSERT, many by binary COPY."""
+    if len(inserts) < q.BULK_ROWS:
+        cur.executemany(q.INSERT, [_json_row(new) for new in inserts])
+        return
+    cur.execute(q.CREATE_INCOMING)
+    with cur.copy(q.COPY_INSERT) as copy:
+        copy.set_types(list(q.COPY_TYPES))
+        for new in inserts:
+            copy.write_row(_row(new))
+    cur.execute(q.MOVE_INCOMING)
+    cur.execute(f"DROP TABLE {q.INCOMING}")  # a second bulk load may follow in this transaction
+
+
+def _json_row(new: NewVersion) -> tuple[object, ...]:
+    row = list(_row(new))
+    row[4], row[16] = json.dumps(row[4]), json.dumps(row[16])
+    return tuple(row)
+
+
+def _scope(prefix: Namespace) -> tuple[str | None, Namespace]:
+    """The tenant a call on ``prefix`` acts for, and the prefix it reads: its first label
+    is the tenant; an empty prefix reads the tenant of :func:`~engram.tenant_scope`
+    (with none, row-level security leaves the application role nothing to read)."""
+    if prefix:
+        return prefix[0], prefix
+    tenant = scoped_tenant()
+    return tenant, () if tenant is None else (tenant,)
+
+
+def _current(conn: Connection) -> bool:
+    """Whether the schema is at the newest version (read without creating anything)."""
+    if conn.execute(q.RELATION_EXISTS, (q.VERSION_TABLE_NAME,)).fetchone() != (True,):
+        return False
+    row = conn.execute(q.GET_VERSION).fetchone()
+    return row is not None and int(row[0]) >= len(q.MIGRATIONS)
+
+
+def migrate(conn: Connection) -> None:
+    """Apply the missing migrations on an admin connection inside a transaction."""
+    conn.execute(q.SETUP_LOCK)
+    conn.execute(q.VERSION_TABLE)
+    row = conn.execute(q.GET_VERSION).fetchone()
+    done = int(row[0]) if row else 0
+    for version, statements in enumerate(q.MIGRATIONS[done:], start=done + 1):
+        for statement in statements:
+            _migration_step(conn, statement)
+        conn.execute(q.SET_VERSION, (version,))
+    row = conn.execute(q.PGVECTOR_VERSION).fetchone()
+    require_pgvector(str(row[0]) if row else "")
+
+
+def setup(admin_url: str, role: AppRole | None = None) -> str:
+    """Create or migrate the cold schema as the admin and grant the application role
+    (created if missing, default ``engram_app``); return the role's connection string.
+
+    Idempotent. The role reads and writes the memories table under row-level
+    security, reads the version table, and runs the sweep and HNSW-index functions.
+    """
+    role = role or AppRole()
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as conn, conn.transaction():
+            migrate(conn)
+            maintain = ensure_role(conn, role)
+            functions = (q.SWEEP_FUNCTION, q.HNSW_FUNCTION)
+            grants = grant_sql(
+                role.name,
+                (q.TABLE,),
+                read_only=(q.VERSION_TABLE_NAME,),
+                functions=functions,
+                maintain=maintain,
+            )
+            for statement in grants:
+                conn.execute(statement)
+    except psycopg.Error as exc:
+        raise BackendError(f"PostgreSQL cold schema setup failed: {exc}") from exc
+    return role_url(admin_url, role)
 
 
 def _configure(conn: Connection) -> None:

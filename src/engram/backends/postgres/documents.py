@@ -20,11 +20,20 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from engram._principal import Principal, validate_id
+from engram._principal import Principal
+from engram.backends.postgres._roles import (
+    CAN_MAINTAIN,
+    MAINTAIN_SINCE,
+    SET_TENANT,
+    ensure_role,
+    grant_sql,
+    refuse_bypass,
+    role_url,
+    tenant_policy,
+)
 from engram.config import AppRole
 from engram.errors import (
     BackendError,
-    ConfigError,
     ConflictError,
     InvalidInputError,
     MissingDependencyError,
@@ -52,20 +61,12 @@ from engram.stores.documents.paths import join, split_path
 try:
     import psycopg
     from pgvector.psycopg import register_vector
-    from psycopg import sql
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg.types.json import Jsonb
     from psycopg_pool import ConnectionPool
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingDependencyError("PostgreSQL needs: pip install 'engram[postgres]'") from exc
 
 TABLES = ("engram_documents", "engram_document_chunks")
-_TENANT = "current_setting('app.tenant_id', true)"
-_POLICY = (
-    "ALTER TABLE {t} ENABLE ROW LEVEL SECURITY; ALTER TABLE {t} FORCE ROW LEVEL SECURITY; "
-    f"CREATE POLICY {{t}}_tenant ON {{t}} USING (tenant_id = {_TENANT}) "
-    f"WITH CHECK (tenant_id = {_TENANT});"
-)
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -100,17 +101,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX engram_document_chunks_tsv ON engram_document_chunks USING gin (tsv);
     """
-    + "".join(_POLICY.format(t=table) for table in TABLES),
+    + "".join(f"{statement};" for table in TABLES for statement in tenant_policy(table)),
 )
 
 _VERSION_TABLE = (
     "CREATE TABLE IF NOT EXISTS engram_documents_migrations (version integer PRIMARY KEY)"
 )
-_MAINTAIN_SINCE = 170000  # PostgreSQL 17 added the MAINTAIN privilege (VACUUM without owning)
-_CAN_MAINTAIN = "SELECT bool_and(has_table_privilege(t, 'MAINTAIN')) FROM unnest(%s::text[]) t"
 _VACUUM = "VACUUM (FULL) " + ", ".join(TABLES)
-_SET_TENANT = "SELECT set_config('app.tenant_id', %s, true)"
-_ROLE_FLAGS = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
 _UPSERT = (
     "INSERT INTO engram_documents (tenant_id, path, content, metadata, digest, size) "
     "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, path) DO UPDATE SET "
@@ -159,25 +156,6 @@ _CHUNKS = (
 )
 
 
-def _grant_sql(role: str, maintain: bool) -> list[sql.Composed]:
-    ident = sql.Identifier(role)
-    tables = sql.SQL(", ").join(sql.Identifier(t) for t in TABLES)
-    privileges = "SELECT, INSERT, UPDATE, DELETE" + (", MAINTAIN" if maintain else "")
-    return [
-        sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(ident),
-        sql.SQL("GRANT {} ON {} TO {}").format(sql.SQL(privileges), tables, ident),
-    ]
-
-
-def _role_sql(role: AppRole, exists: bool) -> sql.Composed:
-    verb = sql.SQL("ALTER ROLE" if exists else "CREATE ROLE")
-    flags = sql.SQL("LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE")
-    if role.password is None:
-        return sql.SQL("{} {} {}").format(verb, sql.Identifier(role.name), flags)
-    password = sql.SQL("PASSWORD {}").format(sql.Literal(role.password))
-    return sql.SQL("{} {} {} {}").format(verb, sql.Identifier(role.name), flags, password)
-
-
 def setup(admin_url: str, role: AppRole | None = None) -> str:
     """Create or migrate the schema and the application role; return the role's URL.
 
@@ -185,26 +163,20 @@ def setup(admin_url: str, role: AppRole | None = None) -> str:
     connects as ``role`` (default ``engram_app``), which RLS always applies to.
     """
     role = role or AppRole()
-    validate_id("role name", role.name)
     try:
         with psycopg.connect(admin_url, autocommit=True) as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext('engram_documents_setup'))")
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             _migrate(conn)
-            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role.name,))
-            conn.execute(_role_sql(role, exists.fetchone() is not None))
-            version = conn.execute("SHOW server_version_num").fetchone()
-            maintain = version is not None and int(str(version[0])) >= _MAINTAIN_SINCE
-            for statement in _grant_sql(role.name, maintain):
+            maintain = ensure_role(conn, role)
+            grants = grant_sql(
+                role.name, TABLES, read_only=("engram_documents_migrations",), maintain=maintain
+            )
+            for statement in grants:
                 conn.execute(statement)
     except psycopg.Error as exc:
         raise BackendError(f"document schema setup failed: {exc}") from exc
-    params = {k: str(v) for k, v in conninfo_to_dict(admin_url).items()}
-    params["user"] = role.name
-    params.pop("password", None)
-    if role.password is not None:
-        params["password"] = role.password
-    return make_conninfo("", **params)
+    return role_url(admin_url, role)
 
 
 def _migrate(conn: psycopg.Connection[tuple[object, ...]]) -> None:
@@ -245,16 +217,7 @@ class PostgresDocumentStore(DocumentStore):
         return self._pool
 
     def _check_role(self) -> None:
-        try:
-            with psycopg.connect(self._url) as conn:
-                row = conn.execute(_ROLE_FLAGS).fetchone()
-        except psycopg.Error as exc:
-            raise BackendError(f"cannot connect to the document database: {exc}") from exc
-        if row is None or row[0]:
-            raise ConfigError(
-                "the document store must connect as a role without SUPERUSER or BYPASSRLS "
-                "(row-level security would not apply); use the role setup() creates"
-            )
+        refuse_bypass(self._url, "document store")
 
     def close(self) -> None:
         if self._pool is not None:
@@ -267,9 +230,9 @@ class PostgresDocumentStore(DocumentStore):
         ``MAINTAIN`` privilege that :func:`setup` grants on PostgreSQL 17+)."""
         try:
             with psycopg.connect(self._url, autocommit=True) as conn:
-                if conn.info.server_version < _MAINTAIN_SINCE:
+                if conn.info.server_version < MAINTAIN_SINCE:
                     return False
-                allowed = conn.execute(_CAN_MAINTAIN, (list(TABLES),)).fetchone()
+                allowed = conn.execute(CAN_MAINTAIN, (list(TABLES),)).fetchone()
                 if not allowed or not allowed[0]:
                     return False
                 conn.execute(_VACUUM)
@@ -297,12 +260,12 @@ class PostgresDocumentStore(DocumentStore):
         held: psycopg.Connection[tuple[object, ...]] | None = getattr(self._held, "conn", None)
         if held is not None:
             with held.transaction():
-                held.execute(_SET_TENANT, (principal.tenant_id,))
+                held.execute(SET_TENANT, (principal.tenant_id,))
                 yield held
             return
         try:
             with self._connections().connection() as conn, conn.transaction():
-                conn.execute(_SET_TENANT, (principal.tenant_id,))
+                conn.execute(SET_TENANT, (principal.tenant_id,))
                 yield conn
         except psycopg.Error as exc:
             raise BackendError(f"document query failed: {exc}") from exc

@@ -11,10 +11,21 @@ Two additions around LangGraph's savers:
   LangGraph's prune building blocks (snapshot isolation, the DeltaChannel
   check, the blob reference query) with "keep the last N" instead of
   "keep the latest".
+
+Row-level security: LangGraph's tables carry no tenant, so engram records each
+thread's owner in ``engram_thread_owners`` (written at the thread's first checkpoint,
+never changed) and gives ``checkpoints``, ``checkpoint_blobs`` and
+``checkpoint_writes`` an ``ENABLE`` + ``FORCE`` policy: a row is seen and written only
+when its thread's owner is the tenant in ``app.tenant_id``. The saver sets that from
+the ``tenant_id`` of the config LangGraph hands it (:func:`~engram.stores.hot.thread_config`
+puts the principal there), else from :func:`~engram.tenant_scope`; the admin statements
+from the owner they are run for. :func:`setup` creates the schema and the application
+role as the admin; the application role then opens the savers.
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -25,26 +36,50 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
 )
 
-from engram._principal import Principal
-from engram.config import StoreURL
+from engram._principal import scoped_tenant, tenant_scope
+from engram.backends.postgres._hot_sql import (
+    LANGGRAPH_VERSION_TABLE,
+    OWNERS_TABLE,
+    TABLES,
+    VACUUM_SQL,
+    VERSION_TABLE,
+    claim,
+    copy_thread,
+    delete_for_runs,
+    delete_thread,
+    delete_threads,
+    forget_owners,
+    list_threads,
+    migrate,
+    owner,
+    prune,
+    schema_current,
+    sizes,
+)
+from engram.backends.postgres._roles import (
+    MAY_VACUUM,
+    SET_SESSION_TENANT,
+    SET_TENANT,
+    ensure_role,
+    grant_sql,
+    role_url,
+)
+from engram.config import AppRole, StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError, MissingDependencyError
 from engram.stores.hot.contract import (
+    TENANT_KEY,
+    USER_KEY,
     AsyncOwnedSaver,
     OwnedSaver,
-    PruneReport,
     R,
     SaverOptions,
     Statements,
-    ThreadInfo,
-    ThreadSize,
     adrive,
     drive,
-    is_stale_call,
-    mark_owners_ready,
-    owner_params,
-    owners_ready,
 )
 from engram.stores.hot.serde import Sealed
 
@@ -52,161 +87,20 @@ try:
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    from langgraph.checkpoint.postgres.base import (
-        PRUNE_DELTA_THREADS_SQL,
-        PRUNE_REFERENCED_BLOBS_SQL,
-        PRUNE_SNAPSHOT_SQL,
-    )
     from psycopg import AsyncConnection, Connection
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool, ConnectionPool
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingDependencyError("PostgreSQL needs: pip install 'engram[postgres]'") from exc
 
-# Who owns each thread: fixed by its first scoped checkpoint, never by a later one.
-OWNERS_SETUP_SQL = (
-    """CREATE TABLE IF NOT EXISTS engram_thread_owners (
-        thread_id TEXT PRIMARY KEY,
-        tenant_id TEXT NOT NULL,
-        user_id TEXT NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    )""",
-    # Threads written before owners were recorded: the owner their first root checkpoint names.
-    """INSERT INTO engram_thread_owners (thread_id, tenant_id, user_id)
-    SELECT thread_id, tenant_id, user_id FROM (
-        SELECT DISTINCT ON (thread_id) thread_id, metadata ->> 'tenant_id' AS tenant_id,
-               metadata ->> 'user_id' AS user_id
-        FROM checkpoints WHERE checkpoint_ns = '' ORDER BY thread_id, checkpoint_id
-    ) AS first WHERE tenant_id IS NOT NULL AND user_id IS NOT NULL
-    ON CONFLICT DO NOTHING""",
-)
-
-OWNER_OF_SQL = "SELECT tenant_id, user_id FROM engram_thread_owners WHERE thread_id = %(thread)s"
-CLAIM_SQL = """
-INSERT INTO engram_thread_owners (thread_id, tenant_id, user_id)
-VALUES (%(thread)s, %(tenant)s, %(user)s) ON CONFLICT DO NOTHING
-"""
-
-OWNER_SQL = (
-    "(%(tenant)s::text IS NULL OR thread_id IN (SELECT thread_id FROM engram_thread_owners"
-    " WHERE tenant_id = %(tenant)s AND (%(user)s::text IS NULL OR user_id = %(user)s)))"
-)
-
-LIST_THREADS_SQL = f"""
-SELECT c.thread_id, count(*) AS checkpoints, max(c.checkpoint_id) AS last_checkpoint_id,
-       min(o.tenant_id) AS tenant_id, min(o.user_id) AS user_id
-FROM checkpoints c LEFT JOIN engram_thread_owners o ON o.thread_id = c.thread_id
-WHERE c.checkpoint_ns = '' AND {OWNER_SQL.replace("thread_id IN", "c.thread_id IN", 1)}
-GROUP BY c.thread_id
-ORDER BY last_checkpoint_id DESC
-"""
-
-# Stored sizes (pg_column_size: after TOAST compression), so growth is what the disk sees.
-SIZE_CHECKPOINTS_SQL = f"""
-SELECT thread_id, count(*) AS n,
-       coalesce(sum(pg_column_size(checkpoint) + pg_column_size(metadata)), 0) AS bytes
-FROM checkpoints
-WHERE (%(threads)s::text[] IS NULL OR thread_id = ANY(%(threads)s)) AND {OWNER_SQL}
-GROUP BY thread_id ORDER BY thread_id
-"""
-
-SIZE_WRITES_SQL = """
-SELECT thread_id, count(*) AS n, coalesce(sum(pg_column_size(blob)), 0) AS bytes
-FROM checkpoint_writes WHERE thread_id = ANY(%(threads)s) GROUP BY thread_id
-"""
-
-SIZE_BLOBS_SQL = """
-SELECT thread_id, count(*) AS n, coalesce(sum(pg_column_size(blob)), 0) AS bytes
-FROM checkpoint_blobs WHERE thread_id = ANY(%(threads)s) GROUP BY thread_id
-"""
-
-PRUNE_NAMESPACES_SQL = "SELECT DISTINCT checkpoint_ns FROM checkpoints WHERE thread_id = %s"
-
-PRUNE_CUTOFF_SQL = """
-SELECT checkpoint_id FROM checkpoints
-WHERE thread_id = %s AND checkpoint_ns = %s
-ORDER BY checkpoint_id DESC LIMIT 1 OFFSET %s
-"""
-
-PRUNE_WRITES_SQL = """
-DELETE FROM checkpoint_writes
-WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id < %s
-RETURNING 1
-"""
-
-# The channel versions the deleted checkpoints referenced: candidates for blob removal.
-PRUNE_CHECKPOINTS_SQL = """
-WITH deleted AS (
-    DELETE FROM checkpoints
-    WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id < %s
-    RETURNING checkpoint_id, checkpoint -> 'channel_versions' AS versions
-)
-SELECT deleted.checkpoint_id, v.key AS channel, v.value AS version
-FROM deleted LEFT JOIN LATERAL jsonb_each_text(deleted.versions) AS v ON true
-"""
-
-PRUNE_PARENTS_SQL = """
-UPDATE checkpoints SET parent_checkpoint_id = NULL
-WHERE thread_id = %s AND checkpoint_ns = %s AND parent_checkpoint_id < %s
-"""
-
-PRUNE_BLOBS_SQL = """
-DELETE FROM checkpoint_blobs
-WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = ANY(%s)
-RETURNING 1
-"""
-
-# The root checkpoint a subgraph call's namespace started from.
-PRUNE_CALL_ROOT_SQL = """
-SELECT metadata -> 'parents' ->> '' AS root FROM checkpoints
-WHERE thread_id = %s AND checkpoint_ns = %s
-ORDER BY checkpoint_id DESC LIMIT 1
-"""
-
-PRUNE_CALL_SQL = tuple(
-    f"DELETE FROM {table} WHERE thread_id = %s AND checkpoint_ns = %s RETURNING 1"
-    for table in ("checkpoint_writes", "checkpoints", "checkpoint_blobs")
-)
-
-COUNT_KEPT_SQL = "SELECT count(*) AS n FROM checkpoints WHERE thread_id = %s"
-
-COPY_THREAD_SQL = (
-    """INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
-        type, checkpoint, metadata)
-    SELECT %(target)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
-        metadata
-    FROM checkpoints WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
-    """INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT %(target)s, checkpoint_ns, channel, version, type, blob
-    FROM checkpoint_blobs WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
-    """INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path,
-        idx, channel, type, blob)
-    SELECT %(target)s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
-    FROM checkpoint_writes WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
-    """INSERT INTO engram_thread_owners (thread_id, tenant_id, user_id)
-    SELECT %(target)s, tenant_id, user_id FROM engram_thread_owners
-    WHERE thread_id = %(source)s ON CONFLICT DO NOTHING""",
-)
-
-DELETE_RUNS_SQL = """
-DELETE FROM checkpoints WHERE metadata ->> 'run_id' = ANY(%s)
-RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
-"""
-
-DELETE_RUN_WRITES_SQL = """
-DELETE FROM checkpoint_writes
-WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)
-"""
-
-TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "engram_thread_owners")
-
-DELETE_THREADS_SQL = tuple(f"DELETE FROM {table} WHERE thread_id = ANY(%s)" for table in TABLES)
-
-# Rewrites each table and its TOAST table into new files, so deleted rows leave no bytes
-# (ACCESS EXCLUSIVE lock while it runs); cannot run inside a transaction block.
-VACUUM_SQL = f"VACUUM (FULL, ANALYZE) {', '.join(TABLES)}"
-
 _PRIMITIVES = (str, int, float, bool)
+_ALL = (*TABLES, OWNERS_TABLE)
+
+
+def _may_vacuum(row: Any) -> bool:
+    """A :data:`MAY_VACUUM` row (a dict or a tuple, by the connection's row factory)."""
+    value = next(iter(row.values())) if isinstance(row, dict) else (row[0] if row else None)
+    return bool(value)
 
 
 # --- savers -------------------------------------------------------------------------
@@ -230,15 +124,128 @@ def seal(
     return {**checkpoint, "channel_values": values}, versions
 
 
+def writer_of(
+    config: RunnableConfig, metadata: Mapping[str, Any] | None = None
+) -> tuple[str | None, str | None]:
+    """``(tenant_id, user_id)`` a saver call acts for: its config's ``configurable``
+    (what :func:`~engram.stores.hot.thread_config` sets), else the checkpoint metadata."""
+    configurable = config.get("configurable", {})
+    found = (configurable.get(TENANT_KEY), configurable.get(USER_KEY))
+    if found == (None, None) and metadata:
+        found = (metadata.get(TENANT_KEY), metadata.get(USER_KEY))
+    tenant, user = found
+    return (tenant if isinstance(tenant, str) else None, user if isinstance(user, str) else None)
+
+
+@contextmanager
+def acting_for(config: RunnableConfig | None) -> Iterator[None]:
+    """Run a saver call for the tenant its config names (else the caller's scope)."""
+    tenant = writer_of(config)[0] if config is not None else None
+    if tenant is None:
+        yield
+        return
+    with tenant_scope(tenant):
+        yield
+
+
+def _refused(exc: psycopg.Error, thread_id: str, tenant: str | None) -> Exception:
+    """A saver error as an engram error: a write row-level security refused says why."""
+    if not isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return BackendError(f"PostgreSQL hot tier: {exc}")
+    if tenant is None:
+        return ConfigError(
+            f"thread {thread_id!r}: a checkpoint written as the application role needs "
+            "its principal (run the graph with thread_config(thread_id, principal))"
+        )
+    return ConflictError(f"thread id {thread_id!r} is already in use; choose another id")
+
+
 class EngramPostgresSaver(OwnedSaver, PostgresSaver):
-    """LangGraph's ``PostgresSaver`` with thread owners (:class:`OwnedSaver`) plus the
+    """LangGraph's ``PostgresSaver`` acting for the tenant of each call (row-level
+    security), recording a thread's owner at its first checkpoint, plus the
     ``copy_thread`` / ``delete_for_runs`` it lacks."""
+
+    def setup(self) -> None:
+        """LangGraph's migrations and engram's, when the schema is not current (so the
+        application role, which may create nothing, opens a schema the admin set up)."""
+        if PostgresAdmin(self).run(schema_current()):
+            return
+        try:
+            super().setup()
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise _not_set_up(exc) from exc
+        except psycopg.Error as exc:
+            raise BackendError(f"PostgreSQL hot tier setup: {exc}") from exc
+        PostgresAdmin(self).run(migrate(), write=True)
+
+    @contextmanager
+    def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:
+        with super()._cursor(pipeline=pipeline) as cur:
+            cur.execute(SET_SESSION_TENANT, (scoped_tenant(),))
+            yield cur
+            cur.execute(SET_SESSION_TENANT, (None,))
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with acting_for(config):
+            return super().get_tuple(config)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        with acting_for(config):  # read whole: the scope must not outlive one next()
+            found = builtins.list(super().list(config, filter=filter, before=before, limit=limit))
+        yield from found
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        tenant = writer_of(config, metadata)[0]
+        thread_id = str(config["configurable"]["thread_id"])
+        with acting_for(config) if tenant is None else tenant_scope(tenant):
+            try:  # OwnedSaver claims the owner, or refuses another principal's write
+                return super().put(config, checkpoint, metadata, new_versions)
+            except psycopg.Error as exc:
+                raise _refused(exc, thread_id, tenant or scoped_tenant()) from exc
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        thread_id = str(config["configurable"]["thread_id"])
+        with acting_for(config):
+            try:
+                super().put_writes(config, writes, task_id, task_path)
+            except psycopg.Error as exc:
+                raise _refused(exc, thread_id, scoped_tenant()) from exc
 
     def owner_admin(self) -> PostgresAdmin:
         return PostgresAdmin(self)
 
     def delete_thread(self, thread_id: str) -> None:
-        PostgresAdmin(self).run(delete_threads_by_id([thread_id]), write=True)
+        PostgresAdmin(self).run(delete_thread(str(thread_id)), write=True)
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        super().prune(thread_ids, strategy=strategy)
+        if strategy == "delete" and not isinstance(thread_ids, str):
+            PostgresAdmin(self).run(forget_owners(thread_ids), write=True)
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        with acting_for(config):
+            return super().get_delta_channel_history(config=config, channels=channels)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         PostgresAdmin(self).run(copy_thread(source_thread_id, target_thread_id), write=True)
@@ -248,19 +255,104 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
 
 
 class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
-    """``AsyncPostgresSaver`` with the same additions as :class:`EngramPostgresSaver`."""
+    """``AsyncPostgresSaver`` with the same tenant scoping, owners and additions as
+    :class:`EngramPostgresSaver`."""
+
+    async def setup(self) -> None:
+        if await PostgresAdmin(self).arun(schema_current()):
+            return
+        try:
+            await super().setup()
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise _not_set_up(exc) from exc
+        except psycopg.Error as exc:
+            raise BackendError(f"PostgreSQL hot tier setup: {exc}") from exc
+        await PostgresAdmin(self).arun(migrate(), write=True)
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
+        async with super()._cursor(pipeline=pipeline) as cur:
+            await cur.execute(SET_SESSION_TENANT, (scoped_tenant(),))
+            yield cur
+            await cur.execute(SET_SESSION_TENANT, (None,))
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        with acting_for(config):
+            return await super().aget_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        with acting_for(config):  # read whole: the scope must not outlive one step
+            found = [
+                t async for t in super().alist(config, filter=filter, before=before, limit=limit)
+            ]
+        for tup in found:
+            yield tup
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        tenant = writer_of(config, metadata)[0]
+        thread_id = str(config["configurable"]["thread_id"])
+        with acting_for(config) if tenant is None else tenant_scope(tenant):
+            try:
+                return await super().aput(config, checkpoint, metadata, new_versions)
+            except psycopg.Error as exc:
+                raise _refused(exc, thread_id, tenant or scoped_tenant()) from exc
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        thread_id = str(config["configurable"]["thread_id"])
+        with acting_for(config):
+            try:
+                await super().aput_writes(config, writes, task_id, task_path)
+            except psycopg.Error as exc:
+                raise _refused(exc, thread_id, scoped_tenant()) from exc
 
     def owner_admin(self) -> PostgresAdmin:
         return PostgresAdmin(self)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await PostgresAdmin(self).arun(delete_threads_by_id([thread_id]), write=True)
+        await PostgresAdmin(self).arun(delete_thread(str(thread_id)), write=True)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await super().aprune(thread_ids, strategy=strategy)
+        if strategy == "delete" and not isinstance(thread_ids, str):
+            await PostgresAdmin(self).arun(forget_owners(thread_ids), write=True)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        with acting_for(config):
+            return await super().aget_delta_channel_history(config=config, channels=channels)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         await PostgresAdmin(self).arun(copy_thread(source_thread_id, target_thread_id), write=True)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         await PostgresAdmin(self).arun(delete_for_runs(run_ids), write=True)
+
+
+def _not_set_up(exc: psycopg.Error) -> ConfigError:
+    return ConfigError(
+        "the hot-tier schema is missing or old and this role may not change it: "
+        f"run setup() as the admin first ({exc})"
+    )
 
 
 class SealedPostgresSaver(EngramPostgresSaver):
@@ -340,146 +432,32 @@ def admin_for(saver: BaseCheckpointSaver[Any]) -> PostgresAdmin | None:
     return PostgresAdmin(saver) if isinstance(saver, PostgresSaver | AsyncPostgresSaver) else None
 
 
-# --- statements ---------------------------------------------------------------------
+SETUP_ALL_LOCK_SQL = "SELECT pg_advisory_lock(hashtext('engram_hot_langgraph_setup'))"
+SETUP_ALL_UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtext('engram_hot_langgraph_setup'))"
 
 
-def setup_owners() -> Statements[None]:
-    for sql in OWNERS_SETUP_SQL:
-        yield sql, (), False
-
-
-def owner(thread_id: str) -> Statements[Principal | None]:
-    rows = yield OWNER_OF_SQL, {"thread": thread_id}, True
-    return Principal(rows[0]["tenant_id"], rows[0]["user_id"]) if rows else None
-
-
-def claim(thread_id: str, principal: Principal) -> Statements[Principal]:
-    yield CLAIM_SQL, {"thread": thread_id, **owner_params(principal)}, False
-    found = yield from owner(thread_id)
-    assert found is not None
-    return found
-
-
-def delete_threads_by_id(thread_ids: Sequence[str]) -> Statements[None]:
-    for sql in DELETE_THREADS_SQL:
-        yield sql, (list(thread_ids),), False
-
-
-def list_threads(owner: Principal | None) -> Statements[list[ThreadInfo]]:
-    rows = yield LIST_THREADS_SQL, owner_params(owner), True
-    return [
-        ThreadInfo(
-            r["thread_id"], r["tenant_id"], r["user_id"], r["checkpoints"], r["last_checkpoint_id"]
-        )
-        for r in rows
-    ]
-
-
-def sizes(
-    thread_ids: Sequence[str] | None, owner: Principal | None
-) -> Statements[list[ThreadSize]]:
-    threads = None if thread_ids is None else list(thread_ids)
-    found = yield SIZE_CHECKPOINTS_SQL, {"threads": threads, **owner_params(owner)}, True
-    ids = {"threads": [r["thread_id"] for r in found]}
-    writes = _by_thread((yield SIZE_WRITES_SQL, ids, True))
-    blobs = _by_thread((yield SIZE_BLOBS_SQL, ids, True))
-    return [
-        ThreadSize(
-            r["thread_id"], r["n"], writes.get(r["thread_id"], (0, 0))[0],
-            blobs.get(r["thread_id"], (0, 0))[0], r["bytes"],
-            writes.get(r["thread_id"], (0, 0))[1], blobs.get(r["thread_id"], (0, 0))[1],
-        )
-        for r in found
-    ]  # fmt: skip
-
-
-def _by_thread(rows: list[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
-    return {r["thread_id"]: (int(r["n"]), int(r["bytes"])) for r in rows}
-
-
-def prune(thread_id: str, keep_last: int) -> Statements[PruneReport]:
-    """Keep the newest ``keep_last`` checkpoints of each namespace, their writes and blobs.
-
-    Subgraph call namespaces whose root checkpoint goes are deleted whole. One
-    REPEATABLE READ transaction, like LangGraph's own prune: a run that
-    appends meanwhile is neither seen nor deleted.
-    """
-    yield PRUNE_SNAPSHOT_SQL, (), False
-    if (yield PRUNE_DELTA_THREADS_SQL, ([thread_id], [thread_id]), True):
-        raise ConflictError(f"thread {thread_id!r} uses a DeltaChannel; pruning would lose state")
-    counts = [0, 0, 0]  # writes, checkpoints, blobs
-    root_cutoff: str | None = None
-    rows = yield PRUNE_NAMESPACES_SQL, (thread_id,), True
-    for ns in sorted(r["checkpoint_ns"] for r in rows):
-        root = (yield PRUNE_CALL_ROOT_SQL, (thread_id, ns), True)[0]["root"] if ns else None
-        if is_stale_call(ns, root, root_cutoff):
-            for i, sql in enumerate(PRUNE_CALL_SQL):
-                counts[i] += len((yield sql, (thread_id, ns), True))
-            continue
-        cutoff = yield PRUNE_CUTOFF_SQL, (thread_id, ns, keep_last - 1), True
-        if cutoff:
-            root_cutoff = root_cutoff if ns else cutoff[0]["checkpoint_id"]
-            found = yield from _prune_namespace((thread_id, ns, cutoff[0]["checkpoint_id"]))
-            counts = [a + b for a, b in zip(counts, found, strict=True)]
-    kept = yield COUNT_KEPT_SQL, (thread_id,), True
-    return PruneReport(thread_id, kept[0]["n"], counts[1], counts[0], counts[2])
-
-
-def _prune_namespace(bound: tuple[str, str, str]) -> Statements[list[int]]:
-    """Delete checkpoints older than the cutoff in one namespace: [writes, checkpoints, blobs]."""
-    thread_id, ns, _ = bound
-    writes = len((yield PRUNE_WRITES_SQL, bound, True))
-    freed = yield PRUNE_CHECKPOINTS_SQL, bound, True
-    yield PRUNE_PARENTS_SQL, bound, False
-    referenced = yield PRUNE_REFERENCED_BLOBS_SQL, (thread_id, ns), True
-    blobs = 0
-    for channel, versions in _garbage(freed, referenced).items():
-        blobs += len((yield PRUNE_BLOBS_SQL, (thread_id, ns, channel, versions), True))
-    return [writes, len({r["checkpoint_id"] for r in freed}), blobs]
-
-
-def delete_threads(owner: Principal) -> Statements[list[str]]:
-    """Delete every thread :func:`list_threads` finds for ``owner``, whole (every
-    namespace, pending writes, blobs); returns their ids, newest first."""
-    found = [t.thread_id for t in (yield from list_threads(owner))]
-    yield from delete_threads_by_id(found)
-    return found
-
-
-def copy_thread(source: str, target: str) -> Statements[None]:
-    for sql in COPY_THREAD_SQL:
-        yield sql, {"source": source, "target": target}, False
-
-
-def delete_for_runs(run_ids: Sequence[str]) -> Statements[None]:
-    """Delete the runs' checkpoints, their writes, and blobs no remaining checkpoint uses."""
-    deleted = yield DELETE_RUNS_SQL, ([str(r) for r in run_ids],), True
-    scopes: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for row in deleted:
-        scopes.setdefault((row["thread_id"], row["checkpoint_ns"]), []).append(row)
-    for (thread_id, ns), rows in scopes.items():
-        ids = [r["checkpoint_id"] for r in rows]
-        yield DELETE_RUN_WRITES_SQL, (thread_id, ns, ids), False
-        freed = [
-            {"channel": c, "version": str(v)}
-            for r in rows
-            for c, v in (r["versions"] or {}).items()
-        ]
-        referenced = yield PRUNE_REFERENCED_BLOBS_SQL, (thread_id, ns), True
-        for channel, versions in _garbage(freed, referenced).items():
-            yield PRUNE_BLOBS_SQL, (thread_id, ns, channel, versions), True
-
-
-def _garbage(
-    freed: Sequence[Mapping[str, Any]], referenced: Sequence[Mapping[str, Any]]
-) -> dict[str, list[str]]:
-    """Blob versions only deleted checkpoints used, by channel."""
-    kept = {(r["channel"], r["version"]) for r in referenced}
-    garbage: dict[str, set[str]] = {}
-    for r in freed:
-        if r["channel"] is not None and (r["channel"], r["version"]) not in kept:
-            garbage.setdefault(r["channel"], set()).add(r["version"])
-    return {channel: sorted(versions) for channel, versions in garbage.items()}
+def setup(admin_url: str, role: AppRole | None = None) -> str:
+    """Create or migrate the checkpoint schema (LangGraph's tables, the thread owners,
+    row-level security) as the admin, and grant the application role (created if
+    missing, default ``engram_app``); return the role's connection string. Idempotent."""
+    role = role or AppRole()
+    try:
+        with Connection.connect(admin_url, **_connect_kwargs()) as conn:
+            # LangGraph's own migrations are not safe to run twice at once: setups queue.
+            conn.execute(SETUP_ALL_LOCK_SQL)
+            try:
+                EngramPostgresSaver(conn).setup()
+            finally:
+                conn.execute(SETUP_ALL_UNLOCK_SQL)
+        with psycopg.connect(admin_url, autocommit=True) as plain, plain.transaction():
+            maintain = ensure_role(plain, role)
+            tables = (*TABLES, OWNERS_TABLE)
+            read_only = (LANGGRAPH_VERSION_TABLE, VERSION_TABLE)
+            for statement in grant_sql(role.name, tables, read_only=read_only, maintain=maintain):
+                plain.execute(statement)
+    except psycopg.Error as exc:
+        raise BackendError(f"PostgreSQL hot tier setup: {exc}") from exc
+    return role_url(admin_url, role)
 
 
 # --- running them -------------------------------------------------------------------
@@ -506,6 +484,8 @@ class PostgresAdmin:
         with saver.lock, _connection(saver.conn) as conn:
             _require_autocommit(conn.autocommit)
             try:
+                if not all(_may_vacuum(conn.execute(MAY_VACUUM, (t,)).fetchone()) for t in _ALL):
+                    return False
                 conn.execute(VACUUM_SQL, prepare=False)
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL hot tier compaction: {exc}") from exc
@@ -518,6 +498,10 @@ class PostgresAdmin:
         async with saver.lock, _aconnection(saver.conn) as conn:
             _require_autocommit(conn.autocommit)
             try:
+                for table in _ALL:
+                    row = await (await conn.execute(MAY_VACUUM, (table,))).fetchone()
+                    if not _may_vacuum(row):
+                        return False
                 await conn.execute(VACUUM_SQL, prepare=False)
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL hot tier compaction: {exc}") from exc
@@ -528,46 +512,54 @@ class PostgresAdmin:
         if not isinstance(saver, PostgresSaver):
             raise ConfigError("this PostgreSQL saver is async: use AsyncThreads")
         with saver.lock, _connection(saver.conn) as conn:
-            if not owners_ready(saver):  # its own transaction: prune's must start clean
-                _transaction(conn, setup_owners())
-                mark_owners_ready(saver)
-            return _transaction(conn, statements)
+            try:
+                with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+                    scope = _Scope(scoped_tenant())
+
+                    def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                        if (first := scope.before(sql)) is not None:
+                            cur.execute(*first, prepare=False)
+                        cur.execute(sql, params, prepare=False)
+                        return cur.fetchall() if fetch else []
+
+                    return drive(statements, execute)
+            except psycopg.Error as exc:
+                raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
 
     async def arun(self, statements: Statements[R], *, write: bool = False) -> R:
         saver = self._saver
         if not isinstance(saver, AsyncPostgresSaver):
             raise ConfigError("this PostgreSQL saver is sync: use Threads")
         async with saver.lock, _aconnection(saver.conn) as conn:
-            if not owners_ready(saver):
-                await _atransaction(conn, setup_owners())
-                mark_owners_ready(saver)
-            return await _atransaction(conn, statements)
+            try:
+                async with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+                    scope = _Scope(scoped_tenant())
+
+                    async def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
+                        if (first := scope.before(sql)) is not None:
+                            await cur.execute(*first, prepare=False)
+                        await cur.execute(sql, params, prepare=False)
+                        return await cur.fetchall() if fetch else []
+
+                    return await adrive(statements, execute)
+            except psycopg.Error as exc:
+                raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
 
 
-def _transaction(conn: Connection[Any], statements: Statements[R]) -> R:
-    try:
-        with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
+class _Scope:
+    """The tenant an admin transaction acts for: the caller's :func:`~engram.tenant_scope`
+    unless its statements name one (:func:`act_for`), set before the first statement
+    that is not ``SET TRANSACTION`` (which must come first)."""
 
-            def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
-                cur.execute(sql, params, prepare=False)
-                return cur.fetchall() if fetch else []
+    def __init__(self, tenant: str | None) -> None:
+        self._tenant = tenant
+        self._set = False
 
-            return drive(statements, execute)
-    except psycopg.Error as exc:
-        raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
-
-
-async def _atransaction(conn: AsyncConnection[Any], statements: Statements[R]) -> R:
-    try:
-        async with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-
-            async def execute(sql: str, params: Any, fetch: bool) -> list[Any]:
-                await cur.execute(sql, params, prepare=False)
-                return await cur.fetchall() if fetch else []
-
-            return await adrive(statements, execute)
-    except psycopg.Error as exc:
-        raise BackendError(f"PostgreSQL hot tier: {exc}") from exc
+    def before(self, sql: str) -> tuple[str, tuple[str | None]] | None:
+        if self._set or sql.lstrip().upper().startswith("SET TRANSACTION"):
+            return None
+        self._set = True
+        return None if sql == SET_TENANT else (SET_TENANT, (self._tenant,))
 
 
 def _require_autocommit(autocommit: bool) -> None:

@@ -14,7 +14,7 @@ from engram.stores.cold._consolidation import (
     Resolver,
     RuleResolver,
 )
-from engram.stores.cold._open import aopen_store, backend_for, open_store
+from engram.stores.cold._open import aopen_store, backend_for, open_store, setup_store
 from engram.stores.cold._store import LongTermStore, Options
 from engram.stores.cold._sweeper import Sweeper
 from engram.stores.cold.contract import (
@@ -82,6 +82,7 @@ __all__ = [
     "in_prefix",
     "join_namespace",
     "open_store",
+    "setup_store",
     "split_namespace",
     "to_epoch",
     "utc",

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Final
 
-from engram.config import StoreURL, default_url, parse_url
+from engram.config import AppRole, StoreURL, default_url, parse_url
 from engram.errors import ConfigError
 from engram.stores.cold._store import LongTermStore
 from engram.stores.cold.contract import ColdBackend
@@ -43,6 +43,27 @@ ENGINES: Final[Mapping[str, Callable[[StoreURL], ColdBackend]]] = {
     "postgresql": _postgres,
 }
 """URL scheme -> cold-tier backend (not yet set up)."""
+
+
+def _postgres_setup(url: StoreURL, role: AppRole | None) -> str:
+    from engram.backends.postgres.cold import setup
+
+    return setup(url.dsn, role)
+
+
+SETUPS: Final[Mapping[str, Callable[[StoreURL, AppRole | None], str]]] = {
+    "postgresql": _postgres_setup,
+}
+"""URL scheme -> admin setup of a backend whose tier runs as a separate role."""
+
+
+def setup_store(admin_url: str, role: AppRole | None = None) -> str:
+    """Create or migrate the cold schema as an admin; the URL the application opens
+    (PostgreSQL: the application role's, default ``engram_app``, which row-level
+    security applies to; any other backend: ``admin_url`` itself)."""
+    parsed = parse_url(admin_url)
+    found = SETUPS.get(parsed.scheme)
+    return admin_url if found is None else found(parsed, role)
 
 
 def backend_for(url: str | None = None) -> ColdBackend:

@@ -8,11 +8,13 @@ twin runs the same method in a worker thread (:func:`_in_thread`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ParamSpec, TypeVar, get_args
+from typing import Any, Concatenate, ParamSpec, TypeVar, get_args
 
 from langgraph.store.base import (
     GetOp,
@@ -26,7 +28,7 @@ from langgraph.store.base import (
 )
 
 from engram import _validate as check
-from engram._principal import Principal
+from engram._principal import Principal, tenant_scope
 from engram._retry import on_conflict
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
@@ -89,6 +91,42 @@ def _in_thread(method: Callable[P, R]) -> Callable[P, Coroutine[Any, Any, R]]:
     twin.__qualname__ = twin.__name__
     twin.__doc__ = f"Async form of :meth:`{method.__name__}` (runs it in a worker thread)."
     return twin
+
+
+@contextmanager
+def _acting(namespace: Namespace) -> Iterator[None]:
+    """Act for ``namespace``'s tenant (its first label) while a call runs, so a backend
+    that enforces tenants in the database scopes its by-id statements; an empty
+    namespace keeps the caller's :func:`~engram.tenant_scope`."""
+    if not namespace:
+        yield
+        return
+    with tenant_scope(namespace[0]):
+        yield
+
+
+S = TypeVar("S", bound="LongTermStore")
+
+
+def _for_target(
+    method: Callable[Concatenate[S, Target, P], R],
+) -> Callable[Concatenate[S, Target, P], R]:
+    """A memory-API method run acting for its target's tenant (see :func:`_acting`)."""
+
+    @functools.wraps(method)
+    def scoped(self: S, target: Target, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with _acting(pipe.namespace_of(target)):
+            return method(self, target, *args, **kwargs)
+
+    return scoped
+
+
+def _op_namespace(op: Op) -> Namespace:
+    if isinstance(op, SearchOp):
+        return tuple(op.namespace_prefix)
+    if isinstance(op, ListNamespacesOp):
+        return pipe.literal_prefix(op.match_conditions or ())
+    return tuple(op.namespace)
 
 
 def _utcnow() -> datetime:
@@ -164,6 +202,10 @@ class LongTermStore(EngramLabels):
 
     def _op(self, op: Op) -> Result:
         pipe.check_op(op)
+        with _acting(_op_namespace(op)):
+            return self._run(op)
+
+    def _run(self, op: Op) -> Result:
         if isinstance(op, GetOp):
             return self._get(op)
         if isinstance(op, SearchOp):
@@ -319,6 +361,7 @@ class LongTermStore(EngramLabels):
 
     # -- the memory API ------------------------------------------------------------------
 
+    @_for_target
     def remember(
         self,
         target: Target,
@@ -391,6 +434,7 @@ class LongTermStore(EngramLabels):
             raise NotFoundError(f"no memory {key!r} in {namespace}")
         return self.remember(target, text, key=key, **fields)
 
+    @_for_target
     def recall(
         self,
         target: Target,

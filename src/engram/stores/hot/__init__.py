@@ -24,6 +24,7 @@ from engram.stores.hot._open import (
     admin_for,
     aopen_checkpointer,
     open_checkpointer,
+    setup_checkpointer,
 )
 from engram.stores.hot._threads import AsyncThreads, Threads
 from engram.stores.hot.contract import (
@@ -81,5 +82,6 @@ __all__ = [
     "generate_key",
     "open_checkpointer",
     "register_state_types",
+    "setup_checkpointer",
     "thread_config",
 ]

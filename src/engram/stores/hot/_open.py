@@ -16,7 +16,7 @@ from typing import Any, Final
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from engram.config import StoreURL, default_url, parse_url
+from engram.config import AppRole, StoreURL, default_url, parse_url
 from engram.errors import ConfigError
 from engram.stores.hot.contract import HotAdmin, HotEngine, SaverOptions
 from engram.stores.hot.serde import TypeKey, build_serde, key_from_env, parse_key
@@ -55,6 +55,27 @@ ENGINES: Final[Mapping[str, Engine]] = {
     "postgresql": Engine(_postgres, "langgraph.checkpoint.postgres"),
 }
 """URL scheme -> hot-tier backend."""
+
+
+def _postgres_setup(url: StoreURL, role: AppRole | None) -> str:
+    from engram.backends.postgres import hot
+
+    return hot.setup(url.dsn, role)
+
+
+SETUPS: Final[Mapping[str, Callable[[StoreURL, AppRole | None], str]]] = {
+    "postgresql": _postgres_setup,
+}
+"""URL scheme -> admin setup of a backend whose tier runs as a separate role."""
+
+
+def setup_checkpointer(admin_url: str, role: AppRole | None = None) -> str:
+    """Create or migrate the checkpoint schema as an admin; the URL the application opens
+    (PostgreSQL: the application role's, default ``engram_app``, which row-level
+    security applies to; any other backend: ``admin_url`` itself)."""
+    parsed = parse_url(admin_url)
+    found = SETUPS.get(parsed.scheme)
+    return admin_url if found is None else found(parsed, role)
 
 
 class _FromEnv:

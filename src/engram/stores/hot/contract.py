@@ -423,8 +423,9 @@ class HotAdmin(Protocol):
         """The thread's owner (``None``: no such thread, or one written unscoped)."""
         ...
 
-    def claim(self, thread_id: str, principal: Principal) -> Statements[Principal]:
-        """Record ``principal`` as the owner unless the thread has one; the owner after."""
+    def claim(self, thread_id: str, principal: Principal) -> Statements[Principal | None]:
+        """Record ``principal`` as the owner unless the thread has one; the owner after
+        (``None`` when the backend cannot see an owner another tenant recorded)."""
         ...
 
     def sizes(
