@@ -60,7 +60,7 @@ def test_a_thread_run_by_default_uses_memory_and_files_its_brief_when_approved(
     assert done["stage"] == "published"
     facts, documents = _stored(home)
     assert facts == ["Follows NVDA, AMD (asked for analysis)"]
-    assert sorted(documents) and all(d.startswith("research/") for d in documents)
+    assert sorted(documents) and all(d.startswith("users/alice/research/") for d in documents)
 
 
 def test_a_thread_started_without_memory_files_nothing(tmp_path: Path) -> None:
