@@ -37,7 +37,7 @@ def test_remember_recall_export_forget(tmp_path: Path) -> None:
     assert added.startswith("added: new fact") and held.exit_code == 1
     assert held.output == (
         "Error: not remembered (held): held for review: tells the agent to ignore its "
-        "instructions\n"
+        "instructions [signal: pattern:override]\n"
     )
 
     block = _run(home, "recall", "risk", "--budget", "300")
