@@ -282,8 +282,6 @@ class InProcSaver(OwnedSaver, AsyncOwnedSaver, InMemorySaver):
     ``copy_thread`` / ``delete_for_runs`` capabilities it lacks (checked by LangGraph's
     conformance suite)."""
 
-    def owner_admin(self) -> InProcAdmin:
-        return InProcAdmin(self)
 
     def delete_thread(self, thread_id: str) -> None:
         super().delete_thread(thread_id)

@@ -71,8 +71,6 @@ from engram.backends.postgres._roles import (
 from engram.config import AppRole, StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError, MissingDependencyError
 from engram.stores.hot.contract import (
-    TENANT_KEY,
-    USER_KEY,
     AsyncOwnedSaver,
     OwnedSaver,
     R,
@@ -80,6 +78,7 @@ from engram.stores.hot.contract import (
     Statements,
     adrive,
     drive,
+    named_tenant,
 )
 from engram.stores.hot.serde import Sealed
 
@@ -124,23 +123,10 @@ def seal(
     return {**checkpoint, "channel_values": values}, versions
 
 
-def writer_of(
-    config: RunnableConfig, metadata: Mapping[str, Any] | None = None
-) -> tuple[str | None, str | None]:
-    """``(tenant_id, user_id)`` a saver call acts for: its config's ``configurable``
-    (what :func:`~engram.stores.hot.thread_config` sets), else the checkpoint metadata."""
-    configurable = config.get("configurable", {})
-    found = (configurable.get(TENANT_KEY), configurable.get(USER_KEY))
-    if found == (None, None) and metadata:
-        found = (metadata.get(TENANT_KEY), metadata.get(USER_KEY))
-    tenant, user = found
-    return (tenant if isinstance(tenant, str) else None, user if isinstance(user, str) else None)
-
-
 @contextmanager
 def acting_for(config: RunnableConfig | None) -> Iterator[None]:
     """Run a saver call for the tenant its config names (else the caller's scope)."""
-    tenant = writer_of(config)[0] if config is not None else None
+    tenant = named_tenant(config) if config is not None else None
     if tenant is None:
         yield
         return
@@ -208,7 +194,7 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        tenant = writer_of(config, metadata)[0]
+        tenant = named_tenant(config, metadata)
         thread_id = str(config["configurable"]["thread_id"])
         with acting_for(config) if tenant is None else tenant_scope(tenant):
             try:  # OwnedSaver claims the owner, or refuses another principal's write
@@ -230,8 +216,6 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
             except psycopg.Error as exc:
                 raise _refused(exc, thread_id, scoped_tenant()) from exc
 
-    def owner_admin(self) -> PostgresAdmin:
-        return PostgresAdmin(self)
 
     def delete_thread(self, thread_id: str) -> None:
         PostgresAdmin(self).run(delete_thread(str(thread_id)), write=True)
@@ -302,7 +286,7 @@ class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        tenant = writer_of(config, metadata)[0]
+        tenant = named_tenant(config, metadata)
         thread_id = str(config["configurable"]["thread_id"])
         with acting_for(config) if tenant is None else tenant_scope(tenant):
             try:
@@ -324,8 +308,6 @@ class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
             except psycopg.Error as exc:
                 raise _refused(exc, thread_id, scoped_tenant()) from exc
 
-    def owner_admin(self) -> PostgresAdmin:
-        return PostgresAdmin(self)
 
     async def adelete_thread(self, thread_id: str) -> None:
         await PostgresAdmin(self).arun(delete_thread(str(thread_id)), write=True)

@@ -242,15 +242,28 @@ def owner_params(owner: Principal | None) -> dict[str, str | None]:
     return {"tenant": owner.tenant_id if owner else None, "user": owner.user_id if owner else None}
 
 
+def _named(key: str, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> Any:
+    """``key`` of the first place naming it: ``configurable``, config metadata, metadata."""
+    sources = (config.get("configurable", {}), config.get("metadata", {}), metadata or {})
+    return next((s[key] for s in sources if s.get(key) is not None), None)
+
+
+def named_tenant(
+    config: RunnableConfig, metadata: Mapping[str, Any] | None = None
+) -> str | None:
+    """The tenant a saver call names (``None`` when none, or not a string); lenient, for
+    scoping reads: :func:`declared_owner` is the strict reading a write gets."""
+    tenant = _named(TENANT_KEY, config, metadata)
+    return tenant if isinstance(tenant, str) else None
+
+
 def declared_owner(
     config: RunnableConfig, metadata: Mapping[str, Any] | None = None
 ) -> Principal | None:
     """The principal a write says it acts for (``tenant_id`` / ``user_id`` in the config's
     ``configurable`` or ``metadata``, or the checkpoint's metadata), ``None`` for an
     unscoped (application) write; half an identity is refused."""
-    sources = (config.get("configurable", {}), config.get("metadata", {}), metadata or {})
-    tenant = next((s[TENANT_KEY] for s in sources if s.get(TENANT_KEY) is not None), None)
-    user = next((s[USER_KEY] for s in sources if s.get(USER_KEY) is not None), None)
+    tenant, user = _named(TENANT_KEY, config, metadata), _named(USER_KEY, config, metadata)
     if tenant is None and user is None:
         return None
     if not isinstance(tenant, str) or not isinstance(user, str):
@@ -484,8 +497,10 @@ class OwnedSaver(BaseCheckpointSaver[str]):
     scoped write of a new thread fixes its owner (one atomic claim per write)."""
 
     def owner_admin(self) -> HotAdmin:
-        """The backend admin that records owners (the backend's saver class provides it)."""
-        raise NotImplementedError
+        """The backend admin that records owners: the tier's :func:`admin_for` this saver."""
+        from engram.stores.hot._open import admin_for  # the table imports this module
+
+        return admin_for(self)
 
     def admit(self, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> None:
         thread_id, writer = thread_of(config), declared_owner(config, metadata)
@@ -519,7 +534,9 @@ class AsyncOwnedSaver(BaseCheckpointSaver[str]):
     """Async half of :class:`OwnedSaver` (same rule, awaited)."""
 
     def owner_admin(self) -> HotAdmin:
-        raise NotImplementedError
+        from engram.stores.hot._open import admin_for
+
+        return admin_for(self)
 
     async def aadmit(self, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> None:
         thread_id, writer = thread_of(config), declared_owner(config, metadata)
