@@ -134,6 +134,29 @@ def test_every_search_mode_finds_the_paragraph(store: DocumentStore, mode: str) 
     assert hits and hits[0].path == "a.md"
 
 
+PROGRESS = """# Progress
+
+## Done
+
+## Todo
+
+- benchmark the rates model
+"""
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+@pytest.mark.parametrize("query", ["done", "progress todo", "what is left to do"])
+def test_a_heading_line_alone_is_never_a_passage(
+    store: DocumentStore, mode: str, query: str
+) -> None:
+    store.write_text(ALICE, "progress.md", PROGRESS)
+    hits = store.search(ALICE, query, mode=mode)  # type: ignore[arg-type]
+    assert all(not h.text.lstrip().startswith("#") for h in hits), hits
+    assert all(h.text == "- benchmark the rates model" for h in hits)
+    found = store.search(ALICE, "todo", mode="keyword")
+    assert [(h.heading, h.text) for h in found] == [("Todo", "- benchmark the rates model")]
+
+
 def test_rewrite_replaces_indexed_paragraphs(store: DocumentStore) -> None:
     store.write_text(ALICE, "a.md", "walrus facts\n")
     store.write_text(ALICE, "a.md", "penguin facts\n")

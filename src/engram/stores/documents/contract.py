@@ -39,7 +39,7 @@ from engram.errors import (
     StaleWriteError,
 )
 from engram.recall import Embedder
-from engram.stores.documents.markdown import parse_text, render, split_front_matter
+from engram.stores.documents.markdown import is_heading, parse_text, render, split_front_matter
 from engram.stores.documents.paths import named_users, private_to, visible_to
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
@@ -232,14 +232,15 @@ class DocumentStore(ABC):
     def search(
         self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
     ) -> builtins.list[SearchHit]:
-        """The ``k`` best paragraphs for ``query`` among documents ``principal`` may see."""
+        """The ``k`` best paragraphs for ``query`` among documents ``principal`` may see
+        (passages with content: a heading line on its own is never one)."""
         check.principal(principal)
         check.text("query", query, blank=True)
         wanted = check.integer("k", k, minimum=1, maximum=10_000)
         check.choice("mode", mode, ("hybrid", "keyword", "semantic"))
         while True:
             hits = self._search(principal, query, k=wanted, mode=mode)
-            kept = [h for h in hits if _mine(principal, h.path)]
+            kept = [h for h in hits if _mine(principal, h.path) and not is_heading(h.text)]
             if len(kept) >= k or len(hits) < wanted:
                 return kept[:k]
             wanted *= 4

@@ -117,36 +117,37 @@ def digest(content: str, metadata: Mapping[str, Any]) -> str:
 def paragraphs(body: str, first_line: int = 1) -> list[Paragraph]:
     """Cut a Markdown body into paragraphs (blank-line separated, code fences kept whole).
 
-    Heading lines set the heading of the paragraphs that follow; a heading with no
-    paragraph of its own (an empty section) is a paragraph itself, so it stays
-    searchable. ``first_line`` is the file line number of the body's first line.
+    Heading lines set the heading of the paragraphs that follow (and are searched with
+    them); a heading with nothing under it is no paragraph: a passage has content.
+    ``first_line`` is the file line number of the body's first line.
     """
     out: list[Paragraph] = []
     block: list[str] = []
     heading, start, in_code = "", 0, False
-    bare: Paragraph | None = None  # the last heading line, until a paragraph follows it
     for number, line in enumerate(body.split("\n"), start=first_line):
         if _CODE_FENCE.match(line):
             in_code = not in_code
         match = None if in_code else _HEADING.match(line)
         if match or (not line.strip() and not in_code):
-            bare = None if _flush(out, heading, block, start) else bare
+            _flush(out, heading, block, start)
             block = []
-            if match:
-                out += [bare] if bare else []
-                heading, bare = match.group(2), Paragraph(match.group(2), line, number, number)
+            heading = match.group(2) if match else heading
             continue
         if not block:
             start = number
         block.append(line)
-    bare = None if _flush(out, heading, block, start) else bare
-    return out + ([bare] if bare else [])
+    _flush(out, heading, block, start)
+    return out
 
 
-def _flush(out: list[Paragraph], heading: str, block: list[str], start: int) -> bool:
+def is_heading(text: str) -> bool:
+    """Whether ``text`` is one Markdown heading line and nothing else."""
+    return "\n" not in text.strip() and _HEADING.match(text.strip()) is not None
+
+
+def _flush(out: list[Paragraph], heading: str, block: list[str], start: int) -> None:
     if block:
         out.append(Paragraph(heading, "\n".join(block), start, start + len(block) - 1))
-    return bool(block)
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
