@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from engram import Principal
 from engram.stores.cold import Action, Existing, Fact, LLMResolver, LongTermStore, RuleResolver
+from engram.stores.cold._slots import infer_slot, mentions_slot
 
 if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
-    from conftest import StoreFactory
+    from conftest import Clock, StoreFactory
 
 ME = Principal("t", "me")
 
@@ -48,6 +50,70 @@ def test_consolidation_stays_in_the_namespace(store: LongTermStore) -> None:
     store.remember(Principal("t", "other"), "My favourite drink is tea", slot="drink")
     mine = store.remember(ME, "My favourite drink is tea", slot="drink")
     assert mine.action == "added"
+
+
+def test_a_new_value_without_a_slot_supersedes_and_as_of_finds_the_old(
+    store: LongTermStore, clock: Clock
+) -> None:
+    first = store.remember(ME, "My risk tolerance is conservative")
+    assert first.record is not None and first.record.value["slot"] == "risk_tolerance"
+    before = clock()
+    clock.advance(days=30)
+    second = store.remember(ME, "I now have a high risk tolerance")
+    assert second.action == "updated" and second.record is not None
+    assert second.record.key == first.record.key
+    assert second.reason is not None and "inferred" in second.reason
+    assert [r.record.text for r in store.recall(ME, "risk tolerance", k=5)] == [
+        "I now have a high risk tolerance"
+    ]
+    old = store.recall(ME, "risk tolerance", k=5, as_of=before)
+    assert [r.record.text for r in old] == ["My risk tolerance is conservative"]
+
+
+def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> None:
+    store.remember(ME, "My email is me@old.example")
+    moved = store.remember(ME, "I live in Leeds")
+    again = store.remember(ME, "I moved to York last spring")
+    assert moved.action == "added" and again.action == "updated"
+    daughter = store.remember(ME, "My daughter is learning Python")
+    other = store.remember(ME, "My daughter is seven")
+    assert daughter.action == "added" and other.action == "added"
+    texts = {r.record.text for r in store.recall(ME, "email daughter York Leeds", k=10)}
+    assert texts == {
+        "My email is me@old.example",
+        "I moved to York last spring",
+        "My daughter is learning Python",
+        "My daughter is seven",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "slot"),
+    [
+        ("My risk tolerance is conservative.", "risk_tolerance"),
+        ("my favourite colour is now green", "favourite_colour"),
+        ("Actually, my home city has changed to Porto", "home_city"),
+        ("Risk tolerance: aggressive", None),
+        ("Ann: my city is Paris", None),
+        ("I currently live in Oslo", "home"),
+        ("I work for a bakery", "employer"),
+        ("I'm 41 years old", "age"),
+        ("My wife is a nurse", None),
+        ("My manager is called Ana", None),
+        ("My dog is sleeping", None),
+        ("I like jazz", None),
+        ("Wie heißt mein Hund?", None),
+        ("Note: call the bank", None),
+    ],
+)
+def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | None) -> None:
+    assert infer_slot(text) == slot
+
+
+def test_a_mention_of_a_slot_counts_only_in_a_statement() -> None:
+    assert mentions_slot("I now have a high risk tolerance", "risk_tolerance")
+    assert not mentions_slot("What is my risk tolerance?", "risk_tolerance")
+    assert not mentions_slot("The fund's risk tolerance is low", "risk_tolerance")
 
 
 def test_rule_resolver_is_pure() -> None:

@@ -20,6 +20,7 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from engram.stores.cold._slots import mentions_slot
 from engram.stores.cold.records import MemoryRecord
 
 
@@ -37,6 +38,8 @@ class Fact:
     text: str
     slot: str | None = None
     tags: tuple[str, ...] = ()
+    inferred: bool = False
+    """Whether ``slot`` was read from the text (:func:`infer_slot`), not given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,8 @@ def normalise_text(text: str) -> str:
 class RuleResolver:
     """Deterministic consolidation.
 
-    1. A fact with the slot of an existing fact: a retraction cue ("no longer",
+    1. A fact with the slot of an existing fact (or, with no slot, naming an existing
+       fact's slot: :func:`mentions_slot`): a retraction cue ("no longer",
        "stopped"...) → DELETE it; the same text (or similarity ≥
        ``duplicate_threshold``) → NOOP; otherwise → UPDATE it.
     2. No slot match: a near-duplicate of any existing fact → NOOP.
@@ -87,17 +91,30 @@ class RuleResolver:
     duplicate_threshold: float = 0.95
 
     def resolve(self, fact: Fact, existing: Sequence[Existing]) -> Resolution:
-        same_slot = [e for e in existing if fact.slot and e.record.value.get("slot") == fact.slot]
-        for old in same_slot:
+        for old in self._same_slot(fact, existing):
+            slot = old.record.value.get("slot")
+            how = "" if fact.slot and not fact.inferred else " (inferred from the text)"
             if _RETRACTION.search(fact.text):
-                return Resolution(Action.DELETE, old.record.key, f"retracts slot {fact.slot!r}")
+                return Resolution(Action.DELETE, old.record.key, f"retracts slot {slot!r}{how}")
             if self._duplicate(fact, old):
                 return Resolution(Action.NOOP, old.record.key, "same fact already stored")
-            return Resolution(Action.UPDATE, old.record.key, f"new value for slot {fact.slot!r}")
+            return Resolution(Action.UPDATE, old.record.key, f"new value for slot {slot!r}{how}")
         for old in existing:
             if self._duplicate(fact, old):
                 return Resolution(Action.NOOP, old.record.key, "near-duplicate of a stored fact")
         return Resolution(Action.ADD, None, "new fact")
+
+    def _same_slot(self, fact: Fact, existing: Sequence[Existing]) -> list[Existing]:
+        """Existing facts of ``fact``'s slot; for a fact with none, those whose slot it
+        names ("I now have a high risk tolerance" and slot ``risk_tolerance``)."""
+        if fact.slot:
+            return [e for e in existing if e.record.value.get("slot") == fact.slot]
+        return [
+            e
+            for e in existing
+            if isinstance(slot := e.record.value.get("slot"), str)
+            and mentions_slot(fact.text, slot)
+        ]
 
     def _duplicate(self, fact: Fact, old: Existing) -> bool:
         same = normalise_text(fact.text) == normalise_text(old.record.text)

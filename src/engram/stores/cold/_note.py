@@ -26,6 +26,7 @@ class Note:
     valid_from: datetime | None
     provenance: Provenance
     redactions: tuple[str, ...] = ()
+    slot_inferred: bool = False
 
     def value(self) -> dict[str, Any]:
         value = {**self.extra, "text": self.text}

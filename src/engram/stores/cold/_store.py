@@ -53,6 +53,7 @@ from engram.stores.cold._consolidation import (
 )
 from engram.stores.cold._labels import EngramLabels
 from engram.stores.cold._note import Note
+from engram.stores.cold._slots import infer_slot
 from engram.stores.cold._sweeper import Sweeper
 from engram.stores.cold.contract import (
     ChangeSet,
@@ -402,6 +403,8 @@ class LongTermStore(EngramLabels):
         note, refusal = self._screen(note)
         if refusal is not None:
             return refusal
+        if key is None and note.slot is None and (inferred := infer_slot(note.text)):
+            note = replace(note, slot=inferred, slot_inferred=True)
         vector = self._embed(note.text)
         if key is not None:
             return on_conflict(lambda: self._write_key(note, key, vector))
@@ -417,7 +420,7 @@ class LongTermStore(EngramLabels):
         """Decide against the neighbours and write, both while holding the namespace: the
         resolver (perhaps a model) runs first outside, and again inside only if the
         neighbours changed meanwhile."""
-        fact = Fact(note.text, note.slot, note.tags)
+        fact = Fact(note.text, note.slot, note.tags, note.slot_inferred)
         seen = self._neighbours(note, vector)
         resolution = self.resolver.resolve(fact, seen)
         with self.backend.atomically(note.namespace):
