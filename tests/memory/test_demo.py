@@ -46,7 +46,7 @@ def test_demo_recalls_in_a_second_thread_and_erases_a_second_user(tmp_path: Path
     out = _demo(tmp_path, home, "--thread", "d1")
     for tier in ("hot tier:", "cold tier:", "documents:", "outbox:"):
         assert tier in out
-    assert "Risk tolerance (conservative)" in out and "(thread d1, checkpoint " in out
+    assert "Risk tolerance: conservative" in out and "(thread d1, checkpoint " in out
     second = out[out.index("7. A second thread d1-next") :]
     assert "[memory] recalled 3 user facts and 1 conventions" in second
     assert "Tailored: conservative risk tolerance" in second
@@ -119,7 +119,7 @@ def test_the_next_steps_the_demo_prints_work_on_its_state(tmp_path: Path) -> Non
         assert done.exit_code == 0, f"{step}: {done.output}"
         outputs[" ".join(shlex.split(step)[1:3])] = done.output
     assert "thread d2: published" in outputs["agent status"]
-    assert "Risk tolerance (conservative)" in outputs["recall Update my NVDA analysis"]
+    assert "Risk tolerance: conservative" in outputs["recall Update my NVDA analysis"]
     assert json.loads(outputs["export --home"])["threads"]
     assert steps[-1].startswith("engram demo --clean")
 

@@ -24,8 +24,10 @@ def test_rules_extract_one_fact_per_slot_from_first_person_sentences() -> None:
     slots = {o.slot: o.text for o in found}
     assert set(slots) == {"risk_tolerance", "depth", None}
     assert slots[None] == "Follows NVDA (asked for analysis)"
-    assert slots["risk_tolerance"].startswith("Risk tolerance (cautious)")
-    assert slots["depth"].startswith("Preferred depth (detailed)")
+    assert slots["risk_tolerance"] == "Risk tolerance: cautious"
+    assert slots["depth"] == "Preferred depth: detailed"
+    quotes = {o.slot: o.quote for o in found}
+    assert quotes["risk_tolerance"] == "I'm a cautious investor and I like detailed briefs."
     assert extract_rules("NVDA is a cautious pick for detailed readers.") == []
 
 
@@ -53,6 +55,19 @@ def test_remembered_conversation_facts_carry_provenance(memory: Memory) -> None:
     for fact in memory.facts(ALICE):
         assert (fact.provenance.thread_id, fact.provenance.checkpoint_id) == ("t1", "c7")
         assert fact.provenance.message_ids == ("m1",)
+    said = {f.text: f.provenance.quote for f in memory.facts(ALICE)}
+    assert said["Risk tolerance: cautious"] == (
+        "I'm a cautious investor and I like detailed briefs."
+    )
+
+
+def test_a_quote_kept_as_provenance_is_redacted_like_the_fact(memory: Memory) -> None:
+    memory.remember(
+        ALICE, "Risk tolerance: cautious", quote="I'm cautious, mail me at al@example.com"
+    )
+    [fact] = memory.facts(ALICE)
+    assert fact.provenance.quote is not None and "al@example.com" not in fact.provenance.quote
+    assert "al@example.com" not in memory.export_json(ALICE)
 
 
 def test_the_expiry_policy_applies_to_every_fact(home, clock: Clock) -> None:  # type: ignore[no-untyped-def]

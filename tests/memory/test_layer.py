@@ -52,7 +52,7 @@ def test_recall_packs_profile_memories_and_documents_within_budget(memory: Memor
     memory.remember(ALICE, "Follows NVDA closely for the AI cycle", message_ids=["m1", "m2"])
     memory.documents.write(ALICE, "research/NVDA-2026-02.md", "# NVDA\n\nNVDA margins rose.\n")
 
-    block = memory.recall(ALICE, "NVDA analysis", 500)
+    block = memory.recall(ALICE, "NVDA analysis", 500, include_profile=True)
 
     assert [i.kind for i in block.items] == ["profile", "memory", "document"]
     assert block.text.startswith(UNTRUSTED_PREAMBLE)
@@ -68,8 +68,8 @@ def test_a_small_budget_keeps_the_highest_value_items_first(memory: Memory) -> N
     _risk(memory, "conservative")
     for n in range(6):
         memory.remember(ALICE, f"Follows ticker number {n} in the NVDA supply chain")
-    full = memory.recall(ALICE, "NVDA supply chain", 2000)
-    small = memory.recall(ALICE, "NVDA supply chain", full.tokens_used - 1)
+    full = memory.recall(ALICE, "NVDA supply chain", 2000, include_profile=True)
+    small = memory.recall(ALICE, "NVDA supply chain", full.tokens_used - 1, include_profile=True)
     assert small.tokens_used <= full.tokens_used - 1 and small.dropped >= 1
     assert small.items[0].kind == "profile"
     assert [i.text for i in small.items] == [i.text for i in full.items[: len(small.items)]]
@@ -240,6 +240,11 @@ def test_nothing_opens_before_open_and_options_are_checked(tmp_path: Path) -> No
         Memory.open(tmp_path, url="postgresql://x/y")
     with pytest.raises(ConfigError):
         Memory.open(url="sqlite:///x.db")
+    with pytest.raises(InvalidInputError):
+        Memory(Locations.embedded(tmp_path / "h"), embedder=42)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):
+        Memory(Locations.embedded(tmp_path / "h"), embedder="no-such-model")
+    assert Memory(Locations.embedded(tmp_path / "h"), embedder="hash").embedder is not None
 
 
 async def test_async_memory_runs_the_same_layer(home: Path, clock: Clock) -> None:
@@ -251,3 +256,24 @@ async def test_async_memory_runs_the_same_layer(home: Path, clock: Clock) -> Non
         after = await memory.recall(ALICE, "NVDA briefs", 300)
     assert added.stored and "Prefers short briefs" in block.text
     assert report.facts.keys == 1 and after.items == ()
+
+
+def test_a_question_nothing_answers_gets_an_empty_block(memory: Memory) -> None:
+    memory.remember(ALICE, "Prefers reports as bullet points", tags=("preference",))
+    empty = memory.recall(ALICE, "What is the name of my dog?")
+    assert empty.items == () and empty.text == ""
+    asked = memory.recall(ALICE, "What is the name of my dog?", include_profile=True)
+    assert [i.text for i in asked.items] == ["Prefers reports as bullet points"]
+
+
+def test_profile_facts_come_when_relevant_or_when_asked(memory: Memory) -> None:
+    _risk(memory, "conservative")
+    memory.remember(ALICE, "Prefers reports as bullet points", tags=("preference",))
+    relevant = memory.recall(ALICE, "what is my risk tolerance")
+    assert [i.kind for i in relevant.items][:1] == ["profile"]
+    assert "Risk tolerance is conservative" in relevant.items[0].text
+    assert {i.kind for i in memory.recall(ALICE, "").items} == {"profile"}
+    assert len(memory.recall(ALICE, "", include_profile=True).items) == 2
+    assert memory.recall(ALICE, "risk tolerance", include_profile=False).items[0].kind == "memory"
+    with pytest.raises(InvalidInputError):
+        memory.recall(ALICE, "risk", include_profile="yes")  # type: ignore[arg-type]

@@ -46,8 +46,8 @@ def test_update_my_nvda_analysis_a_week_later(home: Path, memory: Memory, clock:
     assert "competitor analysis: rank" in "\n".join(status.plan)
     assert any(e.node == "memory" and "recalled" in e.summary for e in events)
 
-    block = memory.recall(ALICE, "Update my NVDA analysis", 600)
-    risk = [i for i in block.items if "Risk tolerance (conservative)" in i.text]
+    block = memory.recall(ALICE, "Update my NVDA analysis", 600, include_profile=True)
+    risk = [i for i in block.items if "Risk tolerance: conservative" in i.text]
     assert len(risk) == 1 and risk[0].kind == "profile"
     assert risk[0].thread_id == "week-1" and risk[0].checkpoint_id in first_checkpoints
     assert f'thread_id="week-1" checkpoint_id="{risk[0].checkpoint_id}"' in block.text

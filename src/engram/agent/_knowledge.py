@@ -32,6 +32,8 @@ class Observation:
     text: str
     slot: str | None
     tags: tuple[str, ...]
+    quote: str | None = None
+    """The user's sentence the fact was read from (kept as provenance, not as the fact)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +49,7 @@ _RULES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(r"\b(conservative|risk[- ]averse|cautious|aggressive)\b", re.I),
         "risk_tolerance",
-        "Risk tolerance",
+        "Risk tolerance: {}",
     ),
     (
         re.compile(r"\b(competitors?|competition|competitive landscape)\b", re.I),
@@ -57,7 +59,7 @@ _RULES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(r"\b(brief|short|detailed|in[- ]depth|deep[- ]dive)\b", re.I),
         "depth",
-        "Preferred depth",
+        "Preferred depth: {}",
     ),
 )
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
@@ -77,8 +79,8 @@ def extract_rules(text: str, tickers: Sequence[str] = ()) -> list[Observation]:
             continue
         for pattern, slot, label in _RULES:
             if slot not in found and (match := pattern.search(sentence)):
-                text = f"{label} ({match.group(1).lower()}), user said: {sentence}"
-                found[slot] = Observation(text, slot, ("preference",))
+                text = label.format(match.group(1).lower())
+                found[slot] = Observation(text, slot, ("preference",), sentence)
     if tickers:
         follows = ", ".join(tickers)
         found["tickers_followed"] = Observation(
@@ -124,7 +126,9 @@ def _line(item_text: str, thread_id: str | None, checkpoint_id: str | None) -> s
 
 def planning_context(memory: Memory, principal: Principal, request: str) -> PlanningContext:
     """The planner's recalled context: user facts with provenance, and conventions."""
-    block = memory.recall(principal, request, PLANNING_BUDGET, passages=0)
+    block = memory.recall(
+        principal, request, PLANNING_BUDGET, passages=0, include_profile=True
+    )
     facts = tuple(
         _line(i.text, i.thread_id, i.checkpoint_id) for i in block.items if i.kind != "document"
     )
@@ -181,6 +185,7 @@ def remember_conversation(
             thread_id=thread_id,
             checkpoint_id=checkpoint_id,
             message_ids=message_ids,
+            quote=obs.quote,
         )
         for obs in extract_facts(text, tickers, model)
     ]

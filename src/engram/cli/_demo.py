@@ -210,7 +210,7 @@ def _demo_second_thread(
     status = analyst.run(principal, DEMO_FOLLOW_UP, thread_id=thread_id, on_event=_echo_event)
     click.echo("  plan:")
     click.echo(_indent("\n".join(status.plan)))
-    block = memory.recall(principal, DEMO_FOLLOW_UP, 600)
+    block = memory.recall(principal, DEMO_FOLLOW_UP, 600, include_profile=True)
     click.echo(f"  context block recalled for it ({block.tokens_used} of 600 tokens):")
     click.echo(_indent(block.text))
 
@@ -254,7 +254,17 @@ def _next_steps(
         ["agent", "history", thread_id, *where, *who],
         ["agent", "publications", *where, *who],
         ["threads", "history", thread_id, "--url", url, *who],
-        ["recall", DEMO_FOLLOW_UP, "--home", str(home), "--embedder", embedder, *who],
+        [
+            "recall",
+            DEMO_FOLLOW_UP,
+            "--profile",
+            "all",
+            "--home",
+            str(home),
+            "--embedder",
+            embedder,
+            *who,
+        ],
         ["export", "--home", str(home), *who],
         ["demo", "--clean", *where],
     ]

@@ -109,11 +109,19 @@ def _refused(action: str, reason: str | None) -> None:
 @click.argument("query")
 @click.option("--budget", "budget_tokens", type=int, default=800, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the items as JSON.")
+@click.option(
+    "--profile",
+    type=click.Choice(["relevant", "all", "none"]),
+    default="relevant",
+    show_default=True,
+    help="Which profile facts lead the block: those QUERY is about, every one, or none.",
+)
 @_options
 def recall_cmd(
     query: str,
     budget_tokens: int,
     as_json: bool,
+    profile: str,
     tenant: str,
     user: str,
     home: Path | None,
@@ -125,7 +133,10 @@ def recall_cmd(
     Example: engram recall "Update my NVDA analysis" --budget 500 --tenant acme --user alice
     """
     with _memory(home, url, embedder) as memory:
-        block = memory.recall(Principal(tenant, user), query, budget_tokens)
+        include = {"relevant": None, "all": True, "none": False}[profile]
+        block = memory.recall(
+            Principal(tenant, user), query, budget_tokens, include_profile=include
+        )
     if as_json:
         _dump([dataclasses.asdict(item) for item in block.items])
         return

@@ -49,7 +49,7 @@ from engram.memory._tiers import (
     visible_hits,
 )
 from engram.policy import PoisoningGuard, WritePolicy, redact
-from engram.recall import Embedder
+from engram.recall import Embedder, embedder_from_name, is_relevant_item
 from engram.stores.cold import (
     LongTermStore,
     MemoryRecord,
@@ -71,6 +71,8 @@ DEFAULT_BUDGET = 800
 """Tokens a context block may take when the caller does not say."""
 
 _PAGE = 500
+_PROFILE = 50
+"""At most this many profile facts in one block (as :meth:`Memory.profile` returns)."""
 
 
 def _utcnow() -> datetime:
@@ -84,7 +86,7 @@ class Memory:
         self,
         where: Locations,
         *,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         policy: WritePolicy | None = None,
         clock: Callable[[], datetime] = _utcnow,
         fact_ttl: timedelta | None = None,
@@ -92,8 +94,8 @@ class Memory:
         participants: Sequence[ErasureParticipant] = (),
     ) -> None:
         self.where = where
-        self.embedder = embedder
-        self.policy = policy or WritePolicy(guard=PoisoningGuard(embedder))
+        self.embedder = _embedder(embedder)
+        self.policy = policy or WritePolicy(guard=PoisoningGuard(self.embedder))
         self.clock = clock
         self.fact_ttl = fact_ttl
         self.counter = counter
@@ -209,18 +211,23 @@ class Memory:
         thread_id: str | None = None,
         checkpoint_id: str | None = None,
         message_ids: Sequence[str] = (),
+        quote: str | None = None,
     ) -> RememberResult:
         """Write policy, redaction, consolidation, storage; says what happened and why.
 
         ``slot`` names what the fact is about (``"risk_tolerance"``): a new value in
-        a slot supersedes the old one, which stays visible with ``as_of``. Provenance
-        (thread, checkpoint, message ids) is stored with the fact.
+        a slot supersedes the old one, which stays visible with ``as_of``; with no slot,
+        one is read from statements like "My risk tolerance is ..." (the result's reason
+        says so). Provenance (thread, checkpoint, message ids, and ``quote``: the user's
+        words the fact was extracted from, redacted like the fact) is stored with it.
         """
         check.principal(principal)
+        said = check.optional_text("quote", quote)
         provenance = Provenance(
             check.optional_text("thread_id", thread_id),
             check.optional_text("checkpoint_id", checkpoint_id),
             check.texts("message_ids", message_ids),
+            None if said is None else redact(said, self.policy.redact_kinds)[0],
         )
         result = self.store.remember(
             principal,
@@ -251,7 +258,7 @@ class Memory:
         """The user's profile facts (tagged profile / preference / constraint), newest first."""
         check.principal(principal)
         view = View(self.now(), check.moment("as_of", as_of))
-        return self.store.records(principal, view, tags=PROFILE_TAGS, limit=50)
+        return self.store.records(principal, view, tags=PROFILE_TAGS, limit=_PROFILE)
 
     def recall(
         self,
@@ -262,6 +269,7 @@ class Memory:
         k: int = 8,
         passages: int = 4,
         as_of: datetime | None = None,
+        include_profile: bool | None = None,
     ) -> RecallResult:
         """A context block for the next model call, within ``budget_tokens``.
 
@@ -269,6 +277,10 @@ class Memory:
         and provenance, then document passages; rendered as escaped, delimited
         untrusted data. ``k`` facts and ``passages`` document paragraphs are candidates;
         ``as_of`` asks what was true at that time (documents have no history: left out).
+
+        ``include_profile``: ``True`` puts every profile fact in the block, ``False``
+        none; by default only those relevant to ``query`` (all of them when the query is
+        blank). So a question nothing answers gets an empty block.
         """
         check.principal(principal)
         check.text("query", query, blank=True)
@@ -276,7 +288,9 @@ class Memory:
         check.integer("k", k, minimum=1)
         check.integer("passages", passages, minimum=0)
         check.moment("as_of", as_of)
-        profile = self.profile(principal, as_of)
+        if include_profile is not None:
+            check.flag("include_profile", include_profile)
+        profile = self._profile_for(principal, query, as_of, include_profile)
         found = self.store.recall(principal, query, k=k, as_of=as_of) if query.strip() else []
         items = [
             *rec.profile_items(profile),
@@ -286,6 +300,19 @@ class Memory:
             hits = self.documents.search(principal, query, k=passages)
             items += rec.document_items(visible_hits(hits))
         return rec.pack(items, budget_tokens, self.counter)
+
+    def _profile_for(
+        self, principal: Principal, query: str, as_of: datetime | None, include: bool | None
+    ) -> list[MemoryRecord]:
+        if include is False:
+            return []
+        if include or not query.strip():
+            return self.profile(principal, as_of)
+        found = self.store.recall(principal, query, k=_PROFILE, tags=PROFILE_TAGS, as_of=as_of)
+        floor = self.store.options.min_similarity
+        return [
+            r.record for r in found if is_relevant_item(query, r.record.text, r.similarity, floor)
+        ]
 
     def history(self, principal: Principal, key: str) -> list[MemoryRecord]:
         """Every version of one fact, oldest first."""
@@ -432,6 +459,13 @@ class Memory:
     def sweep(self) -> int:
         """Apply the expiry policy now: delete expired fact versions; returns how many."""
         return self.store.sweep()
+
+
+def _embedder(given: Embedder | str | None) -> Embedder | None:
+    """An embedder, or one named (``"minilm"``, ``"hash"``: see :func:`embedder_from_name`)."""
+    if isinstance(given, str):
+        return embedder_from_name(given)
+    return check.instance("embedder", given, Embedder)  # type: ignore[type-abstract]
 
 
 def _plain(values: Any) -> Any:

@@ -12,7 +12,8 @@
   cosine similarities normalised within the candidate set, so candidates that rank
   fusion ties (a name matching every fact) are still told apart.
 - :func:`is_relevant`: the absolute floor: a query is answerable when its best vector
-  match reaches ``min_similarity`` or one of its content words matches a candidate.
+  match reaches ``min_similarity`` or one of its content words matches a candidate;
+  :func:`is_relevant_item` asks the same of one candidate.
 """
 
 from __future__ import annotations
@@ -136,6 +137,19 @@ def is_relevant(
     if vector:
         return max(c for _, c in vector) >= min_similarity
     return not has_content and bool(keyword)
+
+
+def is_relevant_item(
+    query: str, text: str, similarity: float | None, min_similarity: float | None
+) -> bool:
+    """Whether one candidate on its own is relevant to ``query``: a content word of the
+    query is among its words, or its cosine reaches ``min_similarity`` (always, when the
+    floor is off)."""
+    if min_similarity is None:
+        return True
+    if set(content_words(query)) & set(index_words(text)):
+        return True
+    return similarity is not None and similarity >= min_similarity
 
 
 def _normalised(vector: Sequence[tuple[str, float]]) -> dict[str, float]:

@@ -81,18 +81,23 @@ def in_prefix(namespace: Namespace, prefix: Namespace) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a fact came from: the thread, checkpoint and messages that produced it."""
+    """Where a fact came from: the thread, checkpoint and messages that produced it, and
+    the user's words it was read from (``quote``, when it was extracted from them)."""
 
     thread_id: str | None = None
     checkpoint_id: str | None = None
     message_ids: tuple[str, ...] = ()
+    quote: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "thread_id": self.thread_id,
             "checkpoint_id": self.checkpoint_id,
             "message_ids": list(self.message_ids),
         }
+        if self.quote is not None:
+            out["quote"] = self.quote
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Provenance:
@@ -100,6 +105,7 @@ class Provenance:
         return cls(
             thread_id=data.get("thread_id"),
             checkpoint_id=data.get("checkpoint_id"),
+            quote=data.get("quote"),
             message_ids=tuple(data.get("message_ids") or ()),
         )
 
