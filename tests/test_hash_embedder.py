@@ -13,3 +13,15 @@ def test_hash_embedder_is_deterministic_unit_and_lexical() -> None:
     assert float(a @ b) > 0.99 > float(a @ c)
     assert np.array_equal(emb.embed(["NVDA risk tolerance"])[0], a)
     assert emb.embed([]).shape == (0, 64)
+
+
+def test_recent_embeddings_are_the_inner_vectors_bounded_and_cleared() -> None:
+    from engram.recall import RecentEmbeddings
+
+    inner = HashEmbedder()
+    recent = RecentEmbeddings(inner, size=2)
+    texts = ["alpha beta", "gamma", "alpha beta", "delta"]
+    assert np.array_equal(recent.embed(texts), inner.embed(texts))
+    assert recent.embed([]).shape == (0, inner.dim)
+    assert (recent.model_id, recent.dim) == (inner.model_id, inner.dim)
+    assert recent.clear() == 2 and recent.clear() == 0

@@ -4,6 +4,7 @@ preferences and ``as_of``, discarded branches, cross-tenant isolation, async twi
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypedDict
 
@@ -13,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from engram import ConfigError, InvalidInputError, NotFoundError, Principal
 from engram.memory import AsyncMemory, Memory
 from engram.policy import UNTRUSTED_PREAMBLE
-from engram.recall import HashEmbedder
+from engram.recall import HashEmbedder, RecentEmbeddings, Vectors
 from engram.stores.hot import Threads, thread_config
 
 if TYPE_CHECKING:
@@ -277,3 +278,32 @@ def test_profile_facts_come_when_relevant_or_when_asked(memory: Memory) -> None:
     assert memory.recall(ALICE, "risk tolerance", include_profile=False).items[0].kind == "memory"
     with pytest.raises(InvalidInputError):
         memory.recall(ALICE, "risk", include_profile="yes")  # type: ignore[arg-type]
+
+
+class _Counting(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts += list(texts)
+        return super().embed(texts)
+
+
+def test_each_fact_is_embedded_once_and_forget_drops_what_was_kept(
+    home: Path, clock: Clock
+) -> None:
+    counting = _Counting()
+    with Memory.open(home, embedder=counting, clock=clock) as memory:
+        memory.remember(ALICE, "Follows the semiconductor sector closely")
+        counting.texts.clear()
+        for n in range(5):
+            memory.remember(ALICE, f"Visited museum number {n} in Lyon with my sister")
+        assert sorted(counting.texts) == [
+            f"Visited museum number {n} in Lyon with my sister" for n in range(5)
+        ]
+        kept = memory.embedder
+        assert isinstance(kept, RecentEmbeddings) and kept.inner is counting
+        report = memory.forget(ALICE)
+        assert report.facts.caches_cleared >= 6
+        assert kept.clear() == 0

@@ -49,7 +49,7 @@ from engram.memory._tiers import (
     visible_hits,
 )
 from engram.policy import PoisoningGuard, WritePolicy, redact
-from engram.recall import Embedder, embedder_from_name, is_relevant_item
+from engram.recall import Embedder, RecentEmbeddings, embedder_from_name, is_relevant_item
 from engram.stores.cold import (
     LongTermStore,
     MemoryRecord,
@@ -462,10 +462,13 @@ class Memory:
 
 
 def _embedder(given: Embedder | str | None) -> Embedder | None:
-    """An embedder, or one named (``"minilm"``, ``"hash"``: see :func:`embedder_from_name`)."""
-    if isinstance(given, str):
-        return embedder_from_name(given)
-    return check.instance("embedder", given, Embedder)  # type: ignore[type-abstract]
+    """An embedder, or one named (``"minilm"``, ``"hash"``: see :func:`embedder_from_name`),
+    keeping its last vectors so the guard's and the store's embedding of a fact is one."""
+    found = embedder_from_name(given) if isinstance(given, str) else given
+    check.instance("embedder", found, Embedder)  # type: ignore[type-abstract]
+    if found is None or isinstance(found, RecentEmbeddings):
+        return found
+    return RecentEmbeddings(found)
 
 
 def _plain(values: Any) -> Any:

@@ -5,7 +5,7 @@ backend compiles is the public module :mod:`engram.recall.filters`.
 """
 
 from engram.recall._context import Candidate, ContextBoost, rerank, topic_query
-from engram.recall._embedder import Embedder, HashEmbedder, Vectors, normalise
+from engram.recall._embedder import Embedder, HashEmbedder, RecentEmbeddings, Vectors, normalise
 from engram.recall._factory import (
     EMBEDDER_HELP,
     EMBEDDER_NAMES,
@@ -37,6 +37,7 @@ __all__ = [
     "HashEmbedder",
     "MiniLMEmbedder",
     "OpenAIEmbedder",
+    "RecentEmbeddings",
     "Vectors",
     "Weights",
     "clear_keyword_caches",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -73,3 +75,47 @@ class HashEmbedder:
                 index = int.from_bytes(digest[:4], "little") % self._dim
                 out[row, index] += 1.0 if digest[4] & 1 else -1.0
         return normalise(out)
+
+
+class RecentEmbeddings:
+    """An embedder that keeps the vectors of the last ``size`` distinct texts it embedded.
+
+    A fact is embedded by the poisoning guard, then again to be stored; the memory layer
+    gives both this wrapper, so each fact is embedded once. It holds text, so erasure
+    clears it (:meth:`clear`); it is bounded and thread-safe.
+    """
+
+    def __init__(self, inner: Embedder, size: int = 64) -> None:
+        self.inner = inner
+        self._size = size
+        self._kept: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._kept))
+        fresh = dict(zip(missing, self.inner.embed(missing), strict=True)) if missing else {}
+        with self._lock:
+            found = {t: fresh[t] if t in fresh else self._kept[t] for t in dict.fromkeys(texts)}
+            for text, vector in found.items():
+                self._kept[text] = vector
+                self._kept.move_to_end(text)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        rows = [found[t] for t in texts]
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def clear(self) -> int:
+        """Drop every kept vector (and its text); the number dropped."""
+        with self._lock:
+            count = len(self._kept)
+            self._kept.clear()
+        return count

@@ -36,6 +36,7 @@ from engram.recall import (
     DEFAULT_MIN_SIMILARITY,
     ContextBoost,
     Embedder,
+    RecentEmbeddings,
     Weights,
     clear_keyword_caches,
     is_relevant,
@@ -520,6 +521,8 @@ class LongTermStore(EngramLabels):
         check.flag("compact", compact)
         counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
         caches = self.backend.clear_caches() + clear_keyword_caches()
+        if isinstance(self.embedder, RecentEmbeddings):
+            caches += self.embedder.clear()
         compacted = self.backend.compact() if compact else False
         return ForgetReport(
             namespace,
