@@ -49,7 +49,7 @@ def _load(memory: Memory, user: Principal, facts: int, docs: int) -> None:
     for i in range(docs):
         topic = TOPICS[i % len(TOPICS)]
         body = f"# {topic} {i}\n\nFindings on {topic}: margins, growth and risk {i}.\n"
-        memory.documents.write(user, f"research/{topic}-{i}.md", body, {"user_id": user.user_id})
+        memory.documents.write(user, f"users/{user.user_id}/research/{topic}-{i}.md", body)
 
 
 def main(argv: list[str]) -> int:
