@@ -316,3 +316,81 @@ def test_the_cli_says_so_in_one_line(closed_url: str) -> None:
     assert result.exit_code == 1
     assert result.output.startswith("Error: BackendError: Redis hot tier unavailable: ")
     assert result.output.count("\n") == 1 and "Traceback" not in result.output
+
+
+# --- the memory layer and the agent on Redis ------------------------------------------
+
+
+def test_memory_open_takes_a_redis_hot_url(tmp_path: Path, server: RedisServer) -> None:
+    from engram import Memory
+    from engram.recall import HashEmbedder
+
+    with Memory.open(tmp_path / "home", hot_url=server.url, embedder=HashEmbedder()) as memory:
+        assert type(memory.checkpointer).__name__ == "RedisSaver"
+        story_graph(memory.checkpointer).invoke({"items": [MARKER]}, thread_config("a1", ALICE))
+        story_graph(memory.checkpointer).invoke({"items": ["b"]}, thread_config("b1", BOB))
+        assert list(memory.threads(ALICE)) == ["a1"]
+        report = memory.forget(ALICE)
+        assert report.threads == ("a1",) and report.hot_compacted is True
+    assert not (tmp_path / "home" / "checkpoints.db").exists()  # the hot tier is on Redis
+    assert not [k for k in _keys(server.url) if "{a1}" in k or ":alice" in k]
+    assert MARKER.encode() not in server.persisted_bytes()
+
+
+async def test_async_memory_open_takes_a_redis_hot_url(tmp_path: Path, redis_url: str) -> None:
+    from engram import AsyncMemory
+    from engram.recall import HashEmbedder
+
+    memory = await AsyncMemory.open(tmp_path / "home", hot_url=redis_url, embedder=HashEmbedder())
+    try:
+        assert type(memory.sync.checkpointer).__name__ == "RedisSaver"
+    finally:
+        await memory.close()
+
+
+def _hold_then_kill_redis(
+    server: RedisServer, home: Path, tmp_path: Path, point: str
+) -> list[str]:
+    """Run the agent with a hold at ``point``; there SIGKILL redis-server, then the agent.
+    Returns the checkpoint ids the agent had stored (read before the kill)."""
+    from analyst_support import PRINCIPAL, REQUEST, child_env, cli_args
+
+    from engram.agent import MarketAnalyst
+
+    marker = tmp_path / f"hold-{point}"
+    env = child_env(ENGRAM_AGENT_HOLD=point, ENGRAM_AGENT_HOLD_FILE=str(marker))
+    args = cli_args(home, "run", REQUEST, "--thread", "t1", "--hot-url", server.url, "--no-memory")
+    child = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert child.poll() is None and time.monotonic() < deadline, "never reached the hold"
+            time.sleep(0.05)
+        analyst = MarketAnalyst(home=home, hot_url=server.url)
+        stored = [h.checkpoint_id for h in analyst.history(PRINCIPAL, "t1")]
+        server.kill()
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    return stored
+
+
+def test_the_agent_resumes_after_redis_is_killed_mid_run_and_restarted(
+    server: RedisServer, tmp_path: Path
+) -> None:
+    from analyst_support import PRINCIPAL, REQUEST
+
+    from engram.agent import MarketAnalyst
+
+    reference = MarketAnalyst(home=tmp_path / "reference").run(PRINCIPAL, REQUEST, thread_id="r")
+    home = tmp_path / "home"
+    stored = _hold_then_kill_redis(server, home, tmp_path, "tool:3")
+    assert stored  # the run had checkpoints on Redis when the server died
+    server.start()
+    analyst = MarketAnalyst(home=home, hot_url=server.url)
+    crashed = analyst.status(PRINCIPAL, "t1")
+    assert crashed.stage == "interrupted" and crashed.tool_calls == 3
+    assert [h.checkpoint_id for h in analyst.history(PRINCIPAL, "t1")] == stored
+    resumed = analyst.resume(PRINCIPAL, "t1")
+    assert resumed.stage == "awaiting_approval" and resumed.draft == reference.draft
+    assert not (home / "checkpoints.db").exists()
