@@ -62,7 +62,7 @@ def saver_ops(url: str, ops: int) -> dict[str, list[float]]:
     return times
 
 
-def agent_runs(urls: dict[str, str], tmp: Path, runs: int) -> tuple[dict[str, float], int]:
+def agent_medians(urls: dict[str, str], tmp: Path, runs: int) -> tuple[dict[str, float], int]:
     """Median seconds of one Market Analyst run (request to awaiting approval) per backend,
     the backends taking turns run after run; and the checkpoints one run writes."""
     from engram.agent import MarketAnalyst
@@ -117,7 +117,7 @@ def compare(ops: int, agent_runs: int, *, postgres: bool, redis: bool) -> None:
         for op in ("put", "get latest", "get by id"):
             _row(f"{op} median", {n: _ms(m[op])[0] for n, m in measured.items()}, "ms")
             _row(f"{op} p95", {n: _ms(m[op])[1] for n, m in measured.items()}, "ms")
-        runs, steps = agent_runs({**urls, "memory": "memory://"}, tmp, agent_runs)
+        runs, steps = agent_medians({**urls, "memory": "memory://"}, tmp, agent_runs)
         base = runs.pop("memory")
         _row("agent run median", {n: r * 1000 for n, r in runs.items()}, "ms")
         overhead = {n: (r - base) * 1000 / steps for n, r in runs.items()}
