@@ -348,9 +348,7 @@ async def test_async_memory_open_takes_a_redis_hot_url(tmp_path: Path, redis_url
         await memory.close()
 
 
-def _hold_then_kill_redis(
-    server: RedisServer, home: Path, tmp_path: Path, point: str
-) -> list[str]:
+def _hold_then_kill_redis(server: RedisServer, home: Path, tmp_path: Path, point: str) -> list[str]:
     """Run the agent with a hold at ``point``; there SIGKILL redis-server, then the agent.
     Returns the checkpoint ids the agent had stored (read before the kill)."""
     from analyst_support import PRINCIPAL, REQUEST, child_env, cli_args
@@ -394,3 +392,9 @@ def test_the_agent_resumes_after_redis_is_killed_mid_run_and_restarted(
     resumed = analyst.resume(PRINCIPAL, "t1")
     assert resumed.stage == "awaiting_approval" and resumed.draft == reference.draft
     assert not (home / "checkpoints.db").exists()
+
+
+def test_rediss_urls_name_the_redis_backend_over_tls() -> None:
+    parsed = parse_url("rediss://:pw@cache.example:6380/2?thread_ttl=5")
+    assert parsed.scheme == "redis"
+    assert redis_hot.parse(parsed) == ("rediss://:pw@cache.example:6380/2", 5)
