@@ -398,3 +398,17 @@ def test_rediss_urls_name_the_redis_backend_over_tls() -> None:
     parsed = parse_url("rediss://:pw@cache.example:6380/2?thread_ttl=5")
     assert parsed.scheme == "redis"
     assert redis_hot.parse(parsed) == ("rediss://:pw@cache.example:6380/2", 5)
+
+
+async def test_a_sync_opened_saver_says_how_to_get_an_async_one(redis_url: str) -> None:
+    with open_checkpointer(redis_url) as saver:
+        with pytest.raises(ConfigError, match="aopen_checkpointer"):
+            await saver.aget_tuple(cfg("t1"))
+        assert saver.get_tuple(cfg("t1")) is None
+
+
+async def test_an_async_opened_saver_serves_sync_callers_too(redis_url: str) -> None:
+    async with aopen_checkpointer(redis_url) as saver:
+        await story_graph(saver).ainvoke({"items": ["x"]}, thread_config("t1", ALICE))
+        assert story_graph(saver).get_state(cfg("t1")).values["items"] == ["x", "a", "b", "c"]
+        assert Threads(saver).owner("t1") == ALICE

@@ -156,7 +156,10 @@ class _Clients:
     async def arun(self, commands: Statements[R]) -> R:
         aclient = self.aclient
         if aclient is None:
-            raise ConfigError("this Redis saver was opened sync: use open_checkpointer's API")
+            raise ConfigError(
+                "this Redis saver was opened by open_checkpointer (sync): "
+                "open it with aopen_checkpointer for async calls"
+            )
 
         async def execute(command: str, args: Any, fetch: bool) -> Any:
             return await _aexecute(aclient, self.ascripts, command, args)
