@@ -412,3 +412,22 @@ async def test_an_async_opened_saver_serves_sync_callers_too(redis_url: str) -> 
         await story_graph(saver).ainvoke({"items": ["x"]}, thread_config("t1", ALICE))
         assert story_graph(saver).get_state(cfg("t1")).values["items"] == ["x", "a", "b", "c"]
         assert Threads(saver).owner("t1") == ALICE
+
+
+LOOKALIKES = ["a:b", "a%3Ab", "{a}b", "a}b{", "a b", "ä:b", "A:b", "a:b "]
+
+
+def test_thread_ids_that_encode_alike_stay_apart(redis_url: str) -> None:
+    with open_checkpointer(redis_url) as saver:
+        graph = story_graph(saver)
+        for i, thread_id in enumerate(LOOKALIKES):
+            graph.invoke({"items": [f"v{i}"]}, thread_config(thread_id, Principal("acme", f"u{i}")))
+        threads = Threads(saver)
+        for i, thread_id in enumerate(LOOKALIKES):
+            assert graph.get_state(cfg(thread_id)).values["items"][0] == f"v{i}"
+            assert threads.owner(thread_id) == Principal("acme", f"u{i}")
+        saver.delete_thread("a:b")
+        assert graph.get_state(cfg("a:b")).values == {}
+        left = {t.thread_id for t in threads.list_threads()}
+        assert left == set(LOOKALIKES) - {"a:b"}
+        assert all(len(threads.history(t)) == 5 for t in left)
