@@ -1,9 +1,16 @@
-"""Hot tier figures: thread growth, pruning, durability modes and encryption cost.
+"""Hot tier figures: the backends side by side, Redis durability, thread growth.
 
-``python -m bench hot [--turns N] [--runs N] [--url URL]`` (default: a SQLite
-file in a temporary directory). Prints, per turn, the checkpoints and bytes a
-thread holds; the time to prune it; and the median / p95 time of one graph run
-under each durability mode, strict and encrypted.
+``python -m bench hot`` compares SQLite, PostgreSQL (embedded server) and Redis
+(``redis-server`` started here, AOF with ``appendfsync always``, and ``everysec``):
+median / p95 of one ``put`` and one ``get_tuple``, and the Market Analyst's time per
+checkpointed step above an in-memory saver; ratios to SQLite. Then it SIGKILLs
+``redis-server`` under a writer putting checkpoints as fast as it can, restarts it and
+counts the acknowledged checkpoints lost, for ``everysec`` and ``always``.
+``--no-postgres`` / ``--no-redis`` leave one out.
+
+``python -m bench hot --url URL [--turns N] [--runs N]``: one backend's report: per
+turn, the checkpoints and bytes a thread holds; the time to prune it; and the median /
+p95 time of one graph run under each durability mode, strict and encrypted.
 """
 
 from __future__ import annotations
@@ -12,9 +19,7 @@ import argparse
 import itertools
 import operator
 import statistics
-import tempfile
 import time
-from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -89,10 +94,20 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench hot")
     parser.add_argument("--turns", type=int, default=40)
     parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--url", default=None, help="hot tier URL (default: temp SQLite file)")
+    parser.add_argument("--url", default=None, help="one backend's report on this URL")
+    parser.add_argument("--ops", type=int, default=500, help="puts and gets per backend")
+    parser.add_argument("--agent-runs", type=int, default=9)
+    parser.add_argument("--kills", type=int, default=5, help="SIGKILL rounds per fsync mode")
+    parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--no-redis", action="store_true")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        url = args.url or f"sqlite:///{Path(tmp) / 'bench-hot.db'}"
-        _growth(url, args.turns)
-        _durability(url, args.runs)
+    if args.url:
+        _growth(args.url, args.turns)
+        _durability(args.url, args.runs)
+        return 0
+    from bench._hot_compare import compare, redis_loss
+
+    compare(args.ops, args.agent_runs, postgres=not args.no_postgres, redis=not args.no_redis)
+    if not args.no_redis:
+        redis_loss(args.kills)
     return 0

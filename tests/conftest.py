@@ -17,6 +17,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+pytest_plugins = ("redis_server",)  # redis_service / redis_url: a real redis-server
+
 
 def _require_all_backends() -> bool:
     return bool(os.environ.get("CI") or os.environ.get("ENGRAM_REQUIRE_ALL_BACKENDS"))

@@ -24,6 +24,7 @@ _SCHEMES: dict[str, Scheme] = {
     "postgresql": "postgresql",
     "postgres": "postgresql",
     "redis": "redis",
+    "rediss": "redis",
     "memory": "memory",
 }
 

@@ -18,9 +18,12 @@ ALICE = Principal("acme", "alice")
 BOB = Principal("acme", "bob")
 
 
-@pytest.fixture
-def url(tmp_path: Path) -> str:
-    url = f"sqlite:///{tmp_path / 'hot.db'}"
+@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "redis":
+        url = str(request.getfixturevalue("redis_url"))
+    else:
+        url = f"sqlite:///{tmp_path / 'hot.db'}"
     with open_checkpointer(url) as saver:
         graph = story_graph(saver)
         for turn in range(2):

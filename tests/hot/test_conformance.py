@@ -1,12 +1,13 @@
 """LangGraph's own checkpointer conformance suite, on every saver configuration engram offers.
 
-Each configuration (memory, SQLite, PostgreSQL; strict allow-list alone and with
+Each configuration (memory, SQLite, PostgreSQL, Redis; strict allow-list alone and with
 AES-GCM encryption) runs ``langgraph.checkpoint.conformance.validate`` through
 the async API. Base capabilities must all pass; every extended capability the
 saver implements must pass too. engram adds ``prune``, ``copy_thread`` and
 ``delete_for_runs`` to LangGraph's SQLite and in-memory savers, and
 ``copy_thread`` / ``delete_for_runs`` to its PostgreSQL saver (which brings
-``prune`` itself), so every configuration is checked on all 8 capabilities.
+``prune`` itself); its own Redis saver has all of them; so every configuration is
+checked on all 8 capabilities. Redis runs against a real ``redis-server``.
 """
 
 from __future__ import annotations
@@ -71,3 +72,9 @@ async def test_sqlite_saver_conforms(options: dict[str, Any], tmp_path: Path) ->
 async def test_postgres_saver_conforms(options: dict[str, Any], postgres_url: str) -> None:
     report = await _conformance("engram-postgres", postgres_url, **options)
     _check(report, BASE | EXTENDED)
+
+
+@pytest.mark.redis
+@ENCRYPTION
+async def test_redis_saver_conforms(options: dict[str, Any], redis_url: str) -> None:
+    _check(await _conformance("engram-redis", redis_url, **options), BASE | EXTENDED)

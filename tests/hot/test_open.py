@@ -24,12 +24,17 @@ def _graph():  # type: ignore[no-untyped-def]
     return builder
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+REDIS = pytest.param("redis", marks=pytest.mark.redis)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres", REDIS])
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "memory":
         return "memory://"
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'hot.db'}"
+    if request.param == "redis":
+        return str(request.getfixturevalue("redis_url"))
     return str(request.getfixturevalue("postgres_url"))
 
 

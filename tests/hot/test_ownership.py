@@ -165,8 +165,13 @@ with open_checkpointer({url!r}) as saver:
 """
 
 
-def test_processes_racing_to_create_one_id_leave_one_owner(tmp_path: Path) -> None:
-    url, go = f"sqlite:///{tmp_path / 'hot.db'}", tmp_path / "go"
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
+def test_processes_racing_to_create_one_id_leave_one_owner(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    sqlite = f"sqlite:///{tmp_path / 'hot.db'}"
+    url = sqlite if backend == "sqlite" else str(request.getfixturevalue("redis_url"))
+    go = tmp_path / "go"
     with open_checkpointer(url):
         pass  # the schema exists before the race
     code = CLAIM.format(here=str(Path(__file__).parent), go=str(go), url=url)

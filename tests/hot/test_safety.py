@@ -38,10 +38,8 @@ def _holder_graph(saver: Any) -> Any:
     return builder.compile(checkpointer=saver)
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "memory"])
-def test_unregistered_type_fails_to_load_with_a_clear_error(backend: str, tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'hot.db'}" if backend == "sqlite" else "memory://"
-    with open_checkpointer(url) as saver:
+def test_unregistered_type_fails_to_load_with_a_clear_error(hot_url: str) -> None:
+    with open_checkpointer(hot_url) as saver:
         graph = _holder_graph(saver)
         graph.invoke({"items": ["start"]}, cfg("t"))
         with pytest.raises(UnsafeDeserializationError, match="Gadget"):

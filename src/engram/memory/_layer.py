@@ -20,6 +20,7 @@ import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -120,6 +121,7 @@ class Memory:
         url: str | None = None,
         app_role: AppRole | None = None,
         admin: bool = True,
+        hot_url: str | None = None,
         **options: Any,
     ) -> Memory:
         """Open the tiers: embedded under ``home`` (default ``./.engram``: SQLite
@@ -130,6 +132,8 @@ class Memory:
         ``BYPASSRLS``) are set up with it (idempotent), then every tier runs as that
         role, under row-level security. ``admin=False``: ``url`` is the application
         role's own (the schema set up beforehand), and the tiers run as it is.
+        ``hot_url`` puts the hot tier on its own URL (e.g. ``redis://host:6379/0``), the
+        other tiers staying where ``home`` / ``url`` put them.
 
         ``options`` go to the constructor (``embedder=``, ``policy=``, ``clock=``,
         ``fact_ttl=``, ``counter=``, ``participants=``: other stores :meth:`forget`
@@ -141,6 +145,8 @@ class Memory:
             where = Locations.from_url(url, app_role, setup=admin)
         else:
             where = Locations.embedded(home if home is not None else DEFAULT_HOME)
+        if hot_url is not None:
+            where = replace(where, hot_url=hot_url)
         memory = cls(where, **options)
         memory.setup()
         return memory
@@ -509,12 +515,15 @@ class AsyncMemory:
         url: str | None = None,
         app_role: AppRole | None = None,
         admin: bool = True,
+        hot_url: str | None = None,
         **options: Any,
     ) -> AsyncMemory:
         """Async form of :meth:`Memory.open`."""
 
         def build() -> Memory:
-            return Memory.open(home, url=url, app_role=app_role, admin=admin, **options)
+            return Memory.open(
+                home, url=url, app_role=app_role, admin=admin, hot_url=hot_url, **options
+            )
 
         return cls(await asyncio.to_thread(build))
 

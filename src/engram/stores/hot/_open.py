@@ -40,6 +40,12 @@ def _postgres() -> HotEngine:
     return hot
 
 
+def _redis() -> HotEngine:
+    from engram.backends.redis import hot
+
+    return hot
+
+
 @dataclass(frozen=True, slots=True)
 class Engine:
     """One row of the table: the backend's loader, and the LangGraph module its savers
@@ -53,6 +59,7 @@ ENGINES: Final[Mapping[str, Engine]] = {
     "memory": Engine(_inproc, "langgraph.checkpoint.memory"),
     "sqlite": Engine(_sqlite, "langgraph.checkpoint.sqlite"),
     "postgresql": Engine(_postgres, "langgraph.checkpoint.postgres"),
+    "redis": Engine(_redis, "engram.backends.redis.hot"),
 }
 """URL scheme -> hot-tier backend."""
 

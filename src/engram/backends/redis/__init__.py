@@ -1,0 +1,1 @@
+"""Redis backend (plain Redis >= 6.2 or Valkey, no modules): the hot tier."""
