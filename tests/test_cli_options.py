@@ -42,7 +42,7 @@ PRINCIPAL_COMMANDS = [
 
 def test_the_principal_commands_are_every_group_but_eval() -> None:
     groups = {p[0] if len(p) > 1 else "(top)" for p in PRINCIPAL_COMMANDS}
-    assert groups == {"(top)", "agent", "docs", "memory", "threads"}
+    assert groups == {"(top)", "agent", "docs", "memory", "review", "threads"}
     assert len(PRINCIPAL_COMMANDS) > 25
 
 
@@ -84,6 +84,8 @@ def test_every_group_honours_the_variables(tmp_path: Path, monkeypatch: pytest.M
     exported = json.loads(run("export", "--embedder", "hash"))
     assert exported["principal"] == {"tenant_id": "acme", "user_id": "alice"}
     assert [t["thread_id"] for t in exported["threads"]] == ["t1"]
+    assert run("review", "list", "--embedder", "hash") == "(nothing held for review)\n"
+    assert "I live in Oslo" in run("memory", "list")
     assert not (tmp_path / ".engram").exists() and (home / "checkpoints.db").is_file()
 
 

@@ -16,7 +16,7 @@ def _run(home: Path, *args: str, stdin: str | None = None) -> str:
         main, ["docs", *args, "--tenant", "acme", "--home", str(home)], input=stdin
     )
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout
 
 
 def test_docs_commands_end_to_end(tmp_path: Path) -> None:
@@ -53,8 +53,11 @@ def test_docs_sync_to_postgres(tmp_path: Path, app_url: str) -> None:
     out = _run(home, "sync", "--to", app_url)
     assert out.count("upserted ") == 6 and out.endswith("0 unchanged\n")
     _run(home, "delete", "conventions")
-    out = _run(home, "sync", "--to", app_url)
-    assert out == "deleted conventions/README.md\n5 unchanged\n"
+    result = CliRunner().invoke(
+        main, ["docs", "sync", "--to", app_url, "--tenant", "acme", "--home", str(home)]
+    )
+    assert result.stdout == "deleted conventions/README.md\n5 unchanged\n"
+    assert "sync: 100%" in result.stderr and "5/5" in result.stderr  # progress: stderr only
     from engram.backends.postgres.documents import PostgresDocumentStore
 
     with PostgresDocumentStore(app_url) as served:  # the copy is in the database

@@ -19,6 +19,7 @@ from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_folder
 from engram.cli._options import home_option, tenant_option, user_option
+from engram.cli._progress import progress_of_total, quiet_option
 from engram.config import default_documents_root
 from engram.errors import InvalidInputError
 from engram.stores.documents import open_documents, setup_documents, sync
@@ -174,9 +175,11 @@ def move(source: str, target: str, **opts: Any) -> None:
 @click.option(
     "--admin-url", default=None, help="Run setup() first with this admin URL (schema + role)."
 )
+@quiet_option
 @_options
-def sync_(url: str, admin_url: str | None, **opts: Any) -> None:
-    """Author in files, serve from PostgreSQL: upsert changed files, remove deleted ones.
+def sync_(url: str, admin_url: str | None, quiet: bool, **opts: Any) -> None:
+    """Author in files, serve from PostgreSQL: upsert changed files, remove deleted ones
+    (progress on stderr).
 
     Example: engram docs sync --tenant acme --to postgresql://engram_app@db/engram
     """
@@ -186,8 +189,9 @@ def sync_(url: str, admin_url: str | None, **opts: Any) -> None:
     with (
         _store(opts) as (files, principal),
         open_documents(url, scheme="postgresql", embedder=embedder) as target,
+        progress_of_total("sync", " docs", quiet=quiet) as start,
     ):
-        report = sync(files, target, principal)
+        report = sync(files, target, principal, progress=start)
     for path in report.upserted:
         click.echo(f"upserted {path}")
     for path in report.deleted:

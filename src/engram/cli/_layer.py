@@ -25,7 +25,8 @@ from engram.memory import Memory
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _options(command: F) -> F:
+def layer_options(command: F) -> F:
+    """The options of every memory-layer command: principal, home or URL, embedder."""
     for decorator in (
         embedder_option(
             "minilm",
@@ -42,7 +43,7 @@ def _options(command: F) -> F:
 
 
 @contextmanager
-def _memory(
+def open_memory(
     home: Path | None, url: str | None, embedder: str, *, create: bool = False
 ) -> Iterator[Memory]:
     """The memory layer; only ``create`` (a write) may start a new embedded home."""
@@ -63,7 +64,7 @@ def _dump(data: Any) -> None:
 @click.option("--thread", "thread_id", default=None, help="Provenance: the thread id.")
 @click.option("--checkpoint", "checkpoint_id", default=None, help="Provenance: checkpoint id.")
 @click.option("--message", "message_ids", multiple=True, help="Provenance: a message id.")
-@_options
+@layer_options
 def remember_cmd(
     observation: str,
     slot: str | None,
@@ -85,7 +86,7 @@ def remember_cmd(
     Example: engram remember "Prefers conservative risk" --slot risk --tag preference
     --tenant acme --user alice
     """
-    with _memory(home, url, embedder, create=True) as memory:
+    with open_memory(home, url, embedder, create=True) as memory:
         result = memory.remember(
             Principal(tenant, user),
             observation,
@@ -116,7 +117,7 @@ def _refused(action: str, reason: str | None) -> None:
     show_default=True,
     help="Which profile facts lead the block: those QUERY is about, every one, or none.",
 )
-@_options
+@layer_options
 def recall_cmd(
     query: str,
     budget_tokens: int,
@@ -132,7 +133,7 @@ def recall_cmd(
 
     Example: engram recall "Update my NVDA analysis" --budget 500 --tenant acme --user alice
     """
-    with _memory(home, url, embedder) as memory:
+    with open_memory(home, url, embedder) as memory:
         include = {"relevant": None, "all": True, "none": False}[profile]
         block = memory.recall(
             Principal(tenant, user), query, budget_tokens, include_profile=include
@@ -147,7 +148,7 @@ def recall_cmd(
 @click.command("forget")
 @click.option("--key", "keys", multiple=True, help="Only these facts (default: everything).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@_options
+@layer_options
 def forget_cmd(
     keys: tuple[str, ...],
     yes: bool,
@@ -164,19 +165,19 @@ def forget_cmd(
     """
     if not (yes or keys):
         click.confirm(f"Erase everything engram holds about {tenant}/{user}?", abort=True)
-    with _memory(home, url, embedder) as memory:
+    with open_memory(home, url, embedder) as memory:
         report = memory.forget(Principal(tenant, user), list(keys) if keys else None)
     _dump(report.to_json())
 
 
 @click.command("export")
-@_options
+@layer_options
 def export_cmd(tenant: str, user: str, home: Path | None, url: str | None, embedder: str) -> None:
     """Print everything engram holds about the user as JSON.
 
     Example: engram export --tenant acme --user alice > alice.json
     """
-    with _memory(home, url, embedder) as memory:
+    with open_memory(home, url, embedder) as memory:
         click.echo(memory.export_json(Principal(tenant, user)))
 
 

@@ -19,11 +19,12 @@ from engram._principal import Principal
 from engram.cli._embedding import embedder_option
 from engram.cli._existing import existing_url
 from engram.cli._options import home_option, tenant_option, user_option
+from engram.cli._progress import progress, quiet_option
 from engram.config import default_url
 from engram.errors import NotFoundError
 from engram.policy import PoisoningGuard, WritePolicy
 from engram.recall import embedder_from_name
-from engram.stores.cold import LongTermStore, MemoryRecord, open_store
+from engram.stores.cold import LongTermStore, MemoryRecord, View, open_store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -159,6 +160,84 @@ def recall(
             click.echo(f"{r.score:.3f}\t{_line(r.record)}")
 
 
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="seconds")
+
+
+def _fact_json(record: MemoryRecord) -> dict[str, Any]:
+    return {
+        "key": record.key,
+        "text": record.text,
+        "tags": list(record.tags),
+        "source": record.source,
+        "valid_from": _iso(record.valid_from),
+        "valid_to": _iso(record.valid_to),
+        "expires_at": _iso(record.expires_at),
+        "recorded_at": _iso(record.recorded_at),
+        "current": record.superseded_by is None,
+        "provenance": record.provenance.to_json(),
+    }
+
+
+def _fact_row(record: MemoryRecord) -> tuple[str, ...]:
+    """KEY, VALID (from -> to, or now; expiry), TAGS, SOURCE THREAD/CHECKPOINT, TEXT."""
+    until = _iso(record.valid_to) or "now"
+    if record.expires_at is not None:
+        until += f" (expires {_iso(record.expires_at)})"
+    origin = record.provenance
+    where = f"{record.source} {origin.thread_id or '-'}/{origin.checkpoint_id or '-'}"
+    tags = ",".join(record.tags) or "-"
+    return (record.key, f"{_iso(record.valid_from)} -> {until}", tags, where, record.text)
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as aligned columns (the last one, the text, left as it is)."""
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header) - 1)]
+    return [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+        for row in (header, *rows)
+    ]
+
+
+@memory.command("list")
+@click.option("--all", "include_history", is_flag=True, help="Superseded and expired too.")
+@click.option("--tag", "tags", multiple=True, help="Only facts with one of these tags.")
+@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@_options
+def list_facts(
+    include_history: bool,
+    tags: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+    tenant: str,
+    user: str,
+    url: str | None,
+    home: Path,
+    embedder: str,
+) -> None:
+    """List the user's facts, newest first: key, validity (valid from -> to), tags,
+    source and provenance (thread/checkpoint), text. Current facts only unless --all.
+
+    Example: engram memory list --tenant acme --user alice --json
+    """
+    with _store(url, home, None) as store:
+        view = View(
+            store.now(), include_expired=include_history, include_superseded=include_history
+        )
+        found = store.records(Principal(tenant, user), view, tags=tags, limit=limit)
+    if as_json:
+        for record in found:
+            click.echo(json.dumps(_fact_json(record), sort_keys=True))
+        return
+    if not found:
+        click.echo(f"(no facts for {tenant}/{user})")
+        return
+    header = ("KEY", "VALID", "TAGS", "SOURCE THREAD/CHECKPOINT", "TEXT")
+    for line in _table(header, [_fact_row(r) for r in found]):
+        click.echo(line.rstrip())
+
+
 @memory.command("history")
 @click.argument("key")
 @_options
@@ -226,13 +305,14 @@ def forget_renamed(ignored: tuple[str, ...]) -> None:
 @_home
 @embedder_option("minilm", "The new embedding model.")
 @click.option("--batch-size", type=int, default=256, show_default=True)
-def re_embed(url: str | None, home: Path, embedder: str, batch_size: int) -> None:
-    """Re-embed every stored fact with a new embedding model.
+@quiet_option
+def re_embed(url: str | None, home: Path, embedder: str, batch_size: int, quiet: bool) -> None:
+    """Re-embed every stored fact with a new embedding model (progress on stderr).
 
     Example: engram memory re-embed --embedder minilm
     """
-    with _store(url, home, None) as store:
-        done = store.re_embed(embedder_from_name(embedder), batch_size=batch_size)
+    with _store(url, home, None) as store, progress("re-embed", " facts", quiet=quiet) as update:
+        done = store.re_embed(embedder_from_name(embedder), batch_size=batch_size, progress=update)
     click.echo(f"re-embedded {done} versions")
 
 

@@ -18,6 +18,7 @@ from engram.memory._records import (
     RecallResult,
     RememberResult,
 )
+from engram.memory._review import HeldWrite
 from engram.memory._tiers import (
     HOME_PARTICIPANTS,
     ErasureParticipant,
@@ -36,6 +37,7 @@ __all__ = [
     "ContextItem",
     "ErasureParticipant",
     "ErasureReport",
+    "HeldWrite",
     "ItemKind",
     "Locations",
     "Memory",

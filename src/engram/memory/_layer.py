@@ -17,6 +17,7 @@ the tiers and :meth:`Memory.close` releases them::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Callable, Coroutine, Sequence
 from contextlib import ExitStack
@@ -30,7 +31,13 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from engram import _validate as check
 from engram._principal import Principal, tenant_scope
 from engram.config import DEFAULT_HOME, AppRole
-from engram.errors import ConfigError, NotFoundError
+from engram.errors import (
+    ConfigError,
+    EngramError,
+    InvalidInputError,
+    NotFoundError,
+    PolicyRejectedError,
+)
 from engram.memory import _records as rec
 from engram.memory._records import (
     PROFILE_TAGS,
@@ -39,11 +46,11 @@ from engram.memory._records import (
     RecallResult,
     RememberResult,
 )
+from engram.memory._review import HeldWrite, find_held, held_entry, parse_entry
 from engram.memory._tiers import (
     ErasureParticipant,
     Locations,
     erase_participants,
-    held_entry,
     open_documents,
     participants,
     user_documents,
@@ -61,7 +68,7 @@ from engram.stores.cold import (
     backend_for,
 )
 from engram.stores.documents import DocumentStore
-from engram.stores.documents.review import held_entries, queue_held
+from engram.stores.documents.review import held_entries, queue_held, remove_entry
 from engram.stores.hot import Threads, open_checkpointer
 from engram.tokens import TokenCounter
 
@@ -247,7 +254,16 @@ class Memory:
             provenance=provenance,
         )
         if result.action == "held":
-            self._hold(principal, observation, result.reason or "held for review", provenance)
+            entry = held_entry(
+                self.now(),
+                redact(observation, self.policy.redact_kinds)[0],
+                result.reason or "held for review",
+                provenance,
+                slot=slot,
+                source=source,
+                tags=tags,
+            )
+            queue_held(self.documents, principal, entry)
         return rec.to_remembered(result)
 
     def held_for_review(self, principal: Principal) -> list[str]:
@@ -255,10 +271,67 @@ class Memory:
         check.principal(principal)
         return held_entries(self.documents, principal)
 
-    def _hold(self, principal: Principal, text: str, reason: str, provenance: Provenance) -> None:
-        """Queue a held write (PII redacted) in ``review/<user>.md`` for a human to look at."""
-        redacted = redact(text, self.policy.redact_kinds)[0]
-        queue_held(self.documents, principal, held_entry(self.now(), redacted, reason, provenance))
+    def review_queue(self, principal: Principal) -> list[HeldWrite]:
+        """The user's held writes with their ids, oldest first (:meth:`held_for_review`
+        gives the same entries as queue lines)."""
+        check.principal(principal)
+        return [parse_entry(line) for line in held_entries(self.documents, principal)]
+
+    def approve_held(self, principal: Principal, held_id: str) -> RememberResult:
+        """Store the held fact ``held_id`` as a person approved it: the write it was, through
+        the rest of the write policy (no poisoning guard; its source trusted) and
+        consolidation, with its provenance. It leaves the queue; a write the policy still
+        refuses stays queued and raises :class:`~engram.errors.PolicyRejectedError`."""
+        entry = self._take_held(principal, held_id, approving=True)
+        try:
+            result = self._approving_store(entry.source).remember(
+                principal,
+                entry.text,
+                slot=entry.slot,
+                tags=entry.tags,
+                source=entry.source,
+                ttl=self.fact_ttl,
+                provenance=entry.provenance,
+            )
+        except EngramError:
+            queue_held(self.documents, principal, f"- {entry.line}")
+            raise
+        if result.action in ("rejected", "held"):
+            queue_held(self.documents, principal, f"- {entry.line}")
+            raise PolicyRejectedError(f"not stored: {result.reason or result.action}")
+        return rec.to_remembered(result)
+
+    def discard_held(self, principal: Principal, held_id: str) -> HeldWrite:
+        """Remove the held write ``held_id`` from the user's review queue; returns it."""
+        return self._take_held(principal, held_id, approving=False)
+
+    def _take_held(self, principal: Principal, held_id: str, *, approving: bool) -> HeldWrite:
+        entry = find_held(self.review_queue(principal), check.text("held_id", held_id))
+        if approving and entry.kind != "fact":
+            raise InvalidInputError(
+                f"held write {entry.id} is a document ({entry.path}): the queue keeps only its "
+                "redacted text; discard it and write the document again"
+            )
+        if not remove_entry(self.documents, principal, entry.line):
+            raise NotFoundError(f"no held write {held_id!r} in the review queue")
+        return entry
+
+    def _approving_store(self, source: Source) -> LongTermStore:
+        """The cold tier as an approval writes to it: the guard off, ``source`` trusted."""
+        policy = dataclasses.replace(
+            self.policy,
+            hold_instructions=False,
+            trusted_sources=self.policy.trusted_sources | {source},
+        )
+        store = self.store
+        return LongTermStore(
+            store.backend,
+            embedder=store.embedder,
+            options=store.options,
+            resolver=store.resolver,
+            policy=policy,
+            clock=self.clock,
+        )
 
     def profile(self, principal: Principal, as_of: datetime | None = None) -> list[MemoryRecord]:
         """The user's profile facts (tagged profile / preference / constraint), newest first."""
@@ -538,6 +611,9 @@ class AsyncMemory:
     close = _in_thread(Memory.close)
     remember = _in_thread(Memory.remember)
     held_for_review = _in_thread(Memory.held_for_review)
+    review_queue = _in_thread(Memory.review_queue)
+    approve_held = _in_thread(Memory.approve_held)
+    discard_held = _in_thread(Memory.discard_held)
     recall = _in_thread(Memory.recall)
     profile = _in_thread(Memory.profile)
     history = _in_thread(Memory.history)

@@ -8,7 +8,6 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from datetime import datetime
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Protocol
@@ -23,7 +22,7 @@ from engram.config import (
 )
 from engram.errors import ConfigError
 from engram.recall import Embedder
-from engram.stores.cold import Provenance, setup_store
+from engram.stores.cold import setup_store
 from engram.stores.documents import Document, DocumentStore, SearchHit, setup_documents
 from engram.stores.documents import open_documents as open_document_store
 from engram.stores.documents.paths import about
@@ -153,13 +152,6 @@ def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Docume
         document = docs.read(principal, info.path)
         if about(principal.user_id, info.path, document.metadata):
             yield document
-
-
-def held_entry(when: datetime, text: str, reason: str, provenance: Provenance) -> str:
-    """One review-queue line: time, reason, thread/checkpoint and the (redacted) text."""
-    flat = " ".join(text.split())
-    where = f"thread {provenance.thread_id or '-'}, checkpoint {provenance.checkpoint_id or '-'}"
-    return f"- {when.isoformat(timespec='seconds')} | {reason} | {where} | {flat}"
 
 
 def visible_hits(hits: list[SearchHit]) -> list[SearchHit]:

@@ -543,13 +543,22 @@ class LongTermStore(EngramLabels):
         the running :class:`Sweeper` (``stop()`` it, or use it as a context manager)."""
         return Sweeper(self.sweep, interval_seconds).start()
 
-    def re_embed(self, embedder: Embedder, *, batch_size: int = 256) -> int:
-        """Re-embed every version not embedded with ``embedder``; then use it. Returns the count."""
+    def re_embed(
+        self,
+        embedder: Embedder,
+        *,
+        batch_size: int = 256,
+        progress: Callable[[int], object] | None = None,
+    ) -> int:
+        """Re-embed every version not embedded with ``embedder``; then use it. Returns the
+        count; ``progress(n)`` is called after each batch of ``n`` versions."""
         done = 0
         while batch := self.backend.stale(embedder.model_id, batch_size):
             vectors = embedder.embed([r.text for r in batch])
             self.backend.set_vectors([r.id for r in batch], vectors, embedder.model_id)
             done += len(batch)
+            if progress is not None:
+                progress(len(batch))
         self.embedder = embedder
         return done
 

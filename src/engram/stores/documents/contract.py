@@ -389,16 +389,29 @@ def digest_of(text: str) -> str:
     return parse_text(text).digest
 
 
-def sync(source: DocumentStore, target: DocumentStore, principal: Principal) -> SyncReport:
-    """Make ``target`` hold exactly ``source``'s documents: upsert changed, drop deleted."""
+def sync(
+    source: DocumentStore,
+    target: DocumentStore,
+    principal: Principal,
+    *,
+    progress: Callable[[int], Callable[[int], object]] | None = None,
+) -> SyncReport:
+    """Make ``target`` hold exactly ``source``'s documents: upsert changed, drop deleted.
+
+    ``progress(total)`` (the number of source documents) returns a callback that is
+    called with ``1`` after each one."""
     have = {info.path: info.digest for info in target.list(principal)}
     upserted, unchanged = [], 0
-    for info in source.list(principal):
+    listed = source.list(principal)
+    update = progress(len(listed)) if progress is not None else None
+    for info in listed:
         if have.pop(info.path, None) == info.digest:
             unchanged += 1
-            continue
-        target.write_text(principal, info.path, source.read_text(principal, info.path))
-        upserted.append(info.path)
+        else:
+            target.write_text(principal, info.path, source.read_text(principal, info.path))
+            upserted.append(info.path)
+        if update is not None:
+            update(1)
     for path in sorted(have):
         target.delete(principal, path)
     return SyncReport(tuple(upserted), tuple(sorted(have)), unchanged)

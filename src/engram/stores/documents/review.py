@@ -43,3 +43,26 @@ def held_entries(store: DocumentStore, principal: Principal) -> list[str]:
         return []
     body = store.read(principal, path).content
     return [line[2:] for line in body.splitlines() if line.startswith("- ")]
+
+
+def remove_entry(store: DocumentStore, principal: Principal, entry: str) -> bool:
+    """Take one queued ``entry`` (as :func:`held_entries` returns it) out of the user's
+    review document, atomically; ``False`` when it is not there (anymore)."""
+    path = review_path(principal)
+    if not store.exists(principal, path):
+        return False
+    found: list[bool] = []
+
+    def drop(text: str | None) -> str:
+        found.clear()
+        body = _HEADER if text is None else split_front_matter(text)[1]
+        lines = body.splitlines()
+        target = f"- {entry}"
+        if target in lines:
+            lines.remove(target)
+            found.append(True)
+        meta = {"user_id": principal.user_id, "kind": "review"}
+        return render("\n".join(lines) + "\n", meta)
+
+    store.update_text(principal, path, drop)
+    return bool(found)

@@ -1,0 +1,142 @@
+"""The review queue as the memory layer sees it: held writes with ids, approved into
+long-term facts or discarded by a person.
+
+A queue line (:mod:`engram.stores.documents.review`) reads
+``<time> | <reason> | <origin> | <text>``; the origin of a held fact is
+``thread <id>, checkpoint <id>, as {"slot": ..., "source": ..., "tags": [...]}`` (what
+the write asked for, so approving it stores the same fact), that of a held document
+write ``document <path>``. An entry's id is a digest of its line: stable while it waits,
+the same for everyone who lists the queue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from engram.errors import InvalidInputError, NotFoundError
+from engram.stores.cold import Provenance, Source
+
+HeldKind = Literal["fact", "document"]
+
+_FACT = re.compile(
+    r"thread (?P<thread>\S+), checkpoint (?P<checkpoint>\S+)(?:, as (?P<write>\{.*\}))?"
+)
+_DOCUMENT = re.compile(r"document (?P<path>\S+)")
+_ID_CHARS = 12
+
+
+@dataclass(frozen=True, slots=True)
+class HeldWrite:
+    """One write waiting in a user's review queue (its text PII-redacted, never recalled).
+
+    ``kind`` is ``"fact"`` (held by :meth:`Memory.remember`; ``approve_held`` stores it)
+    or ``"document"`` (held by a memory-tool command, with its ``path``).
+    """
+
+    id: str
+    held_at: str
+    reason: str
+    kind: HeldKind
+    text: str
+    thread_id: str | None = None
+    checkpoint_id: str | None = None
+    path: str | None = None
+    slot: str | None = None
+    source: Source = "user"
+    tags: tuple[str, ...] = ("fact",)
+    line: str = field(default="", repr=False)
+
+    @property
+    def provenance(self) -> Provenance:
+        """Where the held fact came from (thread and checkpoint)."""
+        return Provenance(self.thread_id, self.checkpoint_id)
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as JSON-ready data (without its raw queue line)."""
+        return {
+            "id": self.id,
+            "held_at": self.held_at,
+            "kind": self.kind,
+            "reason": self.reason,
+            "text": self.text,
+            "thread_id": self.thread_id,
+            "checkpoint_id": self.checkpoint_id,
+            "path": self.path,
+            "slot": self.slot,
+            "source": self.source,
+            "tags": list(self.tags),
+        }
+
+
+def held_entry(
+    when: datetime,
+    text: str,
+    reason: str,
+    provenance: Provenance,
+    *,
+    slot: str | None = None,
+    source: Source = "user",
+    tags: Sequence[str] = ("fact",),
+) -> str:
+    """One review-queue line for a held fact: time, reason, origin and the (redacted) text."""
+    flat = " ".join(text.split())
+    write = json.dumps({"slot": slot, "source": source, "tags": list(tags)}, sort_keys=True)
+    where = f"thread {provenance.thread_id or '-'}, checkpoint {provenance.checkpoint_id or '-'}"
+    return f"- {when.isoformat(timespec='seconds')} | {reason} | {where}, as {write} | {flat}"
+
+
+def entry_id(line: str) -> str:
+    """The id of a queue line: the first hex digits of its SHA-256."""
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()[:_ID_CHARS]
+
+
+def parse_entry(line: str) -> HeldWrite:
+    """A queue line (without its ``- ``) as a :class:`HeldWrite`."""
+    parts = line.split(" | ")
+    for at in range(2, len(parts) - 1):
+        origin = _FACT.fullmatch(parts[at]) or _DOCUMENT.fullmatch(parts[at])
+        if origin is not None:
+            reason, text = " | ".join(parts[1:at]), " | ".join(parts[at + 1 :])
+            return _held(line, parts[0], reason, text, origin)
+    return HeldWrite(entry_id(line), parts[0], " | ".join(parts[1:]), "fact", "", line=line)
+
+
+def _held(line: str, when: str, reason: str, text: str, origin: re.Match[str]) -> HeldWrite:
+    common: dict[str, Any] = {"id": entry_id(line), "held_at": when, "reason": reason}
+    if "path" in origin.groupdict():
+        return HeldWrite(kind="document", text=text, path=origin["path"], line=line, **common)
+    write = json.loads(origin["write"]) if origin["write"] else {}
+    return HeldWrite(
+        kind="fact",
+        text=text,
+        thread_id=_dash(origin["thread"]),
+        checkpoint_id=_dash(origin["checkpoint"]),
+        slot=write.get("slot"),
+        source=write.get("source", "user"),
+        tags=tuple(write.get("tags", ("fact",))),
+        line=line,
+        **common,
+    )
+
+
+def _dash(value: str) -> str | None:
+    return None if value == "-" else value
+
+
+def find_held(entries: Sequence[HeldWrite], held_id: str) -> HeldWrite:
+    """The entry whose id is ``held_id`` (or starts with it, if that names one entry)."""
+    wanted = held_id.strip().lower()
+    if len(wanted) < 4:
+        raise InvalidInputError(f"a review id has at least 4 hex digits, got {held_id!r}")
+    found = [entry for entry in entries if entry.id.startswith(wanted)]
+    if not found:
+        raise NotFoundError(f"no held write {held_id!r} in the review queue")
+    if len({entry.id for entry in found}) > 1:
+        raise InvalidInputError(f"review id {held_id!r} names several entries: give more digits")
+    return found[0]
