@@ -9,6 +9,7 @@ import re
 import shlex
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,13 @@ def _free_port() -> int:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items() if k != SECRET_ENV}
-    return {**environ, "ENGRAM_HOME": str(tmp_path / ".engram"), "PORT": str(_free_port())}
+    shim = tmp_path / "bin"  # `engram` is this interpreter's engram, installed or not
+    shim.mkdir()
+    (shim / "engram").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m engram "$@"\n')
+    (shim / "engram").chmod(0o755)
+    path = f"{shim}{os.pathsep}{environ.get('PATH', '')}"
+    home = tmp_path / ".engram"
+    return {**environ, "PATH": path, "ENGRAM_HOME": str(home), "PORT": str(_free_port())}
 
 
 def _bash(code: str, env: dict[str, str], cwd: Path) -> str:
