@@ -33,6 +33,8 @@ def test_serve_on_postgres_keeps_tenants_apart(
             added = client.post("/v1/memories", json={"observation": "Alice sails a dinghy"})
             assert added.status_code == 201, added.text
             assert "dinghy" in client.post("/v1/recall", json={"query": "sailing dinghy"}).text
+            agent = client.get("/v1/agent/runs/t-1")
+            assert agent.status_code == 501 and agent.json()["type"].endswith("/not-implemented")
         with server.client(intruder) as client:
             assert "dinghy" not in client.post("/v1/recall", json={"query": "dinghy"}).text
             assert client.get("/v1/facts").json()["items"] == []

@@ -58,6 +58,7 @@ TITLES = {
     409: "Conflict",
     422: "Unprocessable Content",
     500: "Internal Server Error",
+    501: "Not Implemented",
     502: "Bad Gateway",
     503: "Service Unavailable",
     504: "Gateway Timeout",
@@ -123,7 +124,8 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
-    slug = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http")
+    slugs = {404: "not-found", 405: "method-not-allowed", 501: "not-implemented"}
+    slug = slugs.get(exc.status_code, "http")
     return problem(request, exc.status_code, slug, str(exc.detail))
 
 

@@ -1,7 +1,7 @@
 """``/v1/agent``: the Market Analyst agent (run, status, approve with the draft hash, resume).
 
 Served over an embedded home (its hot tier and publication outbox); a server on a
-PostgreSQL URL answers 404 for these routes' threads until the agent is configured there.
+PostgreSQL URL answers 501 Not Implemented on these routes.
 """
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, HTTPException, Path
 from pydantic import BaseModel, Field
 
 from engram._principal import Principal
 from engram.agent import MarketAnalyst, ThreadStatus
-from engram.errors import ConfigError
 from engram.server import _models as m
 from engram.server._deps import Layer, Reader, ServerState, Writer
 
@@ -57,7 +56,7 @@ class StatusOut(BaseModel):
 def _analyst(layer: ServerState) -> MarketAnalyst:
     home = layer.memory.where.home
     if home is None:
-        raise ConfigError("the agent is served over an embedded home only")
+        raise HTTPException(501, "the agent is served over an embedded home only")
     return MarketAnalyst(home=home, memory=layer.memory)
 
 
