@@ -22,6 +22,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._layer",
     "engram.cli._docs",
     "engram.cli._review",
+    "engram.cli._keys",
+    "engram.cli._serve",
 )
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 
