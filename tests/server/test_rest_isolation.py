@@ -24,7 +24,6 @@ from serve_support import Server, start
 from engram import Memory, Principal
 from engram.agent import MarketAnalyst
 from engram.recall import HashEmbedder
-from engram.server._routes_review import entry_id
 from engram.server.auth import open_keyring
 from engram.server.keys import SECRET_ENV
 from engram.stores.hot import Threads
@@ -64,7 +63,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, di
         analyst = MarketAnalyst(home=home, memory=memory)
         analyst.run(ALICE, f"Analyse NVDA for me, {MARKER}", thread_id=THREAD)
         checkpoint = Threads(memory.checkpointer).history(THREAD, ALICE)[-1].checkpoint_id
-        ENTRIES[THREAD] = entry_id(memory.held_for_review(ALICE)[0])
+        ENTRIES[THREAD] = memory.review_queue(ALICE)[0].id
     tokens = _keys(home)
     server = start(["--home", str(home), "--embedder", "hash"], cwd=root, env={SECRET_ENV: ""})
     assert fact is not None
@@ -142,7 +141,7 @@ FACTS = {MISSING_THREAD: "0123456789abcdef0123456789abcdef"}
 """The fact key of Alice's codename (set by the fixture), and one of the same shape."""
 
 
-ENTRIES = {MISSING_THREAD: "0123456789abcdef"}
+ENTRIES = {MISSING_THREAD: "0123456789ab"}
 """Alice's review entry id (set by the fixture), and one of the same shape."""
 
 

@@ -80,6 +80,10 @@ class RecallIn(Body):
     k: int = Field(default=8, ge=1, le=100)
     passages: int = Field(default=4, ge=0, le=50)
     as_of: datetime | None = None
+    include_profile: bool | None = Field(
+        default=None,
+        description="true: every profile fact; false: none; null: those the query is about.",
+    )
 
 
 class ContextItemOut(BaseModel):
@@ -211,7 +215,13 @@ class FactWriteOut(BaseModel):
 
 class ReviewEntryOut(BaseModel):
     id: str = Field(description="The entry's digest: what approve and discard name.")
-    entry: str
+    entry: str = Field(description="The queue line as stored.")
+    held_at: str
+    reason: str = Field(description="Why it was held, with the signal that fired.")
+    kind: Literal["fact", "document"]
+    text: str = Field(description="The held text, PII redacted.")
+    slot: str | None = None
+    path: str | None = Field(default=None, description="A held document write's path.")
 
 
 # -- documents -----------------------------------------------------------------------------

@@ -39,7 +39,13 @@ def remember(body: m.RememberIn, who: Writer, layer: Layer) -> m.RememberOut:
 def recall(body: m.RecallIn, who: Reader, layer: Layer) -> m.RecallOut:
     """A context block within ``budget_tokens`` (``as_of``: what was true then)."""
     result = layer.memory.recall(
-        who, body.query, body.budget_tokens, k=body.k, passages=body.passages, as_of=body.as_of
+        who,
+        body.query,
+        body.budget_tokens,
+        k=body.k,
+        passages=body.passages,
+        as_of=body.as_of,
+        include_profile=body.include_profile,
     )
     return m.RecallOut.of(result)
 
