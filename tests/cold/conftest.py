@@ -19,6 +19,7 @@ BACKENDS = [
     pytest.param("memory"),
     pytest.param("sqlite"),
     pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("qdrant"),
 ]
 
 
@@ -57,6 +58,8 @@ def cold_url(backend_name: str, tmp_path: Path, request: pytest.FixtureRequest) 
         return f"sqlite:///{tmp_path}/memory.db"
     if backend_name == "postgres":
         return str(request.getfixturevalue("postgres_url"))
+    if backend_name == "qdrant":
+        return f"qdrant+local:///{tmp_path}/qdrant"
     raise AssertionError(f"unknown backend {backend_name}")
 
 
