@@ -371,4 +371,3 @@ def erase_filter(prefix: Namespace, keys: Sequence[str] | None) -> models.Filter
     if keys is not None:
         return keys_filter(prefix, keys, heads=False)
     return models.Filter(must=prefix_conditions(prefix))
-

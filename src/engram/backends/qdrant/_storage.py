@@ -60,6 +60,7 @@ class Storage:
                 )
                 self._index(self.collection)
             self._find_dense()
+            self.handle.tune()
 
     def _find_dense(self) -> None:
         lead = f"{self.collection}_dense_"
@@ -89,6 +90,7 @@ class Storage:
                 params = models.VectorParams(size=dim, distance=models.Distance.DOT)
                 self.client.create_collection(name, vectors_config={pt.DENSE: params})
                 self._index(name)
+            self.handle.tune()
         self._dense[dim] = name
         return name
 
@@ -102,11 +104,16 @@ class Storage:
         points: list[models.PointStruct] = []
         dense: dict[int, list[models.PointStruct]] = {}
         for new in inserts:
-            record, embedded = new.record, new.vector is not None and bool(new.record.embedding_model)
+            record, embedded = (
+                new.record,
+                new.vector is not None and bool(new.record.embedding_model),
+            )
             keywords = pt.document_vector(record.text)
             vectors: dict[str, Any] = {} if keywords is None else {pt.KEYWORDS: keywords}
             pid = pt.point_id(record.id)
-            points.append(models.PointStruct(id=pid, vector=vectors, payload=pt.payload(record, embedded)))
+            points.append(
+                models.PointStruct(id=pid, vector=vectors, payload=pt.payload(record, embedded))
+            )
             if embedded:
                 assert new.vector is not None
                 vector = [float(x) for x in new.vector]
@@ -114,7 +121,7 @@ class Storage:
                     id=pid, vector={pt.DENSE: vector}, payload=pt.filter_payload(record, True)
                 )
                 dense.setdefault(len(vector), []).append(point)
-        for dim, rows in dense.items():
+        for dim in dense:
             self.dense_collection(dim, create=True)
         self._upsert(self.collection, points)
         for dim, rows in dense.items():
@@ -125,7 +132,9 @@ class Storage:
             for start in range(0, len(points), PAGE):
                 self.client.upsert(collection, list(points[start : start + PAGE]))
 
-    def set_fields(self, ids: Sequence[str], fields: Mapping[str, Any], *, dense: bool = True) -> None:
+    def set_fields(
+        self, ids: Sequence[str], fields: Mapping[str, Any], *, dense: bool = True
+    ) -> None:
         """Set payload ``fields`` of versions ``ids`` (in the dense collections too)."""
         if not ids:
             return
@@ -173,7 +182,9 @@ class Storage:
 
     # -- reads ------------------------------------------------------------------------
 
-    def scroll(self, selected: models.Filter, fields: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def scroll(
+        self, selected: models.Filter, fields: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
         """Payloads (only ``fields`` when given) of every selected version."""
         out: list[dict[str, Any]] = []
         offset: Any = None
@@ -234,4 +245,5 @@ class Storage:
                         conn.execute("VACUUM")
             finally:
                 self.handle.reopen()
+                self.handle.tune()
         return True

@@ -211,7 +211,9 @@ class QdrantColdBackend(ColdBackend):
 
     def history(self, namespace: Namespace, key: str) -> list[MemoryRecord]:
         with self._calls() as store:
-            rows = [pt.record(r) for r in store.scroll(pt.keys_filter(namespace, [key], heads=False))]
+            rows = [
+                pt.record(r) for r in store.scroll(pt.keys_filter(namespace, [key], heads=False))
+            ]
         return sorted(rows, key=lambda r: (r.recorded_at, r.id))
 
     def namespaces(self, prefix: Namespace) -> list[Namespace]:
@@ -221,9 +223,7 @@ class QdrantColdBackend(ColdBackend):
         return sorted(tuple(ns.split("\x1f")) for ns in found)
 
     def stale(self, model_id: str, limit: int) -> list[MemoryRecord]:
-        other = models.Filter(
-            must=[pt.match("text", True)], must_not=[pt.match("model", model_id)]
-        )
+        other = models.Filter(must=[pt.match("text", True)], must_not=[pt.match("model", model_id)])
         with self._calls() as store:
             ids = sorted(r["id"] for r in store.scroll(other, ["id"]))[:limit]
             found = {r.id: r for r in store.records(ids)}
