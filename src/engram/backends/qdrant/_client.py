@@ -5,12 +5,14 @@
 - ``qdrant+local:///relative/folder`` or ``qdrant+local:////absolute/folder``: qdrant-client's
   embedded local mode (a Python re-implementation of Qdrant's search over numpy, persisted
   in one SQLite file per collection). Like ``sqlite:///``, three slashes then the path.
+- ``qdrant+edge:///folder``: Qdrant Edge (``qdrant-edge-py``), Qdrant's own engine
+  embedded in the process (:mod:`~engram.backends.qdrant._edge`).
 
 Any form takes ``?collection=NAME`` (default ``engram_cold``).
 
-Local mode locks its folder for one process (an OS file lock). Within a process,
-every store opened on one folder shares one client (:func:`open_local`), guarded by
-one lock; a second process gets :class:`FolderInUseError`.
+Local mode and Edge lock their folder for one process (an OS file lock). Within a
+process, every store opened on one folder shares one client (:func:`open_local`),
+guarded by one lock; a second process gets :class:`FolderInUseError`.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Location:
     collection: str = DEFAULT_COLLECTION
     path: Path | None = None
     url: str | None = None
+    edge: bool = False
 
     @property
     def local(self) -> bool:
@@ -70,20 +73,19 @@ def parse(raw: str) -> Location:
     collection = (query.get("collection") or [DEFAULT_COLLECTION])[0]
     if not collection.replace("_", "").replace("-", "").isalnum():
         raise ConfigError(f"a Qdrant collection name is letters, digits, - and _: {collection!r}")
-    if scheme == "qdrant+local":
+    if scheme in ("qdrant+local", "qdrant+edge"):
         rest = raw.split("://", 1)[1].split("?", 1)[0]
         if not rest.startswith("/") or rest == "/":
-            raise ConfigError(
-                f"qdrant+local URL needs a folder: qdrant+local:///folder, got {raw!r}"
-            )
-        return Location(collection, path=Path(rest[1:]))
+            raise ConfigError(f"{scheme} URL needs a folder: {scheme}:///folder, got {raw!r}")
+        return Location(collection, path=Path(rest[1:]), edge=scheme == "qdrant+edge")
     if scheme in ("qdrant", "qdrant+http", "qdrant+https"):
         if not parts.hostname:
             raise ConfigError(f"a Qdrant server URL needs a host: qdrant://host:6333, got {raw!r}")
         http = "https" if scheme == "qdrant+https" else "http"
         return Location(collection, url=f"{http}://{parts.hostname}:{parts.port or 6333}")
     raise ConfigError(
-        f"unknown Qdrant URL form {raw!r}: use qdrant://host:port or qdrant+local:///path"
+        f"unknown Qdrant URL form {raw!r}: use qdrant://host:port, qdrant+local:///path "
+        "or qdrant+edge:///path"
     )
 
 
@@ -91,9 +93,11 @@ def parse(raw: str) -> Location:
 class Handle:
     """One client and the lock its calls take (local mode is not thread-safe)."""
 
-    client: QdrantClient
+    client: Any
+    """A ``QdrantClient``, or an :class:`~engram.backends.qdrant._edge.EdgeClient`."""
     folder: Path | None = None
-    """The local-mode folder (None: a server)."""
+    """The embedded folder (None: a server)."""
+    edge: bool = False
     users: int = 0
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -108,7 +112,7 @@ class Handle:
         """Close and open the local client again (it reloads its folder)."""
         assert self.folder is not None
         self.client.close()
-        self.client = _local_client(self.folder)
+        self.client = _local_client(self.folder, self.edge)
 
     def tune(self) -> None:
         """Local mode: put each collection's SQLite file in WAL mode with
@@ -117,7 +121,7 @@ class Handle:
         (11 ms a point here); in WAL mode a commit survives a crash of the process (not
         of the machine: the last commits may be lost on power loss). A client without
         the expected internals is left as it is (slower, as safe)."""
-        if self.folder is None:
+        if self.folder is None or self.edge:
             return
         for collection in getattr(self.client._client, "collections", {}).values():
             conn = getattr(getattr(collection, "storage", None), "storage", None)
@@ -130,27 +134,42 @@ _LOCAL: dict[Path, Handle] = {}
 _LOCAL_GUARD = threading.Lock()
 
 
-def open_local(path: Path) -> Handle:
+def open_local(path: Path, edge: bool = False) -> Handle:
     """The process's client of the folder ``path`` (opened on first use, shared after)."""
     folder = path.resolve()
     with _LOCAL_GUARD:
         handle = _LOCAL.get(folder)
         if handle is None:
-            handle = Handle(_local_client(folder), folder)
+            handle = Handle(_local_client(folder, edge), folder, edge)
             _LOCAL[folder] = handle
+        elif handle.edge != edge:
+            raise ConfigError(f"the Qdrant folder {folder} is already open in another mode")
         handle.users += 1
         return handle
 
 
-def _local_client(folder: Path) -> QdrantClient:
+def _in_use(folder: Path) -> FolderInUseError:
+    return FolderInUseError(
+        f"the Qdrant folder {folder} is open in another process; an embedded Qdrant is "
+        "single-process (use a Qdrant server for several processes)"
+    )
+
+
+def _local_client(folder: Path, edge: bool) -> Any:
+    if edge:
+        from engram.backends.qdrant._edge import EdgeClient, FolderLocked
+
+        try:
+            return EdgeClient(folder)
+        except FolderLocked as exc:
+            raise _in_use(folder) from exc
+        except (OSError, RuntimeError) as exc:
+            raise BackendError(f"cannot open the Qdrant Edge folder {folder}: {exc}") from exc
     try:
         return QdrantClient(path=str(folder))
     except RuntimeError as exc:
         if "already accessed" in str(exc):
-            raise FolderInUseError(
-                f"the Qdrant folder {folder} is open in another process; local mode is "
-                "single-process (use a Qdrant server for several processes)"
-            ) from exc
+            raise _in_use(folder) from exc
         raise BackendError(f"cannot open the Qdrant folder {folder}: {exc}") from exc
     except (OSError, ValueError) as exc:
         raise BackendError(f"cannot open the Qdrant folder {folder}: {exc}") from exc

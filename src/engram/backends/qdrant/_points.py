@@ -8,13 +8,14 @@ A version is one point (id: a UUID derived from the version id) whose payload ho
 - what searches filter on, each with a payload index: ``tenant`` (the namespace's
   first label, an ``is_tenant`` keyword index), ``ns`` (the joined namespace), ``nsp``
   (every leading part of it: a prefix match is one keyword match), ``key``, ``head``
-  (no successor), ``opens`` / ``closes`` / ``expires`` (epoch seconds; a bound that
+  (1: no successor), ``opens`` / ``closes`` / ``expires`` (epoch seconds; a bound that
   never comes is :data:`NEVER`), ``tags``, ``text`` (whether it has text);
 - the value's scalar fields by kind, for :mod:`engram.recall.filters`: ``s`` strings,
-  ``n`` numbers, ``b`` booleans, ``z`` the paths holding ``null``, ``p`` every present
-  path. A path is a key of hex-encoded labels (``k6d_78`` for ``m.x``), so any label is
-  safe in Qdrant's key syntax, and lists are never entered: a list or an object never
-  equals a scalar, exactly as the filter contract says.
+  ``n`` numbers, ``b`` booleans (as 0 and 1: Qdrant Edge matches no boolean), ``z`` the
+  paths holding ``null``, ``p`` every present path. A path is a key of hex-encoded
+  labels (``k6d_78`` for ``m.x``), so any label is safe in Qdrant's key syntax, and
+  lists are never entered: a list or an object never equals a scalar, exactly as the
+  filter contract says.
 
 Qdrant has no order on strings, so ``$gt``/``$gte``/``$lt``/``$lte`` with a string
 operand are left out of the pushed-down filter: :func:`split_conditions` returns them
@@ -75,8 +76,8 @@ FILTER_FIELDS: tuple[tuple[str, models.PayloadSchemaType | models.KeywordIndexPa
     ("nsp", models.PayloadSchemaType.KEYWORD),
     ("key", models.PayloadSchemaType.KEYWORD),
     ("id", models.PayloadSchemaType.KEYWORD),
-    ("head", models.PayloadSchemaType.BOOL),
-    ("text", models.PayloadSchemaType.BOOL),
+    ("head", models.PayloadSchemaType.INTEGER),
+    ("text", models.PayloadSchemaType.INTEGER),
     ("opens", models.PayloadSchemaType.FLOAT),
     ("closes", models.PayloadSchemaType.FLOAT),
     ("expires", models.PayloadSchemaType.FLOAT),
@@ -132,7 +133,7 @@ def filter_payload(record: MemoryRecord, embedded: bool) -> dict[str, Any]:
         "ns": join_namespace(labels),
         "nsp": [join_namespace(labels[:i]) for i in range(1, len(labels) + 1)],
         "key": record.key,
-        "text": bool(record.text),
+        "text": int(bool(record.text)),
         "opens": max(recorded, valid_from),
         "recorded": recorded,
         "tags": list(record.tags),
@@ -148,7 +149,7 @@ def closing(valid_to: datetime | None, superseded_by: str | None) -> dict[str, A
     return {
         "vt": to_epoch(valid_to),
         "sb": superseded_by,
-        "head": superseded_by is None,
+        "head": int(superseded_by is None),
         "closes": _bound(valid_to),
     }
 
@@ -218,7 +219,7 @@ def value_fields(value: Mapping[str, Any]) -> dict[str, Any]:
         elif kind == "number" and _finite(item):
             typed["n"][key] = item
         elif kind in ("true", "false"):
-            typed["b"][key] = item
+            typed["b"][key] = int(item)
         elif kind == "null":
             nulls.append(key)
     return {**typed, "z": nulls, "p": present}
@@ -261,7 +262,7 @@ def query_vector(query: str) -> models.SparseVector | None:
 # -- filters ---------------------------------------------------------------------------
 
 
-def match(key: str, value: str | bool) -> models.FieldCondition:
+def match(key: str, value: str | int) -> models.FieldCondition:
     return models.FieldCondition(key=key, match=models.MatchValue(value=value))
 
 
@@ -290,7 +291,7 @@ def view_conditions(view: View) -> list[models.Condition]:
     if view.as_of is None and view.include_superseded:
         return out
     if view.as_of is None:
-        out.append(match("head", True))
+        out.append(match("head", 1))
     moment = now if view.as_of is None else view.as_of.timestamp()
     return [*out, within("opens", lte=moment), within("closes", gt=moment)]
 
@@ -305,7 +306,7 @@ def _equal(path: tuple[str, ...], operand: object) -> models.Condition:
         assert isinstance(operand, str)
         return match(f"s.{key}", operand)
     if kind in ("true", "false"):
-        return match(f"b.{key}", operand is True)
+        return match(f"b.{key}", int(operand is True))
     return match("z", key)
 
 
@@ -363,7 +364,7 @@ def keys_filter(namespace: Namespace, keys: Sequence[str], *, heads: bool) -> mo
         *namespace_conditions(namespace),
         models.FieldCondition(key="key", match=models.MatchAny(any=list(keys))),
     ]
-    return models.Filter(must=[*must, match("head", True)] if heads else must)
+    return models.Filter(must=[*must, match("head", 1)] if heads else must)
 
 
 def erase_filter(prefix: Namespace, keys: Sequence[str] | None) -> models.Filter:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from typing import Any
 
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 from qdrant_client.http.exceptions import ApiException
 
 from engram.backends.qdrant import _points as pt
@@ -45,7 +45,8 @@ class Storage:
         self._dense: dict[int, str] = {}
 
     @property
-    def client(self) -> QdrantClient:
+    def client(self) -> Any:
+        """A ``QdrantClient`` (server or local mode) or an Edge client of the same calls."""
         return self.handle.client
 
     def setup(self) -> None:
@@ -61,6 +62,7 @@ class Storage:
                 self._index(self.collection)
             self._find_dense()
             self.handle.tune()
+            self.sync()
 
     def _find_dense(self) -> None:
         lead = f"{self.collection}_dense_"
@@ -98,6 +100,13 @@ class Storage:
         return [self.collection, *self._dense.values()]
 
     # -- writes -----------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Make the writes so far durable (Edge flushes its shards; others already are)."""
+        flush = getattr(self.client, "sync", None)
+        if flush is not None:
+            with _errors("write"):
+                flush()
 
     def insert(self, inserts: Sequence[NewVersion]) -> None:
         """Upsert new versions: the record with its keywords, and its dense vector."""
@@ -232,11 +241,16 @@ class Storage:
 
     def compact(self) -> bool:
         """Local mode: close the client (its in-memory copies of erased points go with
-        it), ``VACUUM`` each collection's SQLite file, reopen. A server: False (its
-        segments are vacuumed by its optimizer; see docs/qdrant.md)."""
+        it), ``VACUUM`` each collection's SQLite file, reopen. Edge: optimise every shard
+        (vacuuming deleted points). A server: False (its segments are vacuumed by its
+        optimizer; see docs/qdrant.md)."""
         folder = self.handle.folder
         if folder is None:
             return False
+        if self.handle.edge:
+            with _errors("compaction"):
+                self.client.compact()
+            return True
         with _errors("compaction"):
             self.client.close()
             try:

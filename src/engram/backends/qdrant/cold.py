@@ -72,7 +72,7 @@ class QdrantColdBackend(ColdBackend):
     def setup(self) -> None:
         if self._handle is None:
             if self.location.path is not None:
-                self._handle = open_local(self.location.path)
+                self._handle = open_local(self.location.path, self.location.edge)
             else:
                 assert self.location.url is not None
                 self._handle = open_server(self.location.url)
@@ -110,6 +110,15 @@ class QdrantColdBackend(ColdBackend):
             yield store
 
     @contextmanager
+    def _writes(self) -> Iterator[Storage]:
+        """Like :meth:`_calls`, then the writes made durable (Edge flushes once here)."""
+        with self._calls() as store:
+            try:
+                yield store
+            finally:
+                store.sync()
+
+    @contextmanager
     def atomically(self, namespace: Namespace) -> Iterator[None]:
         """Local mode: the shared client's lock (its folder lock keeps other processes
         out). Server: a lease on the namespace every process respects."""
@@ -124,7 +133,7 @@ class QdrantColdBackend(ColdBackend):
     # -- writes -----------------------------------------------------------------------
 
     def apply(self, changes: ChangeSet) -> None:
-        with self._calls() as store:
+        with self._writes() as store:
             self._check_heads(store, changes)
             for closure in changes.closures:
                 fields = pt.closing(closure.valid_to, closure.superseded_by)
@@ -151,7 +160,7 @@ class QdrantColdBackend(ColdBackend):
                 raise StaleWriteError(f"another writer changed a memory of {namespace} meanwhile")
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
-        with self._calls() as store:
+        with self._writes() as store:
             selected = pt.erase_filter(prefix, keys)
             rows = store.scroll(selected, ["id", "ns", "key", "text", "model"])
             store.delete(selected)
@@ -168,7 +177,7 @@ class QdrantColdBackend(ColdBackend):
 
     def sweep(self, now: datetime) -> int:
         expired = models.Filter(must=[pt.within("expires", lte=now.timestamp())])
-        with self._calls() as store:
+        with self._writes() as store:
             rows = store.scroll(expired, ["id"])
             if rows:
                 store.delete(expired)
@@ -176,7 +185,7 @@ class QdrantColdBackend(ColdBackend):
 
     def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:
         matrix = np.asarray(vectors, dtype=np.float32)
-        with self._calls() as store:
+        with self._writes() as store:
             found = {r.id: r for r in store.records(ids)}
             pairs = [
                 (NewVersion(_embedded(found[i], model_id), row), i)
@@ -217,13 +226,13 @@ class QdrantColdBackend(ColdBackend):
         return sorted(rows, key=lambda r: (r.recorded_at, r.id))
 
     def namespaces(self, prefix: Namespace) -> list[Namespace]:
-        heads = models.Filter(must=[*pt.prefix_conditions(prefix), pt.match("head", True)])
+        heads = models.Filter(must=[*pt.prefix_conditions(prefix), pt.match("head", 1)])
         with self._calls() as store:
             found = {r["ns"] for r in store.scroll(heads, ["ns"])}
         return sorted(tuple(ns.split("\x1f")) for ns in found)
 
     def stale(self, model_id: str, limit: int) -> list[MemoryRecord]:
-        other = models.Filter(must=[pt.match("text", True)], must_not=[pt.match("model", model_id)])
+        other = models.Filter(must=[pt.match("text", 1)], must_not=[pt.match("model", model_id)])
         with self._calls() as store:
             ids = sorted(r["id"] for r in store.scroll(other, ["id"]))[:limit]
             found = {r.id: r for r in store.records(ids)}
