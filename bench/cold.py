@@ -5,7 +5,7 @@
     .venv/bin/python -m bench cold --postgres             # also PostgreSQL (embedded server)
     .venv/bin/python -m bench cold --postgres --pg-app-role   # ... run as the application role
     .venv/bin/python -m bench cold --sizes 1000 --queries 20   # a quick smoke run
-    .venv/bin/python -m bench cold --sizes 1000,10000 --qdrant local   # + Qdrant (local mode)
+    .venv/bin/python -m bench cold --sizes 1000,10000 --qdrant local,edge   # + Qdrant
     .venv/bin/python -m bench cold --embedder minilm --vector-cache .bench-cache  # search only
     .venv/bin/python -m bench cold --sizes 100000 --skip-langgraph --write-rounds 30,10
 
@@ -586,7 +586,8 @@ def main(argv: Sequence[str]) -> int:
         "--qdrant",
         default="",
         help="also engram on Qdrant: comma-separated modes, 'local' (qdrant-client's local "
-        "mode, a folder) and/or a server URL (qdrant://host:port); searched side by side",
+        "mode), 'edge' (Qdrant Edge) and/or a server URL (qdrant://host:port); searched "
+        "side by side",
     )
     parser.add_argument("--skip-langgraph", action="store_true")
     parser.add_argument(
@@ -619,13 +620,13 @@ def main(argv: Sequence[str]) -> int:
 
 def _qdrant_urls(mode: str, workdir: Path) -> Callable[[str], str]:
     """The URL of each store (``plain``, ``embed``) of one Qdrant mode."""
-    if mode == "local":
-        return lambda tag: f"qdrant+local:///{workdir}/qdrant-{tag}"
+    if mode in ("local", "edge"):
+        return lambda tag: f"qdrant+{mode}:///{workdir}/qdrant-{mode}-{tag}"
     return lambda tag: f"{mode}{'&' if '?' in mode else '?'}collection=bench_{workdir.name}_{tag}"
 
 
 def _qdrant_label(mode: str) -> str:
-    return mode if mode == "local" else "server"
+    return mode if mode in ("local", "edge") else "server"
 
 
 def run_size(

@@ -35,8 +35,11 @@ ME = Principal("t", "me")
 OTHER = Principal("t", "other")
 
 
-def _url(folder: Path) -> str:
-    return f"qdrant+local:///{folder}"
+def _url(folder: Path, mode: str = "local") -> str:
+    return f"qdrant+{mode}:///{folder}"
+
+
+EMBEDDED = pytest.mark.parametrize("mode", ["local", "edge"])
 
 
 # -- URLs --------------------------------------------------------------------------------
@@ -173,10 +176,11 @@ def _folder_holds(folder: Path, marker: str) -> list[str]:
     return [p.name for p in folder.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()]
 
 
-def test_no_byte_of_erased_content_remains_in_the_local_folder(tmp_path: Path) -> None:
+@EMBEDDED
+def test_no_byte_of_erased_content_remains_in_the_folder(tmp_path: Path, mode: str) -> None:
     marker = "zq" + uuid.uuid4().hex[:10]
     folder = tmp_path / "q"
-    with open_store(_url(folder), embedder=HashEmbedder(64)) as store:
+    with open_store(_url(folder, mode), embedder=HashEmbedder(64)) as store:
         _seed(store, marker)
         assert _folder_holds(folder, marker)  # the scan can see it
         report = store.forget(ME)
@@ -223,8 +227,11 @@ def _child(url: str) -> str:
     return done.stdout.strip()
 
 
-def test_a_second_process_gets_a_typed_error_until_the_first_closes(tmp_path: Path) -> None:
-    url = _url(tmp_path / "q")
+@EMBEDDED
+def test_a_second_process_gets_a_typed_error_until_the_first_closes(
+    tmp_path: Path, mode: str
+) -> None:
+    url = _url(tmp_path / "q", mode)
     with open_store(url, embedder=HashEmbedder(64)) as store:
         store.remember(ME, "Lives in Lisbon")
         said = _child(url)
