@@ -29,9 +29,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from qdrant_client import QdrantClient, models
+from engram.errors import BackendError, ConfigError, ConflictError, MissingDependencyError
 
-from engram.errors import BackendError, ConfigError, ConflictError
+try:
+    from qdrant_client import QdrantClient, models
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise MissingDependencyError("Qdrant needs: pip install 'engram[qdrant]'") from exc
 
 DEFAULT_COLLECTION = "engram_cold"
 API_KEY_ENV = "ENGRAM_QDRANT_API_KEY"

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+from qdrant_client import models
 
 from engram._principal import scoped_tenant
 from engram.backends.qdrant import _points as pt
@@ -45,16 +46,9 @@ from engram.recall.filters import matches
 from engram.stores.cold.contract import ChangeSet, ColdBackend, NewVersion, Scan, Vector
 from engram.stores.cold.records import EraseCounts, MemoryRecord, Namespace, join_namespace
 
-try:
-    from qdrant_client import models
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    from engram.errors import MissingDependencyError
-
-    raise MissingDependencyError("Qdrant needs: pip install 'engram[qdrant]'") from exc
-
 
 class QdrantColdBackend(ColdBackend):
-    """Cold store in a Qdrant collection (a server, or qdrant-client's local mode)."""
+    """Cold store in Qdrant collections: a server, qdrant-client's local mode or Edge."""
 
     def __init__(self, location: Location) -> None:
         self.location = location
