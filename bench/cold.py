@@ -5,6 +5,7 @@
     .venv/bin/python -m bench cold --postgres             # also PostgreSQL (embedded server)
     .venv/bin/python -m bench cold --postgres --pg-app-role   # ... run as the application role
     .venv/bin/python -m bench cold --sizes 1000 --queries 20   # a quick smoke run
+    .venv/bin/python -m bench cold --sizes 1000,10000 --qdrant local,edge   # + Qdrant
     .venv/bin/python -m bench cold --embedder minilm --vector-cache .bench-cache  # search only
     .venv/bin/python -m bench cold --sizes 100000 --skip-langgraph --write-rounds 30,10
 
@@ -581,6 +582,13 @@ def main(argv: Sequence[str]) -> int:
         help="run engram's PostgreSQL store as the application role (set up by the admin): "
         "row-level security applies to every statement, as under Memory.open(url=...)",
     )
+    parser.add_argument(
+        "--qdrant",
+        default="",
+        help="also engram on Qdrant: comma-separated modes, 'local' (qdrant-client's local "
+        "mode), 'edge' (Qdrant Edge) and/or a server URL (qdrant://host:port); searched "
+        "side by side",
+    )
     parser.add_argument("--skip-langgraph", action="store_true")
     parser.add_argument(
         "--write-rounds",
@@ -610,6 +618,17 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
+def _qdrant_urls(mode: str, workdir: Path) -> Callable[[str], str]:
+    """The URL of each store (``plain``, ``embed``) of one Qdrant mode."""
+    if mode in ("local", "edge"):
+        return lambda tag: f"qdrant+{mode}:///{workdir}/qdrant-{mode}-{tag}"
+    return lambda tag: f"{mode}{'&' if '?' in mode else '?'}collection=bench_{workdir.name}_{tag}"
+
+
+def _qdrant_label(mode: str) -> str:
+    return mode if mode in ("local", "edge") else "server"
+
+
 def run_size(
     size: int,
     args: argparse.Namespace,
@@ -630,6 +649,11 @@ def run_size(
             name = "engram postgres" + (" (app role)" if args.pg_app_role else "")
             urls = _as_app_role(pg) if args.pg_app_role else pg
             systems.append(load_engram(name, urls, items, emb, cache))
+        for mode in filter(None, args.qdrant.split(",")):
+            urls = _qdrant_urls(mode, workdir)
+            systems.append(
+                load_engram(f"engram qdrant ({_qdrant_label(mode)})", urls, items, emb, cache)
+            )
         rows = measure_side_by_side(systems, qs, args.rounds)
         sqlite_store = systems[0][1]
         if patched:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from engram.errors import ConfigError
 
-Scheme = Literal["sqlite", "postgresql", "redis", "memory"]
+Scheme = Literal["sqlite", "postgresql", "redis", "memory", "qdrant"]
 
 DEFAULT_HOME = Path(".engram")
 """Where the embedded default keeps its files, relative to the working directory."""
@@ -26,6 +26,7 @@ _SCHEMES: dict[str, Scheme] = {
     "redis": "redis",
     "rediss": "redis",
     "memory": "memory",
+    "qdrant": "qdrant",
 }
 
 

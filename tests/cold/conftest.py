@@ -5,6 +5,8 @@ To add a backend, append its name to ``BACKENDS`` and teach ``cold_url`` its URL
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,6 +21,13 @@ BACKENDS = [
     pytest.param("memory"),
     pytest.param("sqlite"),
     pytest.param("postgres", marks=pytest.mark.postgres),
+    pytest.param("qdrant"),
+    pytest.param("qdrant-edge"),
+    *(
+        [pytest.param("qdrant-server")]
+        if os.environ.get("ENGRAM_TEST_QDRANT_URL")  # a Qdrant server: qdrant://host:6333
+        else []
+    ),
 ]
 
 
@@ -57,6 +66,12 @@ def cold_url(backend_name: str, tmp_path: Path, request: pytest.FixtureRequest) 
         return f"sqlite:///{tmp_path}/memory.db"
     if backend_name == "postgres":
         return str(request.getfixturevalue("postgres_url"))
+    if backend_name == "qdrant":
+        return f"qdrant+local:///{tmp_path}/qdrant"
+    if backend_name == "qdrant-edge":
+        return f"qdrant+edge:///{tmp_path}/qdrant-edge"
+    if backend_name == "qdrant-server":  # a collection of its own per test
+        return f"{os.environ['ENGRAM_TEST_QDRANT_URL']}?collection=t{uuid.uuid4().hex}"
     raise AssertionError(f"unknown backend {backend_name}")
 
 

@@ -37,6 +37,14 @@ _conversations = click.option(
     default=None,
     help="Only these conversations, by index: 0-4, 5-9 or 1,3 (default: all).",
 )
+_backend = click.option(
+    "--backend",
+    type=click.Choice(["sqlite", "qdrant", "qdrant-edge", "memory"]),
+    default="sqlite",
+    show_default=True,
+    help="Cold-tier backend of engram's methods, in a temporary folder (qdrant: "
+    "qdrant-client's local mode; qdrant-edge: Qdrant Edge).",
+)
 _cache = click.option(
     "--cache",
     type=click.Path(file_okay=False, path_type=Path),
@@ -74,6 +82,7 @@ def _benchmark(
     cache: Path | None,
     quiet: bool,
     conversations: str | None = None,
+    backend: str = "sqlite",
 ) -> None:
     from engram.eval import run_benchmark, write
 
@@ -87,6 +96,7 @@ def _benchmark(
             cache=cache,
             progress=progress,
             haystacks=conversations,
+            backend=backend,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
@@ -107,11 +117,13 @@ def eval_group() -> None:
 @_cache
 @_quiet
 @_conversations
+@_backend
 def locomo(**options: Any) -> None:
     """Evidence recall on LoCoMo for engram and the baselines, side by side.
 
     Example: engram eval locomo --limit 50 --embedder hash --out /tmp/eval
-    (held-out half: engram eval locomo --conversations 5-9 --out /tmp/eval-5-9)
+    (held-out half: engram eval locomo --conversations 5-9 --out /tmp/eval-5-9;
+    on Qdrant's local mode: engram eval locomo --backend qdrant --out /tmp/eval-qdrant)
     """
     _benchmark("locomo", **options)
 
@@ -123,6 +135,7 @@ def locomo(**options: Any) -> None:
 @_embedder
 @_cache
 @_quiet
+@_backend
 def longmemeval(**options: Any) -> None:
     """Session recall on the LongMemEval oracle sample (one pooled haystack).
 

@@ -25,10 +25,11 @@ BENCHMARKS = ("locomo", "longmemeval")
 LIFECYCLE_TARGETS = {"memory": "engram.Memory", "cold": "engram.stores.cold.LongTermStore"}
 
 
-def build_methods(shared: Embedder) -> list[Method]:
-    """The line-up: BM25, LangGraph dense and engram, sharing one embedder."""
+def build_methods(shared: Embedder, backend: str = "sqlite") -> list[Method]:
+    """The line-up: BM25, LangGraph dense and engram (its cold tier on ``backend``),
+    sharing one embedder."""
     methods: list[Method] = [BM25Method(), LangGraphDenseMethod(shared)]
-    methods.extend(_engram_methods(shared))
+    methods.extend(_engram_methods(shared, backend))
     return methods
 
 
@@ -38,10 +39,14 @@ def _cached(name: str, folder: Path | None) -> CachedEmbedder:
     return CachedEmbedder(inner, path)
 
 
-def _engram_methods(embedder: Embedder) -> Sequence[Method]:
+def _engram_methods(embedder: Embedder, backend: str) -> Sequence[Method]:
     from engram.eval._engram import EngramColdMethod, EngramContextMethod, lexical_method
 
-    return (EngramColdMethod(embedder), lexical_method(embedder), EngramContextMethod(embedder))
+    return (
+        EngramColdMethod(embedder, backend=backend),
+        lexical_method(embedder, backend),
+        EngramContextMethod(embedder, backend=backend),
+    )
 
 
 def run_benchmark(
@@ -53,15 +58,19 @@ def run_benchmark(
     cache: Path | None = None,
     progress: Callable[[int], Callable[[int], Any]] | None = None,
     haystacks: str | None = None,
+    backend: str = "sqlite",
 ) -> dict[str, Any]:
     """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
+
+    ``backend`` names the cold-tier backend engram's methods run on (``sqlite``,
+    ``qdrant`` in local mode, ``memory``), each in a temporary folder.
 
     ``cache`` names a folder where embeddings persist between runs; ``haystacks`` keeps
     only some haystacks by index (``"5-9"``: LoCoMo's conversations 5 to 9).
     """
     spec, chosen = load(benchmark, data, limit, haystacks)
     model = _cached(embedder, cache)
-    methods = build_methods(model)
+    methods = build_methods(model, backend)
     counter = default_counter()
     total = len(methods) * sum(1 for c in chosen for q in c.questions if q.evidence)
     update = progress(total) if progress is not None else None
@@ -77,6 +86,7 @@ def run_benchmark(
         "token_counter": counter.name,
         "limit": limit,
         "haystack_selection": haystacks,
+        "backend": backend,
         "questions": sum(1 for c in chosen for q in c.questions if q.evidence),
         "haystacks": len(chosen),
         "turns": sum(len(c.turns) for c in chosen),

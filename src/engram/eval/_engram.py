@@ -25,6 +25,14 @@ from engram.eval._methods import Method
 from engram.recall import ContextBoost, Embedder
 from engram.stores.cold import LongTermStore, Options, Recalled, open_store
 
+TEMPORARY_URLS = {
+    "sqlite": "sqlite:///{folder}/memory.db",
+    "qdrant": "qdrant+local:///{folder}/qdrant",
+    "qdrant-edge": "qdrant+edge:///{folder}/qdrant-edge",
+    "memory": "memory://",
+}
+"""The cold-tier backends an evaluation can run on, each in a temporary folder."""
+
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 """The store's fixed clock: every run sees the same time, so recency is neutral and stable."""
 
@@ -40,10 +48,12 @@ class EngramColdMethod(Method):
         name: str = "engram hybrid (cold tier)",
         options: Options | None = None,
         recall_options: dict[str, Any] | None = None,
+        backend: str = "sqlite",
     ) -> None:
         self.name = name
         self._embedder = embedder
         self._url = url
+        self._backend = TEMPORARY_URLS[backend]
         self._options = options
         self._recall_options = recall_options or {}
         self._stack = ExitStack()
@@ -56,7 +66,7 @@ class EngramColdMethod(Method):
                 folder = Path(
                     self._stack.enter_context(tempfile.TemporaryDirectory(prefix="engram-eval-"))
                 )
-                url = f"sqlite:///{folder / 'memory.db'}"
+                url = self._backend.format(folder=folder)
             self._store = self._stack.enter_context(
                 open_store(
                     url,
@@ -121,9 +131,14 @@ class EngramContextMethod(EngramColdMethod):
     """
 
     def __init__(
-        self, embedder: Embedder, *, boost: ContextBoost | None = None, name: str = CONTEXT
+        self,
+        embedder: Embedder,
+        *,
+        boost: ContextBoost | None = None,
+        name: str = CONTEXT,
+        backend: str = "sqlite",
     ) -> None:
-        super().__init__(embedder, name=name)
+        super().__init__(embedder, name=name, backend=backend)
         self._boost = boost or ContextBoost(pool=CONTEXT_POOL)
 
     def _recall(self, user: str, question: Question, k: int) -> list[Recalled]:
@@ -131,7 +146,7 @@ class EngramContextMethod(EngramColdMethod):
         return self._open().recall(_principal(user), question.text, k=k, context=boost)
 
 
-def lexical_method(embedder: Embedder) -> EngramContextMethod:
+def lexical_method(embedder: Embedder, backend: str = "sqlite") -> EngramContextMethod:
     """The context option's lexical, topic, speaker and date steps (no neighbour/session boosts)."""
     boost = ContextBoost(neighbours=0.0, session=0.0, pool=CONTEXT_POOL)
-    return EngramContextMethod(embedder, boost=boost, name=LEXICAL)
+    return EngramContextMethod(embedder, boost=boost, name=LEXICAL, backend=backend)

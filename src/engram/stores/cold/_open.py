@@ -37,10 +37,17 @@ def _postgres(url: StoreURL) -> ColdBackend:
     return PostgresColdBackend(url.dsn)
 
 
+def _qdrant(url: StoreURL) -> ColdBackend:
+    from engram.backends.qdrant.cold import QdrantColdBackend
+
+    return QdrantColdBackend.from_url(url.raw)
+
+
 ENGINES: Final[Mapping[str, Callable[[StoreURL], ColdBackend]]] = {
     "memory": _inproc,
     "sqlite": _sqlite,
     "postgresql": _postgres,
+    "qdrant": _qdrant,
 }
 """URL scheme -> cold-tier backend (not yet set up)."""
 

@@ -1,0 +1,263 @@
+"""The Qdrant calls of the cold backend: collections, points, searches, compaction.
+
+Every driver error becomes a :class:`~engram.errors.BackendError` here. The caller
+holds the handle's lock around each call (local mode is not thread-safe).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
+from typing import Any
+
+from qdrant_client import models
+from qdrant_client.http.exceptions import ApiException
+
+from engram.backends.qdrant import _points as pt
+from engram.backends.qdrant._client import Handle
+from engram.errors import BackendError, EngramError
+from engram.stores.cold.contract import NewVersion
+from engram.stores.cold.records import MemoryRecord
+
+PAGE = 1024
+"""Points per scroll page and per upsert request."""
+
+
+@contextmanager
+def _errors(what: str) -> Iterator[None]:
+    try:
+        yield
+    except EngramError:
+        raise
+    except (ApiException, ValueError, RuntimeError, KeyError, OSError) as exc:
+        raise BackendError(f"Qdrant cold store {what} failed: {exc}") from exc
+
+
+class Storage:
+    """The collections of one cold store: ``name`` (every version, sparse keywords)
+    and ``name_dense_<dim>`` (dense vectors with the filter fields)."""
+
+    def __init__(self, handle: Handle, collection: str) -> None:
+        self.handle = handle
+        self.collection = collection
+        self._dense: dict[int, str] = {}
+
+    @property
+    def client(self) -> Any:
+        """A ``QdrantClient`` (server or local mode) or an Edge client of the same calls."""
+        return self.handle.client
+
+    def setup(self) -> None:
+        with _errors("setup"):
+            if not self.client.collection_exists(self.collection):
+                self.client.create_collection(
+                    self.collection,
+                    vectors_config={},
+                    sparse_vectors_config={
+                        pt.KEYWORDS: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                    },
+                )
+                self._index(self.collection)
+            self._find_dense()
+            self.handle.tune()
+            self.sync()
+
+    def _find_dense(self) -> None:
+        lead = f"{self.collection}_dense_"
+        for found in self.client.get_collections().collections:
+            if found.name.startswith(lead) and found.name[len(lead) :].isdigit():
+                self._dense[int(found.name[len(lead) :])] = found.name
+
+    def _index(self, collection: str) -> None:
+        """The payload indexes (local mode keeps them as schema only: it scans)."""
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
+            for name, schema in pt.FILTER_FIELDS:
+                self.client.create_payload_index(collection, name, field_schema=schema)
+
+    def dense_collection(self, dim: int, *, create: bool) -> str | None:
+        """The collection of ``dim``-dimensional vectors (created when asked)."""
+        name = self._dense.get(dim)
+        if name is None:
+            with _errors("read"):
+                self._find_dense()  # another store may have created it
+            name = self._dense.get(dim)
+        if name is not None or not create:
+            return name
+        name = f"{self.collection}_dense_{dim}"
+        with _errors("setup"):
+            if not self.client.collection_exists(name):
+                params = models.VectorParams(size=dim, distance=models.Distance.DOT)
+                self.client.create_collection(name, vectors_config={pt.DENSE: params})
+                self._index(name)
+            self.handle.tune()
+        self._dense[dim] = name
+        return name
+
+    def _all(self) -> list[str]:
+        return [self.collection, *self._dense.values()]
+
+    # -- writes -----------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Make the writes so far durable (Edge flushes its shards; others already are)."""
+        flush = getattr(self.client, "sync", None)
+        if flush is not None:
+            with _errors("write"):
+                flush()
+
+    def insert(self, inserts: Sequence[NewVersion]) -> None:
+        """Upsert new versions: the record with its keywords, and its dense vector."""
+        points: list[models.PointStruct] = []
+        dense: dict[int, list[models.PointStruct]] = {}
+        for new in inserts:
+            record, embedded = (
+                new.record,
+                new.vector is not None and bool(new.record.embedding_model),
+            )
+            keywords = pt.document_vector(record.text)
+            vectors: dict[str, Any] = {} if keywords is None else {pt.KEYWORDS: keywords}
+            pid = pt.point_id(record.id)
+            points.append(
+                models.PointStruct(id=pid, vector=vectors, payload=pt.payload(record, embedded))
+            )
+            if embedded:
+                assert new.vector is not None
+                vector = [float(x) for x in new.vector]
+                point = models.PointStruct(
+                    id=pid, vector={pt.DENSE: vector}, payload=pt.filter_payload(record, True)
+                )
+                dense.setdefault(len(vector), []).append(point)
+        for dim in dense:
+            self.dense_collection(dim, create=True)
+        self._upsert(self.collection, points)
+        for dim, rows in dense.items():
+            self._upsert(self._dense[dim], rows)
+
+    def _upsert(self, collection: str, points: Sequence[models.PointStruct]) -> None:
+        with _errors("write"):
+            for start in range(0, len(points), PAGE):
+                self.client.upsert(collection, list(points[start : start + PAGE]))
+
+    def set_fields(
+        self, ids: Sequence[str], fields: Mapping[str, Any], *, dense: bool = True
+    ) -> None:
+        """Set payload ``fields`` of versions ``ids`` (in the dense collections too)."""
+        if not ids:
+            return
+        only = models.FilterSelector(filter=models.Filter(must=[pt.has_ids(ids)]))
+        with _errors("write"):
+            for collection in self._all() if dense else [self.collection]:
+                self.client.set_payload(collection, dict(fields), points=only)
+
+    def replace_vectors(self, news: Sequence[NewVersion]) -> None:
+        """Move versions' dense vectors to their new model (and dimension)."""
+        if not news:
+            return
+        ids = [n.record.id for n in news]
+        only = models.Filter(must=[pt.has_ids(ids)])
+        with _errors("write"):
+            for collection in list(self._dense.values()):
+                self.client.delete(collection, models.FilterSelector(filter=only))
+        by_model: dict[str, list[str]] = {}
+        for new in news:
+            by_model.setdefault(new.record.embedding_model or "", []).append(new.record.id)
+        for model, chosen in by_model.items():
+            self.set_fields(chosen, {"model": model}, dense=False)
+        dense: dict[int, list[models.PointStruct]] = {}
+        for new in news:
+            assert new.vector is not None
+            vector = [float(x) for x in new.vector]
+            point = models.PointStruct(
+                id=pt.point_id(new.record.id),
+                vector={pt.DENSE: vector},
+                payload=pt.filter_payload(new.record, True),
+            )
+            dense.setdefault(len(vector), []).append(point)
+        for dim, rows in dense.items():
+            name = self.dense_collection(dim, create=True)
+            assert name is not None
+            self._upsert(name, rows)
+
+    def delete(self, selected: models.Filter) -> None:
+        """Delete the selected versions from every collection (those another store
+        created meanwhile included)."""
+        with _errors("erase"):
+            self._find_dense()
+            for collection in self._all():
+                self.client.delete(collection, models.FilterSelector(filter=selected))
+
+    # -- reads ------------------------------------------------------------------------
+
+    def scroll(
+        self, selected: models.Filter, fields: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Payloads (only ``fields`` when given) of every selected version."""
+        out: list[dict[str, Any]] = []
+        offset: Any = None
+        with _errors("read"):
+            while True:
+                points, offset = self.client.scroll(
+                    self.collection,
+                    scroll_filter=selected,
+                    limit=PAGE,
+                    offset=offset,
+                    with_payload=list(fields) if fields is not None else True,
+                    with_vectors=False,
+                )
+                out.extend(p.payload or {} for p in points)
+                if offset is None:
+                    return out
+
+    def records(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        if not ids:
+            return []
+        with _errors("read"):
+            points = self.client.retrieve(
+                self.collection, [pt.point_id(i) for i in ids], with_payload=True
+            )
+        return [pt.record(p.payload) for p in points if p.payload]
+
+    def search(
+        self, collection: str, using: str, query: Any, selected: models.Filter, k: int
+    ) -> list[tuple[str, float]]:
+        """``(id, score)`` of the ``k`` best selected points of ``collection``, best first."""
+        with _errors("search"):
+            found = self.client.query_points(
+                collection,
+                query=query,
+                using=using,
+                query_filter=selected,
+                limit=k,
+                with_payload=["id"],
+            ).points
+        hits = [(str((p.payload or {})["id"]), float(p.score)) for p in found]
+        hits.sort(key=lambda pair: (-pair[1], pair[0]))
+        return hits
+
+    # -- compaction -------------------------------------------------------------------
+
+    def compact(self) -> bool:
+        """Local mode: close the client (its in-memory copies of erased points go with
+        it), ``VACUUM`` each collection's SQLite file, reopen. Edge: optimise every shard
+        (vacuuming deleted points). A server: False (its segments are vacuumed by its
+        optimizer; see docs/qdrant.md)."""
+        folder = self.handle.folder
+        if folder is None:
+            return False
+        if self.handle.edge:
+            with _errors("compaction"):
+                self.client.compact()
+            return True
+        with _errors("compaction"):
+            self.client.close()
+            try:
+                for path in sorted(folder.glob("collection/*/storage.sqlite")):
+                    with closing(sqlite3.connect(path)) as conn:
+                        conn.execute("VACUUM")
+            finally:
+                self.handle.reopen()
+                self.handle.tune()
+        return True
