@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._memory",
     "engram.cli._layer",
     "engram.cli._docs",
+    "engram.cli._mcp",
 )
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 
