@@ -42,7 +42,7 @@ PRINCIPAL_COMMANDS = [
 
 def test_the_principal_commands_are_every_group_but_eval() -> None:
     groups = {p[0] if len(p) > 1 else "(top)" for p in PRINCIPAL_COMMANDS}
-    assert groups == {"(top)", "agent", "docs", "memory", "threads"}
+    assert groups == {"(top)", "agent", "docs", "keys", "memory", "threads"}
     assert len(PRINCIPAL_COMMANDS) > 25
 
 

@@ -82,3 +82,8 @@ class EmbeddingError(EngramError):
 
 class EmbeddingTimeoutError(EmbeddingError, TimeoutError):
     """An embedding service did not answer in time."""
+
+
+class AuthenticationError(AccessDeniedError):
+    """A credential (API key or bearer token) was missing, malformed, unknown, revoked or
+    expired; the message is the same for every case, so it reveals nothing."""

@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._layer",
     "engram.cli._docs",
     "engram.cli._mcp",
+    "engram.cli._keys",
 )
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 
