@@ -182,7 +182,7 @@ async def check_forget_everything(client: Client) -> None:
     report = (await call(client, "forget", everything=True)).structured_content
     assert report is not None
     assert report["facts"]["keys"] >= 2
-    assert report["documents"] == ["users/alice/notes.md"]
+    assert "users/alice/notes.md" in report["documents"]
     assert THREAD in report["threads"]
     after = text(await call(client, "recall", query=f"codename {MARKER} notes"))
     assert MARKER not in after and after.startswith("(nothing remembered")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp_checks import CHECKS, check_forget_everything
-from mcp_support import ALICE, engram_mcp
+from mcp_support import ALICE, MARKER, call, engram_mcp, make_key, revoke_key, text
 
 
 def _as_alice(home: Path) -> Client:
@@ -41,3 +41,24 @@ def test_stdio_refuses_to_start_without_a_whole_principal(
                           input="", capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1
     assert "acts for --tenant and --user" in done.stderr and done.stdout == ""
+
+
+async def test_stdio_with_a_key_acts_for_its_user_with_its_scopes(home: Path) -> None:
+    token = make_key(home, ALICE, ("read",))
+    params = engram_mcp(home)
+    params.env = {**(params.env or {}), "ENGRAM_API_KEY": token}
+    async with Client(params) as client:
+        assert MARKER in text(await call(client, "recall", query=f"codename {MARKER}"))
+        refused = await call(client, "remember", observation="Likes green tea in the morning")
+        assert refused.is_error and "does not allow" in text(refused)
+        revoke_key(home, token)
+        after = await call(client, "recall", query=f"codename {MARKER}")
+        assert after.is_error and MARKER not in text(after)
+        assert "invalid credentials" in text(after)
+
+
+def test_stdio_refuses_to_start_with_an_invalid_key(home: Path) -> None:
+    params = engram_mcp(home, "--key", "egk_nothing.YWNtZQ.secret")
+    done = subprocess.run([params.command, *params.args], env={**os.environ, **(params.env or {})},
+                          input="", capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "AuthenticationError" in done.stderr

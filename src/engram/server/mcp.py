@@ -7,30 +7,63 @@ user's profile and documents. Each tool needs one scope (``read``, ``write`` or
 ``erase``); no tool argument names a tenant or a user.
 
 Over stdio (:func:`run_stdio`) the server acts for a principal fixed when it starts
-(:class:`FixedAccess`). ``engram mcp`` is the command line of both::
+(:class:`FixedAccess`, or :class:`KeyAccess` for an API key verified on every call).
+Over streamable HTTP (:func:`mcp_http_app`) it is an OAuth 2.1 resource server: every
+request carries a bearer credential (an API key or a JWT, verified by the same
+:class:`~engram.server.auth.Authenticator` as the REST API, through the SDK's token
+verification) and the protected-resource metadata is published at
+``/.well-known/oauth-protected-resource/mcp``. ``engram mcp`` is the command line::
 
     engram mcp --tenant acme --user alice          # stdio, for one local user
+    engram mcp --http --host 127.0.0.1 --port 8765 # HTTP, bearer keys
 """
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from pydantic import AnyHttpUrl
+from starlette.applications import Starlette
 
 from engram.memory import Memory
-from engram.server._mcp_access import EVERY_SCOPE, Access, FixedAccess, ToolScope
+from engram.server._mcp_access import (
+    EVERY_SCOPE,
+    TENANT_LEVEL,
+    Access,
+    BearerAccess,
+    FixedAccess,
+    GrantToken,
+    GrantVerifier,
+    KeyAccess,
+    ToolScope,
+)
 from engram.server._mcp_documents import add_document_tools, add_resources
 from engram.server._mcp_tools import Service, add_fact_tools, add_thread_tools
+from engram.server.auth import Authenticator
 
 __all__ = [
     "EVERY_SCOPE",
     "INSTRUCTIONS",
+    "MCP_PATH",
+    "TENANT_LEVEL",
     "Access",
+    "BearerAccess",
     "FixedAccess",
+    "GrantToken",
+    "GrantVerifier",
+    "KeyAccess",
     "ToolScope",
+    "mcp_http_app",
     "mcp_server",
     "run_stdio",
+    "serve_http",
 ]
+
+MCP_PATH = "/mcp"
+"""Where the streamable HTTP endpoint is (its metadata: ``/.well-known/oauth-protected-
+resource/mcp``)."""
 
 INSTRUCTIONS = (
     "engram is the user's long-term memory. Call recall before a task to get what is known "
@@ -60,3 +93,42 @@ def mcp_server(memory: Memory, access: Access, **options: Any) -> MCPServer[Any]
 def run_stdio(memory: Memory, access: Access) -> None:
     """Serve ``memory`` over stdin/stdout until the client closes the stream."""
     anyio.run(mcp_server(memory, access).run_stdio_async)
+
+
+def mcp_http_app(
+    memory: Memory,
+    authenticator: Authenticator,
+    *,
+    resource_url: str,
+    issuer_url: str | None = None,
+    user: str | None = None,
+    host: str = "127.0.0.1",
+) -> Starlette:
+    """The streamable HTTP app (endpoint :data:`MCP_PATH`), a resource server for
+    ``resource_url`` (its public URL, e.g. ``https://memory.example.com/mcp``).
+
+    ``issuer_url``: the authorization server that issues its JWTs, named in the metadata
+    (default: the origin of ``resource_url``, whose API keys ``engram keys create``
+    issues). ``user``: act for this user with tenant-level credentials (see
+    :class:`BearerAccess`). On a loopback ``host`` the SDK refuses requests whose Host or
+    Origin header names another (DNS rebinding). Its lifespan runs the session manager:
+    an app that mounts it runs ``app.router.lifespan_context(app)`` in its own.
+    """
+    parts = urlsplit(resource_url)
+    auth = AuthSettings(
+        issuer_url=AnyHttpUrl(issuer_url or f"{parts.scheme}://{parts.netloc}"),
+        resource_server_url=AnyHttpUrl(resource_url),
+        validate_token_resource=False,  # keys have no audience; JWTs' is checked on verify
+    )
+    server = mcp_server(
+        memory, BearerAccess(user), token_verifier=GrantVerifier(authenticator), auth=auth
+    )
+    return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+
+
+def serve_http(app: Starlette, host: str, port: int) -> None:
+    """Serve ``app`` with uvicorn until interrupted."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    anyio.run(uvicorn.Server(config).serve)
