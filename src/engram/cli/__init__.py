@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._docs",
     "engram.cli._mcp",
     "engram.cli._keys",
+    "engram.cli._serve",
 )
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 

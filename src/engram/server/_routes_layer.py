@@ -1,0 +1,107 @@
+"""``/v1``: the memory layer (remember, recall, forget, export) and facts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from engram.errors import NotFoundError
+from engram.server import _models as m
+from engram.server._deps import Eraser, Layer, Paging, Reader, Writer, paginate
+
+router = APIRouter(prefix="/v1", tags=["memory"])
+facts = APIRouter(prefix="/v1/facts", tags=["facts"])
+FactKey = Annotated[str, Path(min_length=1, max_length=m.ID, description="A fact's key.")]
+
+
+@router.post("/memories", status_code=201)
+def remember(body: m.RememberIn, who: Writer, layer: Layer) -> m.RememberOut:
+    """Remember an observation: write policy, redaction, consolidation, storage."""
+    ttl = timedelta(seconds=body.ttl_seconds) if body.ttl_seconds is not None else None
+    result = layer.memory.remember(
+        who,
+        body.observation,
+        slot=body.slot,
+        tags=body.tags,
+        importance=body.importance,
+        ttl=ttl,
+        thread_id=body.thread_id,
+        checkpoint_id=body.checkpoint_id,
+        message_ids=body.message_ids,
+    )
+    return m.RememberOut.of(result)
+
+
+@router.post("/recall")
+def recall(body: m.RecallIn, who: Reader, layer: Layer) -> m.RecallOut:
+    """A context block within ``budget_tokens`` (``as_of``: what was true then)."""
+    result = layer.memory.recall(
+        who, body.query, body.budget_tokens, k=body.k, passages=body.passages, as_of=body.as_of
+    )
+    return m.RecallOut.of(result)
+
+
+@router.post("/forget")
+def forget(body: m.ForgetIn, who: Eraser, layer: Layer) -> m.ErasureOut:
+    """Erase the listed facts, or everything about the user from every tier."""
+    return m.ErasureOut.of(layer.memory.forget(who, body.keys))
+
+
+@router.get("/export")
+def export(who: Reader, layer: Layer) -> dict[str, Any]:
+    """Everything engram holds about the user."""
+    return layer.memory.export(who)
+
+
+@facts.get("")
+def list_facts(
+    who: Reader,
+    layer: Layer,
+    page: Paging,
+    include_history: Annotated[bool, Query(description="Superseded, expired too.")] = False,
+) -> m.Page[m.FactOut]:
+    """The user's facts (current only by default), in a stable order."""
+    found = layer.memory.facts(who, include_history=include_history)
+    found.sort(key=lambda r: (r.key, r.recorded_at, r.id))
+    items, cursor = paginate(found, page)
+    return m.Page[m.FactOut](items=[m.FactOut.of(r) for r in items], next_cursor=cursor)
+
+
+def _history(layer: Layer, who: Reader, key: str) -> list[m.FactOut]:
+    found = layer.memory.history(who, key)
+    if not found:
+        raise NotFoundError(f"no fact {key!r}")
+    return [m.FactOut.of(r) for r in found]
+
+
+@facts.get("/{key}")
+def get_fact(key: FactKey, who: Reader, layer: Layer) -> m.FactOut:
+    """The current version of one fact."""
+    now = layer.memory.now()
+    current = [r for r in layer.memory.history(who, key) if r.is_live(now)]
+    if not current:
+        raise NotFoundError(f"no fact {key!r}")
+    return m.FactOut.of(current[-1])
+
+
+@facts.get("/{key}/history")
+def fact_history(key: FactKey, who: Reader, layer: Layer) -> list[m.FactOut]:
+    """Every version of one fact, oldest first."""
+    return _history(layer, who, key)
+
+
+@facts.put("/{key}")
+def update_fact(key: FactKey, body: m.FactUpdateIn, who: Writer, layer: Layer) -> m.FactWriteOut:
+    """Write a new version of an existing fact (the old one stays in its history)."""
+    return m.FactWriteOut.of(layer.memory.store.update(who, key, body.text))
+
+
+@facts.delete("/{key}")
+def delete_fact(key: FactKey, who: Eraser, layer: Layer) -> m.ErasureOut:
+    """Erase one fact, every version of it."""
+    report = layer.memory.forget(who, [key])
+    if report.facts.keys == 0:
+        raise NotFoundError(f"no fact {key!r}")
+    return m.ErasureOut.of(report)

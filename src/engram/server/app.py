@@ -1,0 +1,169 @@
+"""The REST API: an app factory over one :class:`~engram.memory.Memory` and one
+:class:`~engram.server.auth.Authenticator`.
+
+:func:`create_app` builds the FastAPI app from opened parts (tests, embedding in
+another app); :func:`app_from_env` is the factory ``engram serve`` gives uvicorn, one
+call per worker process, reading :class:`ServeConfig` from ``$ENGRAM_SERVE_CONFIG``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from engram._principal import Principal, tenant_scope
+from engram.errors import BackendError, ConfigError
+from engram.memory import Memory
+from engram.recall import embedder_from_name
+from engram.server import _problems
+from engram.server._access import AccessMiddleware
+from engram.server._deps import ServerState
+from engram.server._models import Health, Problem
+from engram.server._routes_documents import router as documents
+from engram.server._routes_layer import facts
+from engram.server._routes_layer import router as layer
+from engram.server._routes_threads import router as threads
+from engram.server.auth import Authenticator, JWTSettings, open_authenticator
+from engram.stores.hot import Threads
+
+CONFIG_ENV = "ENGRAM_SERVE_CONFIG"
+PROBE = Principal("engram-readyz", "probe")
+"""Who the readiness probe reads as: a tenant no key can be created for... by accident."""
+ROUTERS = (layer, facts, documents, threads)
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": Problem, "description": title}
+    for status, title in (
+        (401, "No valid credential"),
+        (403, "Not allowed"),
+        (404, "Not found"),
+        (422, "Invalid input"),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ServeConfig:
+    """Where the tiers and keys are (a home, or a PostgreSQL admin URL), the embedder, and
+    optional JWT settings: what each worker process opens."""
+
+    home: str | None = None
+    url: str | None = None
+    embedder: str = "minilm"
+    jwt: dict[str, Any] | None = field(default=None)
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_env(cls) -> ServeConfig:
+        raw = os.environ.get(CONFIG_ENV)
+        if not raw:
+            raise ConfigError(f"${CONFIG_ENV} is not set (start the server with engram serve)")
+        return cls(**json.loads(raw))
+
+    def jwt_settings(self) -> JWTSettings | None:
+        if self.jwt is None:
+            return None
+        values = dict(self.jwt)
+        values["algorithms"] = tuple(values.get("algorithms") or ("RS256", "ES256"))
+        return JWTSettings(**values)
+
+
+def create_app(
+    memory: Memory, authenticator: Authenticator, *, on_close: Callable[[], None] | None = None
+) -> FastAPI:
+    """The REST app over ``memory``; ``on_close`` runs when the server stops."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if on_close is not None:
+            on_close()
+
+    app = FastAPI(
+        title="engram",
+        summary="Memory for AI agents: facts, documents and threads, per tenant and user.",
+        version="1",
+        lifespan=lifespan,
+        responses=ERRORS,
+    )
+    app.state.engram = ServerState(memory, authenticator)
+    for router in ROUTERS:
+        app.include_router(router)
+    app.add_api_route("/healthz", healthz, methods=["GET"], tags=["health"])
+    app.add_api_route(
+        "/readyz",
+        readyz,
+        methods=["GET"],
+        tags=["health"],
+        response_model=Health,
+        responses={503: {"model": Problem}},
+    )
+    _problems.install(app)
+    app.add_middleware(AccessMiddleware)
+    return app
+
+
+def healthz() -> Health:
+    """The process answers."""
+    return Health(status="ok")
+
+
+def readyz(request: Request) -> Health | JSONResponse:
+    """Every tier (and the key store) answers a read."""
+    served: ServerState = request.app.state.engram
+    try:
+        _probe(served)
+    except BackendError:
+        return _problems.problem(request, 503, "not-ready", "a tier is not reachable")
+    return Health(status="ok")
+
+
+def _probe(served: ServerState) -> None:
+    memory = served.memory
+    memory.store.records(PROBE, limit=1)
+    memory.documents.exists(PROBE, "readyz.md")
+    with tenant_scope(PROBE.tenant_id):
+        Threads(memory.checkpointer).list_threads(PROBE)
+    keyring = getattr(served.authenticator, "keyring", None)
+    if keyring is not None:
+        keyring.store.get(PROBE.tenant_id, "egk_readyz")
+
+
+def open_app(config: ServeConfig) -> FastAPI:
+    """Open the tiers and keys ``config`` names and build the app over them."""
+    embedder = None if config.embedder == "none" else embedder_from_name(config.embedder)
+    memory = Memory.open(config.home, url=config.url, embedder=embedder)
+    authenticator = open_authenticator(home=config.home, url=config.url, jwt=config.jwt_settings())
+
+    def close() -> None:
+        authenticator.close()
+        memory.close()
+
+    return create_app(memory, authenticator, on_close=close)
+
+
+def app_from_env() -> FastAPI:
+    """The uvicorn factory: :func:`open_app` with ``$ENGRAM_SERVE_CONFIG``."""
+    return open_app(ServeConfig.from_env())
+
+
+def openapi_document() -> str:
+    """The OpenAPI document of the app (what ``docs/openapi.json`` holds)."""
+    app = create_app(_Absent(), _Absent())  # type: ignore[arg-type]
+    return json.dumps(app.openapi(), indent=1, sort_keys=True) + "\n"
+
+
+class _Absent:
+    """Stands for the memory and authenticator where only the routes matter."""
+
+
+if __name__ == "__main__":  # python -m engram.server.app > docs/openapi.json
+    print(openapi_document(), end="")
