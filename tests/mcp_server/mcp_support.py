@@ -100,10 +100,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(home: Path, *args: str) -> Iterator[str]:
-    """``engram mcp --http`` on a free loopback port, as a real process; yields its URL."""
-    port = free_port()
-    command = [sys.executable, "-m", "engram", "mcp", "--http", "--port", str(port),
+def http_server(home: Path, *args: str, port: int | None = None) -> Iterator[str]:
+    """``engram mcp --http`` on a free loopback port (or ``port``, which ``args`` name),
+    as a real process; yields its URL."""
+    chosen = ["--port", str(port := free_port())] if port is None else []
+    command = [sys.executable, "-m", "engram", "mcp", "--http", *chosen,
                "--home", str(home), "--embedder", "hash", *args]
     process = subprocess.Popen(command, env={**os.environ, **child_env()},
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -18,6 +18,9 @@ verification) and the protected-resource metadata is published at
     engram mcp --http --host 127.0.0.1 --port 8765 # HTTP, bearer keys
 """
 
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,6 +29,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
+from starlette.routing import Route
 
 from engram.memory import Memory
 from engram.server._mcp_access import (
@@ -46,7 +50,10 @@ from engram.server.auth import Authenticator
 __all__ = [
     "EVERY_SCOPE",
     "INSTRUCTIONS",
+    "DEFAULT_PUBLIC_URL",
     "MCP_PATH",
+    "METADATA_PATH",
+    "PUBLIC_URL_ENV",
     "TENANT_LEVEL",
     "Access",
     "BearerAccess",
@@ -57,13 +64,18 @@ __all__ = [
     "ToolScope",
     "mcp_http_app",
     "mcp_server",
+    "mount_mcp",
     "run_stdio",
     "serve_http",
 ]
 
 MCP_PATH = "/mcp"
-"""Where the streamable HTTP endpoint is (its metadata: ``/.well-known/oauth-protected-
-resource/mcp``)."""
+"""Where the streamable HTTP endpoint is."""
+METADATA_PATH = "/.well-known/oauth-protected-resource" + MCP_PATH
+"""Where its OAuth protected-resource metadata is (RFC 9728)."""
+PUBLIC_URL_ENV = "ENGRAM_PUBLIC_URL"
+"""The URL clients reach ``engram serve`` at (``https://memory.example.com``)."""
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
 
 INSTRUCTIONS = (
     "engram is the user's long-term memory. Call recall before a task to get what is known "
@@ -124,6 +136,33 @@ def mcp_http_app(
         memory, BearerAccess(user), token_verifier=GrantVerifier(authenticator), auth=auth
     )
     return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+
+
+def mount_mcp(
+    app: Starlette, memory: Memory, authenticator: Authenticator, resource_url: str | None = None
+) -> None:
+    """Serve MCP inside ``app`` (the REST app of ``engram serve``): its endpoint at
+    :data:`MCP_PATH` and its metadata at :data:`METADATA_PATH`, two routes handed to
+    :func:`mcp_http_app`, whose session manager runs inside ``app``'s lifespan.
+
+    ``resource_url`` (default ``$ENGRAM_PUBLIC_URL`` + ``/mcp``, else
+    ``http://127.0.0.1:8080/mcp``) is the endpoint's public URL.
+    """
+    if resource_url is None:
+        base = os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL
+        resource_url = base.rstrip("/") + MCP_PATH
+    host = urlsplit(resource_url).hostname or "127.0.0.1"
+    inner = mcp_http_app(memory, authenticator, resource_url=resource_url, host=host)
+    for path in (MCP_PATH, METADATA_PATH):
+        app.router.routes.append(Route(path, endpoint=inner, include_in_schema=False))
+    outer = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(served: Any) -> AsyncIterator[Any]:
+        async with outer(served) as state, inner.router.lifespan_context(inner):
+            yield state  # on the way out, MCP sessions end before the memory closes
+
+    app.router.lifespan_context = lifespan
 
 
 def serve_http(app: Starlette, host: str, port: int) -> None:
