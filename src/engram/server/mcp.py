@@ -48,9 +48,9 @@ from engram.server._mcp_tools import Service, add_fact_tools, add_thread_tools
 from engram.server.auth import Authenticator
 
 __all__ = [
+    "DEFAULT_PUBLIC_URL",
     "EVERY_SCOPE",
     "INSTRUCTIONS",
-    "DEFAULT_PUBLIC_URL",
     "MCP_PATH",
     "METADATA_PATH",
     "PUBLIC_URL_ENV",
