@@ -10,6 +10,7 @@ that differs from the one about a missing object. Both must be 0.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
@@ -272,6 +273,45 @@ async def test_no_key_of_another_principal_changes_alices_memory(world: World) -
         listed = (await call(client, "thread_list")).structured_content
         assert listed is not None and THREAD in {t["thread_id"] for t in listed["threads"]}
         assert not [t for t in listed["threads"] if t["thread_id"].startswith("stolen-")]
+
+
+def test_a_session_answers_only_the_credential_that_opened_it(world: World) -> None:
+    opened = _initialize(world.url, world.alice)
+    session = opened.headers["mcp-session-id"]
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"query": f"codename {MARKER}"}}}
+    def post(token: str, message: dict[str, Any]) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}", "mcp-session-id": session,
+                   "Accept": "application/json, text/event-stream",
+                   "mcp-protocol-version": "2025-06-18"}
+        return httpx.post(world.url, json=message, headers=headers, timeout=30)
+
+    ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert post(world.alice, ready).status_code == 202
+    for token in (world.key(Principal("acme", "bob")), world.key(Principal("other", "alice"))):
+        hijack = post(token, body)
+        assert hijack.status_code in (403, 404), hijack.status_code
+        assert MARKER not in hijack.text
+    own = post(world.alice, body)
+    assert own.status_code == 200 and MARKER in own.text  # the same request, its own key
+
+
+async def test_concurrent_sessions_and_calls_all_land(world: World) -> None:
+    async def session(number: int) -> list[str]:
+        async with bearer(world.url, world.alice) as client:
+            calls = [call(client, "remember", observation=f"Visited harbour number {number}x{i}",
+                          slot=f"harbour-{number}-{i}") for i in range(4)]
+            done = await asyncio.gather(*calls)
+        return [str(r.structured_content["key"]) for r in done if r.structured_content]
+
+    keys = [key for found in await asyncio.gather(*(session(n) for n in range(4)))
+            for key in found]
+    assert len(set(keys)) == 16
+    async with bearer(world.url, world.alice) as client:
+        listed = text(await call(client, "list_facts"))
+        assert all(f'key="{key}"' in listed for key in keys)
+        report = (await call(client, "forget", keys=keys)).structured_content
+    assert report is not None and report["facts"]["keys"] == 16
 
 
 async def test_forget_everything_over_http(world: World) -> None:

@@ -19,6 +19,7 @@ verification) and the protected-resource metadata is published at
 """
 
 import os
+from importlib import metadata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -92,7 +93,11 @@ def mcp_server(memory: Memory, access: Access, **options: Any) -> MCPServer[Any]
     ``auth=`` for a resource server over HTTP).
     """
     server: MCPServer[Any] = MCPServer(
-        "engram", instructions=INSTRUCTIONS, log_level="WARNING", **options
+        "engram",
+        version=metadata.version("engram"),
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        **options,
     )
     service = Service(memory, access)
     add_fact_tools(server, service)
