@@ -19,9 +19,9 @@ verification) and the protected-resource metadata is published at
 """
 
 import os
-from importlib import metadata
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import metadata
 from typing import Any
 from urllib.parse import urlsplit
 
