@@ -20,6 +20,7 @@ from pydantic import Field
 
 from engram._principal import Principal
 from engram.errors import NotFoundError
+from engram.server._mcp_access import ToolScope
 from engram.server._mcp_tools import (
     ERASES,
     READ_ONLY,
@@ -43,11 +44,19 @@ def _tool(service: Service, command: Callable[[MemoryTool], str]) -> Callable[[P
     return run
 
 
-def add_document_tools(server: MCPServer[Any], service: Service) -> None:
+class DocumentTools:
     """memory_view, memory_create, memory_str_replace, memory_insert, memory_delete,
-    memory_rename."""
+    memory_rename: the memory-tool commands, each acting for the call's principal."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.memory = service.memory
+
+    async def _run(self, scope: ToolScope, command: Callable[[MemoryTool], str]) -> str:
+        return await self.service.run(scope, _tool(self.service, command))
 
     async def memory_view(
+        self,
         path: Path = ROOT,
         view_range: Annotated[
             list[int] | None,
@@ -56,56 +65,60 @@ def add_document_tools(server: MCPServer[Any], service: Service) -> None:
     ) -> str:
         """View a directory of the memory files (two levels deep, with sizes) or a file
         with line numbers. Check /memories before starting a task. Needs the read scope."""
-        return await service.run("read", _tool(service, lambda t: t.view(path, view_range)))
+        return await self._run("read", lambda t: t.view(path, view_range))
 
     async def memory_create(
+        self,
         path: Path,
         file_text: Annotated[str, Field(description="The new file's content")],
     ) -> str:
         """Create a new memory file (an existing one is never overwritten). Needs the
         write scope."""
-        return await service.run("write", _tool(service, lambda t: t.create(path, file_text)))
+        return await self._run("write", lambda t: t.create(path, file_text))
 
     async def memory_str_replace(
+        self,
         path: Path,
         old_str: Annotated[str, Field(description="Text that occurs exactly once in the file")],
         new_str: Annotated[str, Field(description="Its replacement")],
     ) -> str:
         """Replace the one occurrence of old_str in a memory file. Needs the write scope."""
-        return await service.run(
-            "write", _tool(service, lambda t: t.str_replace(path, old_str, new_str))
-        )
+        return await self._run("write", lambda t: t.str_replace(path, old_str, new_str))
 
     async def memory_insert(
+        self,
         path: Path,
         insert_line: Annotated[int, Field(ge=0, description="Insert after this line (0: top)")],
         insert_text: Annotated[str, Field(description="The text to insert")],
     ) -> str:
         """Insert text after a line of a memory file. Needs the write scope."""
-        return await service.run(
-            "write", _tool(service, lambda t: t.insert(path, insert_line, insert_text))
-        )
+        return await self._run("write", lambda t: t.insert(path, insert_line, insert_text))
 
-    async def memory_delete(path: Path) -> str:
+    async def memory_delete(self, path: Path) -> str:
         """Delete a memory file, or a directory with everything in it. Needs the erase
         scope."""
-        return await service.run("erase", _tool(service, lambda t: t.delete(path)))
+        return await self._run("erase", lambda t: t.delete(path))
 
     async def memory_rename(
+        self,
         old_path: Annotated[str, Field(description=f"The current path under {ROOT}")],
         new_path: Annotated[str, Field(description=f"The new path under {ROOT} (must not exist)")],
     ) -> str:
         """Rename or move a memory file or directory. Needs the write scope."""
-        return await service.run(
-            "write", _tool(service, lambda t: t.rename(old_path, new_path))
-        )
+        return await self._run("write", lambda t: t.rename(old_path, new_path))
 
-    add_tool(server, memory_view, annotations=READ_ONLY, structured_output=False)
-    add_tool(server, memory_create, annotations=WRITES, structured_output=False)
-    add_tool(server, memory_str_replace, annotations=WRITES, structured_output=False)
-    add_tool(server, memory_insert, annotations=WRITES, structured_output=False)
-    add_tool(server, memory_delete, annotations=ERASES, structured_output=False)
-    add_tool(server, memory_rename, annotations=WRITES, structured_output=False)
+    def register(self, server: MCPServer[Any]) -> None:
+        add_tool(server, self.memory_view, annotations=READ_ONLY, structured_output=False)
+        add_tool(server, self.memory_create, annotations=WRITES, structured_output=False)
+        add_tool(server, self.memory_str_replace, annotations=WRITES, structured_output=False)
+        add_tool(server, self.memory_insert, annotations=WRITES, structured_output=False)
+        add_tool(server, self.memory_delete, annotations=ERASES, structured_output=False)
+        add_tool(server, self.memory_rename, annotations=WRITES, structured_output=False)
+
+
+def add_document_tools(server: MCPServer[Any], service: Service) -> None:
+    """Register the memory-tool commands (see :class:`DocumentTools`)."""
+    DocumentTools(service).register(server)
 
 
 def _resource_error(message: str) -> Exception:
