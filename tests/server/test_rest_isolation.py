@@ -24,6 +24,7 @@ from serve_support import Server, start
 from engram import Memory, Principal
 from engram.agent import MarketAnalyst
 from engram.recall import HashEmbedder
+from engram.server._routes_review import entry_id
 from engram.server.auth import open_keyring
 from engram.server.keys import SECRET_ENV
 from engram.stores.hot import Threads
@@ -63,6 +64,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, di
         analyst = MarketAnalyst(home=home, memory=memory)
         analyst.run(ALICE, f"Analyse NVDA for me, {MARKER}", thread_id=THREAD)
         checkpoint = Threads(memory.checkpointer).history(THREAD, ALICE)[-1].checkpoint_id
+        ENTRIES[THREAD] = entry_id(memory.held_for_review(ALICE)[0])
     tokens = _keys(home)
     server = start(["--home", str(home), "--embedder", "hash"], cwd=root, env={SECRET_ENV: ""})
     assert fact is not None
@@ -125,11 +127,23 @@ def _calls() -> dict[str, Call]:
             f"/v1/threads/{t}/fork", json={"checkpoint_id": k, "new_thread_id": "f1"}
         ),
         "thread prune": lambda c, t, k: c.post(f"/v1/threads/{t}/prune", json={"keep_last": 1}),
+        "review": lambda c, t, k: c.get("/v1/review"),
+        "review discard": lambda c, t, k: c.post(f"/v1/review/{ENTRIES[t]}/discard"),
+        "review approve": lambda c, t, k: c.post(f"/v1/review/{ENTRIES[t]}/approve"),
+        "agent status": lambda c, t, k: c.get(f"/v1/agent/runs/{t}"),
+        "agent approve": lambda c, t, k: c.post(
+            f"/v1/agent/runs/{t}/approve", json={"draft_hash": "0" * 64}
+        ),
+        "agent resume": lambda c, t, k: c.post(f"/v1/agent/runs/{t}/resume"),
     }
 
 
 FACTS = {MISSING_THREAD: "0123456789abcdef0123456789abcdef"}
 """The fact key of Alice's codename (set by the fixture), and one of the same shape."""
+
+
+ENTRIES = {MISSING_THREAD: "0123456789abcdef"}
+"""Alice's review entry id (set by the fixture), and one of the same shape."""
 
 
 def _fact(thread: str) -> str:
@@ -153,7 +167,7 @@ def _answer(response: httpx.Response, thread: str, checkpoint: str) -> str:
     if isinstance(body, dict):
         body = {k: v for k, v in body.items() if k not in ("request_id", "instance", "exported_at")}
     text = json.dumps(body, sort_keys=True)
-    for own in (NOTES[thread], REVIEWS[thread], thread, checkpoint, _fact(thread)):
+    for own in (NOTES[thread], REVIEWS[thread], thread, checkpoint, _fact(thread), ENTRIES[thread]):
         text = text.replace(own, "<name>")
     return f"{response.status_code} {text}"
 
@@ -176,6 +190,8 @@ def test_alice_sees_her_own_memory_through_every_read(
             "threads",
             "thread history",
             "thread state",
+            "review",
+            "agent status",
         ):
             answer = calls[name](alice, THREAD, checkpoint)
             assert answer.status_code == 200, (name, answer.text)
@@ -188,7 +204,7 @@ def test_alice_sees_her_own_memory_through_every_read(
 def test_no_route_leaks_or_tells_what_exists(world: tuple[Server, dict[str, str], str]) -> None:
     server, tokens, checkpoint = world
     tried = leaks = oracles = 0
-    owns = (MARKER, THREAD, checkpoint, FACTS[THREAD])
+    owns = (MARKER, THREAD, checkpoint, FACTS[THREAD], ENTRIES[THREAD])
     failures: list[str] = []
     for tenant, user, acting in ADVERSARIES:
         headers = {"X-Engram-User": acting} if acting else {}
@@ -223,3 +239,17 @@ def test_no_route_leaks_or_tells_what_exists(world: tuple[Server, dict[str, str]
         assert MARKER in alice.get(f"/v1/facts/{FACTS[THREAD]}").text
         assert alice.get(f"/v1/threads/{THREAD}/history").json()["items"]
     assert MARKER not in "".join(server.errors)  # the access log holds no content
+
+
+def test_a_taken_thread_id_is_refused_alike_whoever_holds_it(
+    world: tuple[Server, dict[str, str], str],
+) -> None:
+    server, tokens, _ = world
+    body = {"request": "Analyse AMD", "thread_id": THREAD}
+    answers = []
+    for name in ("alice", "acme/bob", "other/alice"):
+        with server.client(tokens[name]) as client:
+            answers.append(_answer(client.post("/v1/agent/runs", json=body), THREAD, "-"))
+    assert answers[0].startswith("409 ") and len(set(answers)) == 1
+    with server.client(tokens["alice"]) as alice:
+        assert MARKER in alice.get(f"/v1/agent/runs/{THREAD}").text

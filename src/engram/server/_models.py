@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeVar
 
@@ -57,8 +58,11 @@ class RememberIn(Body):
     message_ids: list[str] = Field(default_factory=list, max_length=64)
 
 
+Action = Literal["added", "updated", "ignored", "held", "rejected", "deleted"]
+
+
 class RememberOut(BaseModel):
-    action: Literal["added", "updated", "ignored", "held", "rejected", "deleted"]
+    action: Action
     reason: str | None
     key: str | None
     text: str | None
@@ -354,6 +358,11 @@ class PruneOut(BaseModel):
     @classmethod
     def of(cls, report: PruneReport) -> PruneOut:
         return cls(**dataclasses.asdict(report))
+
+
+def plain(values: Any) -> Any:
+    """``values`` as plain JSON data (messages and other objects become text)."""
+    return json.loads(json.dumps(values, default=str))
 
 
 def diff_out(diff: StateDiff, plain: Any) -> DiffOut:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Path, Query
 from engram.errors import NotFoundError
 from engram.server import _models as m
 from engram.server._deps import Eraser, Layer, Paging, Reader, Writer, paginate
+from engram.stores.cold import MemoryRecord
 
 router = APIRouter(prefix="/v1", tags=["memory"])
 facts = APIRouter(prefix="/v1/facts", tags=["facts"])
@@ -76,14 +77,18 @@ def _history(layer: Layer, who: Reader, key: str) -> list[m.FactOut]:
     return [m.FactOut.of(r) for r in found]
 
 
-@facts.get("/{key}")
-def get_fact(key: FactKey, who: Reader, layer: Layer) -> m.FactOut:
-    """The current version of one fact."""
+def _current(layer: Layer, who: Reader, key: str) -> MemoryRecord:
     now = layer.memory.now()
     current = [r for r in layer.memory.history(who, key) if r.is_live(now)]
     if not current:
         raise NotFoundError(f"no fact {key!r}")
-    return m.FactOut.of(current[-1])
+    return current[-1]
+
+
+@facts.get("/{key}")
+def get_fact(key: FactKey, who: Reader, layer: Layer) -> m.FactOut:
+    """The current version of one fact."""
+    return m.FactOut.of(_current(layer, who, key))
 
 
 @facts.get("/{key}/history")
@@ -95,7 +100,11 @@ def fact_history(key: FactKey, who: Reader, layer: Layer) -> list[m.FactOut]:
 @facts.put("/{key}")
 def update_fact(key: FactKey, body: m.FactUpdateIn, who: Writer, layer: Layer) -> m.FactWriteOut:
     """Write a new version of an existing fact (the old one stays in its history)."""
-    return m.FactWriteOut.of(layer.memory.store.update(who, key, body.text))
+    current = _current(layer, who, key)
+    result = layer.memory.store.update(
+        who, key, body.text, tags=current.tags, importance=current.importance
+    )
+    return m.FactWriteOut.of(result)
 
 
 @facts.delete("/{key}")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
@@ -23,10 +22,6 @@ CheckpointId = Annotated[str | None, Query(min_length=1, max_length=m.ID)]
 def _threads(layer: Layer, who: Principal) -> Iterator[Threads]:
     with tenant_scope(who.tenant_id):
         yield Threads(layer.memory.checkpointer)
-
-
-def _plain(values: Any) -> Any:
-    return json.loads(json.dumps(values, default=str))
 
 
 @router.get("")
@@ -54,7 +49,7 @@ def state(
     """The thread's state at a checkpoint (latest by default)."""
     with _threads(layer, who) as threads:
         found = threads.get(thread_id, checkpoint_id, who)
-    values = _plain(found.checkpoint["channel_values"])
+    values = m.plain(found.checkpoint["channel_values"])
     return m.StateOut(thread_id=thread_id, checkpoint_id=found.checkpoint["id"], values=values)
 
 
@@ -69,7 +64,7 @@ def diff(
     """What changed from one checkpoint to another (default: the latest)."""
     with _threads(layer, who) as threads:
         found = threads.diff(thread_id, from_checkpoint, to_checkpoint, who)
-    return m.diff_out(found, _plain)
+    return m.diff_out(found, m.plain)
 
 
 @router.post("/{thread_id}/fork", status_code=201)

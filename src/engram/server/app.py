@@ -26,9 +26,11 @@ from engram.server import _problems
 from engram.server._access import AccessMiddleware
 from engram.server._deps import ServerState
 from engram.server._models import Health, Problem
+from engram.server._routes_agent import router as agent
 from engram.server._routes_documents import router as documents
 from engram.server._routes_layer import facts
 from engram.server._routes_layer import router as layer
+from engram.server._routes_review import router as review
 from engram.server._routes_threads import router as threads
 from engram.server.auth import Authenticator, JWTSettings, open_authenticator
 from engram.server.mcp import mount_mcp
@@ -37,7 +39,7 @@ from engram.stores.hot import Threads
 CONFIG_ENV = "ENGRAM_SERVE_CONFIG"
 PROBE = Principal("engram-readyz", "probe")
 """Who the readiness probe reads as: a tenant no key can be created for... by accident."""
-ROUTERS = (layer, facts, documents, threads)
+ROUTERS = (layer, facts, review, documents, threads, agent)
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem, "description": title}
     for status, title in (

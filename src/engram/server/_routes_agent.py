@@ -1,0 +1,91 @@
+"""``/v1/agent``: the Market Analyst agent (run, status, approve with the draft hash, resume).
+
+Served over an embedded home (its hot tier and publication outbox); a server on a
+PostgreSQL URL answers 404 for these routes' threads until the agent is configured there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from fastapi import APIRouter, Path
+from pydantic import BaseModel, Field
+
+from engram._principal import Principal
+from engram.agent import MarketAnalyst, ThreadStatus
+from engram.errors import ConfigError
+from engram.server import _models as m
+from engram.server._deps import Layer, Reader, ServerState, Writer
+
+router = APIRouter(prefix="/v1/agent/runs", tags=["agent"])
+ThreadId = Path(min_length=1, max_length=128)
+
+
+class RunIn(m.Body):
+    request: str = Field(min_length=1, max_length=10_000)
+    thread_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+class ApproveIn(m.Body):
+    draft_hash: str = Field(min_length=8, max_length=64, description="The draft you reviewed.")
+
+
+class StatusOut(BaseModel):
+    thread_id: str
+    stage: str
+    next_nodes: list[str]
+    request: str
+    tickers: list[str]
+    plan: list[str]
+    tool_calls: int
+    draft: str | None
+    draft_hash: str | None
+    review: dict[str, Any] | None
+    approval: dict[str, Any] | None
+    publication: dict[str, Any] | None
+    checkpoint_id: str | None
+    uses_memory: bool
+
+    @classmethod
+    def of(cls, status: ThreadStatus) -> StatusOut:
+        data = dataclasses.asdict(status)
+        data.pop("principal")
+        return cls.model_validate(m.plain(data))
+
+
+def _analyst(layer: ServerState) -> MarketAnalyst:
+    home = layer.memory.where.home
+    if home is None:
+        raise ConfigError("the agent is served over an embedded home only")
+    return MarketAnalyst(home=home, memory=layer.memory)
+
+
+@router.post("", status_code=201)
+def run(body: RunIn, who: Writer, layer: Layer) -> StatusOut:
+    """Start a thread on ``request``; it stops before publishing, awaiting approval."""
+    status = _analyst(layer).run(who, body.request, thread_id=body.thread_id)
+    return StatusOut.of(status)
+
+
+@router.get("/{thread_id}")
+def status(who: Reader, layer: Layer, thread_id: str = ThreadId) -> StatusOut:
+    """Where a thread stands (its draft and draft hash while awaiting approval)."""
+    return StatusOut.of(_analyst(layer).status(who, thread_id))
+
+
+@router.post("/{thread_id}/approve")
+def approve(body: ApproveIn, who: Writer, layer: Layer, thread_id: str = ThreadId) -> StatusOut:
+    """Approve the draft whose hash (or a prefix of 8+) you reviewed, and publish it."""
+    analyst = _analyst(layer)
+    return StatusOut.of(_approve(analyst, who, thread_id, body.draft_hash))
+
+
+def _approve(analyst: MarketAnalyst, who: Principal, thread_id: str, digest: str) -> ThreadStatus:
+    return analyst.approve(who, thread_id, draft_hash=digest, approver=who.user_id)
+
+
+@router.post("/{thread_id}/resume")
+def resume(who: Writer, layer: Layer, thread_id: str = ThreadId) -> StatusOut:
+    """Continue an interrupted thread from its last checkpoint (never past an approval)."""
+    return StatusOut.of(_analyst(layer).resume(who, thread_id))

@@ -1,0 +1,76 @@
+"""``engram serve`` on PostgreSQL, and with JWTs from a JWKS file, as real processes."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+from serve_support import start
+
+from engram import Memory
+from engram.server.auth import open_keyring
+from engram.server.keys import SECRET_ENV
+
+SECRET = "rest-test-secret-0123456789abcdef"
+
+
+def test_serve_on_postgres_keeps_tenants_apart(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    keyring = open_keyring(url=postgres_url)
+    with keyring.store:
+        alice = keyring.create("acme", user_id="alice").token
+        intruder = keyring.create("beta", user_id="alice").token
+    server = start(["--url", postgres_url, "--embedder", "hash", "--workers", "2"], cwd=tmp_path)
+    try:
+        with server.client(alice) as client:
+            added = client.post("/v1/memories", json={"observation": "Alice sails a dinghy"})
+            assert added.status_code == 201, added.text
+            assert "dinghy" in client.post("/v1/recall", json={"query": "sailing dinghy"}).text
+        with server.client(intruder) as client:
+            assert "dinghy" not in client.post("/v1/recall", json={"query": "dinghy"}).text
+            assert client.get("/v1/facts").json()["items"] == []
+            assert client.get(f"/v1/facts/{added.json()['key']}").status_code == 404
+    finally:
+        server.stop()
+
+
+def test_serve_accepts_jwts_from_a_jwks_file(tmp_path: Path) -> None:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = {**json.loads(RSAAlgorithm.to_jwk(key.public_key())), "kid": "k1", "alg": "RS256"}
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps({"keys": [jwk]}))
+    home = tmp_path / ".engram"
+    Memory.open(home).close()
+    audience = "https://engram.test"
+    args = ["--home", str(home), "--embedder", "hash", "--jwt-jwks-url", jwks.as_uri(),
+            "--jwt-audience", audience, "--jwt-tenant-claim", "org"]  # fmt: skip
+    server = start(args, cwd=tmp_path)
+
+    def token(**claims: object) -> str:
+        body = {"aud": audience, "exp": int(time.time()) + 300, "sub": "alice", "org": "acme",
+                "scope": "read write", **claims}  # fmt: skip
+        return jwt.encode(body, key, algorithm="RS256", headers={"kid": "k1"})
+
+    try:
+        with server.client(token()) as client:
+            assert (
+                client.post("/v1/memories", json={"observation": "Alice rows at dawn"}).status_code
+                == 201
+            )
+            assert "dawn" in client.get("/v1/facts").text
+        with server.client(token(scope="read")) as client:
+            assert client.post("/v1/memories", json={"observation": "x y z"}).status_code == 403
+        with server.client(token(org="beta")) as client:
+            assert client.get("/v1/facts").json()["items"] == []
+        with server.client(token(aud="https://elsewhere")) as client:
+            assert client.get("/v1/facts").status_code == 401
+    finally:
+        server.stop()
+    assert not any("dawn" in line for line in server.errors)
