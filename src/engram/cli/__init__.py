@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._layer",
     "engram.cli._docs",
     "engram.cli._review",
+    "engram.cli._mcp",
     "engram.cli._keys",
     "engram.cli._serve",
 )

@@ -33,6 +33,7 @@ from engram.server._routes_layer import router as layer
 from engram.server._routes_review import router as review
 from engram.server._routes_threads import router as threads
 from engram.server.auth import Authenticator, JWTSettings, open_authenticator
+from engram.server.mcp import mount_mcp
 from engram.stores.hot import Threads
 
 CONFIG_ENV = "ENGRAM_SERVE_CONFIG"
@@ -109,6 +110,7 @@ def create_app(
         responses={503: {"model": Problem}},
     )
     _problems.install(app)
+    mount_mcp(app, memory, authenticator)  # MCP at /mcp, its metadata at /.well-known/...
     app.add_middleware(AccessMiddleware)
     return app
 

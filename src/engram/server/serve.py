@@ -18,6 +18,7 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from engram.server.app import CONFIG_ENV, ServeConfig
+from engram.server.mcp import PUBLIC_URL_ENV
 
 FACTORY = "engram.server.app:app_from_env"
 
@@ -72,6 +73,7 @@ def serve(
         timeout_graceful_shutdown=10,
     )
     sock = settings.bind_socket()
+    os.environ.setdefault(PUBLIC_URL_ENV, url_of(sock))  # the MCP endpoint's resource URL
     announce(url_of(sock))
     server = uvicorn.Server(settings)
     if workers > 1:

@@ -1,0 +1,64 @@
+"""``engram mcp`` over stdio, driven by the MCP SDK's client: a real server process.
+
+Starting the server is the slow part, so one session runs every check of
+``mcp_checks`` in turn (each on its own paths and facts); the erasure of everything has
+a session of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp_checks import CHECKS, check_forget_everything
+from mcp_support import ALICE, MARKER, call, engram_mcp, make_key, revoke_key, text
+
+
+def _as_alice(home: Path) -> Client:
+    return Client(engram_mcp(home, "--tenant", ALICE.tenant_id, "--user", ALICE.user_id))
+
+
+async def test_every_check_over_stdio(home: Path) -> None:
+    async with _as_alice(home) as client:
+        for check in CHECKS:
+            await check(client)
+
+
+async def test_forget_everything_over_stdio(home: Path) -> None:
+    async with _as_alice(home) as client:
+        await check_forget_everything(client)
+
+
+@pytest.mark.parametrize("args", [(), ("--tenant", "acme"), ("--user", "alice")])
+def test_stdio_refuses_to_start_without_a_whole_principal(
+    home: Path, args: tuple[str, ...]
+) -> None:
+    params = engram_mcp(home, *args)
+    done = subprocess.run([params.command, *params.args], env={**os.environ, **(params.env or {})},
+                          input="", capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1
+    assert "acts for --tenant and --user" in done.stderr and done.stdout == ""
+
+
+async def test_stdio_with_a_key_acts_for_its_user_with_its_scopes(home: Path) -> None:
+    token = make_key(home, ALICE, ("read",))
+    params = engram_mcp(home)
+    params.env = {**(params.env or {}), "ENGRAM_API_KEY": token}
+    async with Client(params) as client:
+        assert MARKER in text(await call(client, "recall", query=f"codename {MARKER}"))
+        refused = await call(client, "remember", observation="Likes green tea in the morning")
+        assert refused.is_error and "does not allow" in text(refused)
+        revoke_key(home, token)
+        after = await call(client, "recall", query=f"codename {MARKER}")
+        assert after.is_error and MARKER not in text(after)
+        assert "invalid credentials" in text(after)
+
+
+def test_stdio_refuses_to_start_with_an_invalid_key(home: Path) -> None:
+    params = engram_mcp(home, "--key", "egk_nothing.YWNtZQ.secret")
+    done = subprocess.run([params.command, *params.args], env={**os.environ, **(params.env or {})},
+                          input="", capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "AuthenticationError" in done.stderr
