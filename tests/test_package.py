@@ -44,10 +44,24 @@ def test_urls_pick_backends() -> None:
     assert default_url("hot") == "sqlite:///.engram/checkpoints.db"
 
 
-@pytest.mark.parametrize("bad", ["nope", "mysql://h/db", "sqlite://", "sqlite:///"])
+@pytest.mark.parametrize("bad", ["nope", "://h/db", "9sql://h", "sqlite://", "sqlite:///"])
 def test_bad_urls_raise_config_error(bad: str) -> None:
     with pytest.raises(engram.ConfigError):
         parse_url(bad)
+
+
+def test_a_scheme_no_tier_serves_is_refused_by_each_tier_naming_its_engines() -> None:
+    from engram.stores.cold import backend_for
+    from engram.stores.documents import open_documents
+    from engram.stores.hot import open_checkpointer
+
+    assert parse_url("MySQL+x://h/db").scheme == "mysql"
+    with pytest.raises(engram.ConfigError, match=r"cold tier has no mysql backend; use .*sqlite"):
+        backend_for("mysql://h/db")
+    with pytest.raises(engram.ConfigError, match=r"hot tier has no mysql backend; use .*redis"):
+        open_checkpointer("mysql://h/db").__enter__()
+    with pytest.raises(engram.ConfigError, match="document tier has no mysql backend"):
+        open_documents("mysql://h/db")
 
 
 def _commands(group: object, prefix: str = "") -> list[tuple[str, object]]:

@@ -1,33 +1,30 @@
 """URL-based configuration: one URL picks a backend for a tier.
 
 ``sqlite:///relative/path.db``, ``sqlite:////absolute/path.db``,
-``postgresql://user:pw@host:port/db``, ``redis://host:port/0`` and ``memory://``.
-Parsing is pure: nothing here touches the file system.
+``postgresql://user:pw@host:port/db``, ``redis://host:port/0``, ``qdrant://host:port``,
+``memory://``... Parsing is pure (nothing here touches the file system) and knows no list of
+engines: each tier's ``_open`` module says which schemes it serves and refuses the others.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
 
 from engram.errors import ConfigError
 
-Scheme = Literal["sqlite", "postgresql", "redis", "memory", "qdrant"]
+Scheme = str
+"""A URL's scheme before any ``+variant``, lower-cased, aliases resolved (``postgresql``)."""
 
 DEFAULT_HOME = Path(".engram")
 """Where the embedded default keeps its files, relative to the working directory."""
 
-_SCHEMES: dict[str, Scheme] = {
-    "sqlite": "sqlite",
-    "postgresql": "postgresql",
-    "postgres": "postgresql",
-    "redis": "redis",
-    "rediss": "redis",
-    "memory": "memory",
-    "qdrant": "qdrant",
-}
+_ALIASES: dict[str, Scheme] = {"postgres": "postgresql", "rediss": "redis"}
+"""Other spellings of a scheme. Which schemes a tier serves is its own engine table's
+business (``stores/<tier>/_open.py``), so a new engine is added there alone."""
+_SCHEME = re.compile(r"[a-z][a-z0-9.-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +47,10 @@ def parse_url(url: str) -> StoreURL:
     """Parse ``url`` into a :class:`StoreURL` or raise :class:`ConfigError`."""
     if not isinstance(url, str) or "://" not in url:
         raise ConfigError(f"not a backend URL: {url!r} (expected e.g. sqlite:///.engram/memory.db)")
-    parts = urlsplit(url)
-    scheme = _SCHEMES.get(parts.scheme.split("+", 1)[0].lower())
-    if scheme is None:
-        known = ", ".join(sorted(set(_SCHEMES.values())))
-        raise ConfigError(f"unknown scheme {parts.scheme!r} in {url!r}; known: {known}")
+    named = url.split("://", 1)[0].split("+", 1)[0].lower()
+    if not _SCHEME.fullmatch(named):
+        raise ConfigError(f"not a backend URL: {url!r} (its scheme {named!r} is malformed)")
+    scheme = _ALIASES.get(named, named)
     if scheme == "sqlite":
         return StoreURL("sqlite", url, _sqlite_path(url))
     return StoreURL(scheme, url)
