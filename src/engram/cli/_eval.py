@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 import click
 
 from engram.cli._embedding import embedder_option
+from engram.cli._progress import progress_of_total
 
 DEFAULT_OUT = Path("eval-results")
 
@@ -53,25 +52,6 @@ _cache = click.option(
 )
 
 
-@contextmanager
-def _progress(quiet: bool, label: str) -> Iterator[Callable[[int], Callable[[int], Any]]]:
-    from tqdm import tqdm
-
-    bars: list[Any] = []
-
-    def start(total: int) -> Callable[[int], Any]:
-        bar = tqdm(total=total, desc=label, unit="q", disable=quiet)
-        bars.append(bar)
-        update: Callable[[int], Any] = bar.update
-        return update
-
-    try:
-        yield start
-    finally:
-        for bar in bars:
-            bar.close()
-
-
 def _benchmark(
     name: str,
     *,
@@ -87,7 +67,7 @@ def _benchmark(
     from engram.eval import run_benchmark, write
 
     started = time.perf_counter()
-    with _progress(quiet, name) as progress:
+    with progress_of_total(name, "q", quiet=quiet) as progress:
         result = run_benchmark(
             name,
             data=data,
@@ -182,7 +162,7 @@ def lifecycle(
     """
     from engram.eval import run_lifecycle_file, write_lifecycle
 
-    with _progress(quiet, "lifecycle") as progress:
+    with progress_of_total("lifecycle", "q", quiet=quiet) as progress:
         result = run_lifecycle_file(
             data, limit=limit, embedder=embedder, url=url, target=target, progress=progress
         )
