@@ -4,6 +4,7 @@ prints the recipes without running them."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
@@ -14,8 +15,16 @@ from docs_blocks import ROOT, blocks_of
 def _recipe(target: str) -> list[str]:
     if shutil.which("make") is None:
         pytest.fail("make is not installed (the README's two commands need it)")
+    # Under `make test` itself (as CI runs it) the inner make would inherit the outer
+    # one's flags and print "make[1]: Entering directory" lines around the recipe.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, timeout=60
+        ["make", "--no-print-directory", "-n", "-B", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
