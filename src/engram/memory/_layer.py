@@ -33,7 +33,6 @@ from engram._principal import Principal, tenant_scope
 from engram.config import DEFAULT_HOME, AppRole
 from engram.errors import (
     ConfigError,
-    EngramError,
     InvalidInputError,
     NotFoundError,
     PolicyRejectedError,
@@ -280,40 +279,41 @@ class Memory:
     def approve_held(self, principal: Principal, held_id: str) -> RememberResult:
         """Store the held fact ``held_id`` as a person approved it: the write it was, through
         the rest of the write policy (no poisoning guard; its source trusted) and
-        consolidation, with its provenance. It leaves the queue; a write the policy still
-        refuses stays queued and raises :class:`~engram.errors.PolicyRejectedError`."""
-        entry = self._take_held(principal, held_id, approving=True)
-        try:
-            result = self._approving_store(entry.source).remember(
-                principal,
-                entry.text,
-                slot=entry.slot,
-                tags=entry.tags,
-                source=entry.source,
-                ttl=self.fact_ttl,
-                provenance=entry.provenance,
-            )
-        except EngramError:
-            queue_held(self.documents, principal, f"- {entry.line}")
-            raise
+        consolidation, with its provenance; then it leaves the queue. A write the policy
+        still refuses stays queued and raises :class:`~engram.errors.PolicyRejectedError`.
+
+        The fact is stored before the entry leaves the queue, so a crash in between leaves
+        it queued, never lost; approving it again then finds the stored fact (a no-op), and
+        so does a second approver racing the first."""
+        entry = self._held(principal, held_id, approving=True)
+        result = self._approving_store(entry.source).remember(
+            principal,
+            entry.text,
+            slot=entry.slot,
+            tags=entry.tags,
+            source=entry.source,
+            ttl=self.fact_ttl,
+            provenance=entry.provenance,
+        )
         if result.action in ("rejected", "held"):
-            queue_held(self.documents, principal, f"- {entry.line}")
             raise PolicyRejectedError(f"not stored: {result.reason or result.action}")
+        remove_entry(self.documents, principal, entry.line)
         return rec.to_remembered(result)
 
     def discard_held(self, principal: Principal, held_id: str) -> HeldWrite:
         """Remove the held write ``held_id`` from the user's review queue; returns it."""
-        return self._take_held(principal, held_id, approving=False)
+        entry = self._held(principal, held_id, approving=False)
+        if not remove_entry(self.documents, principal, entry.line):
+            raise NotFoundError(f"no held write {held_id!r} in the review queue")
+        return entry
 
-    def _take_held(self, principal: Principal, held_id: str, *, approving: bool) -> HeldWrite:
+    def _held(self, principal: Principal, held_id: str, *, approving: bool) -> HeldWrite:
         entry = find_held(self.review_queue(principal), check.text("held_id", held_id))
         if approving and entry.kind != "fact":
             raise InvalidInputError(
                 f"held write {entry.id} is a document ({entry.path}): the queue keeps only its "
                 "redacted text; discard it and write the document again"
             )
-        if not remove_entry(self.documents, principal, entry.line):
-            raise NotFoundError(f"no held write {held_id!r} in the review queue")
         return entry
 
     def _approving_store(self, source: Source) -> LongTermStore:
