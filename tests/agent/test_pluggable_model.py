@@ -73,7 +73,9 @@ def test_pause_and_approve_on_postgresql(postgres_url: str, tmp_path: Path) -> N
     done = second.approve(PRINCIPAL, "pg-1", draft_hash=paused.draft_hash)
     assert done.stage == "published" and done.draft == paused.draft
     assert [h.ran for h in second.history(PRINCIPAL, "pg-1")][-1] == ("publish",)
-    assert len(ledger_rows(tmp_path)) == 1
+    published = [p for p in second.publications(PRINCIPAL) if p.thread_id == "pg-1"]
+    assert len(published) == 1 and published[0].report == paused.draft
+    assert not (tmp_path / "outbox.db").exists()  # the outbox is beside the checkpoints
 
 
 def test_bad_tool_calls_become_error_results_not_crashes(tmp_path: Path) -> None:

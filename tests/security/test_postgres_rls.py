@@ -35,6 +35,7 @@ TENANT_TABLES = {
     "engram_documents": "tenant_id",
     "engram_document_chunks": "tenant_id",
     "engram_thread_owners": "tenant_id",
+    "engram_publications": "tenant_id",
 }
 THREAD_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 VERSION_TABLES = {
@@ -89,6 +90,14 @@ def _fill_documents(url: str) -> None:
             store.write_text(who, f"notes/{who.tenant_id}.md", f"# {who.tenant_id}\n\nplans\n")
 
 
+def _fill_outbox(url: str) -> None:
+    from engram.backends.postgres.outbox import PostgresPublicationLedger
+
+    ledger = PostgresPublicationLedger(url)
+    for who in PRINCIPALS:
+        ledger.publish(who, f"thread-{who.tenant_id}", f"# {who.tenant_id} report\n", "someone")
+
+
 @pytest.fixture
 def database(postgres_url: str) -> Iterator[Database]:
     from engram.backends.postgres import cold, documents
@@ -98,6 +107,7 @@ def database(postgres_url: str) -> Iterator[Database]:
     _fill_hot(app_url)
     _fill_cold(app_url)
     _fill_documents(app_url)
+    _fill_outbox(app_url)
     yield Database(postgres_url, app_url)
 
 

@@ -33,12 +33,43 @@ def test_serve_on_postgres_keeps_tenants_apart(
             added = client.post("/v1/memories", json={"observation": "Alice sails a dinghy"})
             assert added.status_code == 201, added.text
             assert "dinghy" in client.post("/v1/recall", json={"query": "sailing dinghy"}).text
-            agent = client.get("/v1/agent/runs/t-1")
-            assert agent.status_code == 501 and agent.json()["type"].endswith("/not-implemented")
+            assert client.get("/v1/agent/runs/t-none").status_code == 404
         with server.client(intruder) as client:
             assert "dinghy" not in client.post("/v1/recall", json={"query": "dinghy"}).text
             assert client.get("/v1/facts").json()["items"] == []
             assert client.get(f"/v1/facts/{added.json()['key']}").status_code == 404
+    finally:
+        server.stop()
+
+
+def test_the_agent_publishes_once_on_postgres_and_forget_erases_it(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    keyring = open_keyring(url=postgres_url)
+    with keyring.store:
+        scopes = ("read", "write", "erase")
+        alice = keyring.create("pg-agent", user_id="alice", scopes=scopes).token
+        intruder = keyring.create("pg-other", user_id="alice").token
+    server = start(["--url", postgres_url, "--embedder", "hash"], cwd=tmp_path)
+    try:
+        with server.client(alice) as client:
+            body = {"request": "Compare NVDA and AMD", "thread_id": "t-pg"}
+            started = client.post("/v1/agent/runs", json=body)
+            assert started.status_code == 201, started.text
+            digest = started.json()["draft_hash"]
+            with server.client(intruder) as other:
+                assert other.get("/v1/agent/runs/t-pg").status_code == 404
+                stolen = other.post("/v1/agent/runs/t-pg/approve", json={"draft_hash": digest})
+                assert stolen.status_code == 404
+            done = client.post("/v1/agent/runs/t-pg/approve", json={"draft_hash": digest})
+            assert done.status_code == 200 and done.json()["publication"], done.text
+            again = client.post("/v1/agent/runs/t-pg/approve", json={"draft_hash": digest})
+            assert again.status_code in (200, 409)
+            forgot = client.post("/v1/forget", json={})
+            report = forgot.json()
+            assert forgot.status_code == 200, forgot.text
+            assert report["participants"]["outbox"] == {"publications": 1}, report
     finally:
         server.stop()
 

@@ -12,15 +12,18 @@ from engram.agent._analyst import (
     MarketAnalyst,
     StepEvent,
     ThreadStatus,
+    default_outbox,
     home_outbox,
     resolve_model,
+    url_outbox,
 )
 from engram.agent._data import MarketData, load_market_data
 from engram.agent._graph import AnalystNodes, build_graph, compile_graph
 from engram.agent._offline import OfflineAnalystModel
 from engram.agent._state import AnalystState, Approval, Publication, Review
 from engram.agent._tools import make_tools
-from engram.backends.sqlite.outbox import PublicationLedger, PublishedReport, draft_hash
+from engram.backends.sqlite.outbox import PublicationLedger
+from engram.stores.hot.outbox import Outbox, PublishedReport, draft_hash
 from engram.tools import memory_tools
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "MarketAnalyst",
     "MarketData",
     "OfflineAnalystModel",
+    "Outbox",
     "Publication",
     "PublicationLedger",
     "PublishedReport",
@@ -41,10 +45,12 @@ __all__ = [
     "ThreadStatus",
     "build_graph",
     "compile_graph",
+    "default_outbox",
     "draft_hash",
     "home_outbox",
     "load_market_data",
     "make_tools",
     "memory_tools",
     "resolve_model",
+    "url_outbox",
 ]

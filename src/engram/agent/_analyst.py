@@ -28,8 +28,8 @@ from engram.agent._knowledge import file_research, planning_context, remember_co
 from engram.agent._offline import OfflineAnalystModel
 from engram.agent._state import AnalystState, Approval
 from engram.agent._tools import make_tools
-from engram.backends.sqlite.outbox import PublicationLedger, PublishedReport
-from engram.config import DEFAULT_HOME, default_outbox_path, default_url
+from engram.backends.sqlite.outbox import PublicationLedger
+from engram.config import DEFAULT_HOME, default_outbox_path, default_url, parse_url
 from engram.errors import (
     ConfigError,
     ConflictError,
@@ -40,6 +40,7 @@ from engram.errors import (
 from engram.memory import Memory
 from engram.stores.hot import open_checkpointer
 from engram.stores.hot.contract import in_use
+from engram.stores.hot.outbox import Outbox, PublishedReport
 
 DURABILITY: Durability = "sync"
 """Every step's checkpoint is written before the next step starts (see the README)."""
@@ -203,11 +204,28 @@ def home_outbox(home: Path) -> PublicationLedger | None:
     return PublicationLedger(path) if path.exists() else None
 
 
+def url_outbox(hot_url: str) -> Outbox | None:
+    """The publication outbox beside a PostgreSQL hot tier (its ``engram_publications``
+    table), found by ``Memory.forget`` through the ``engram.url_participants`` entry
+    point; ``None`` for any other hot tier."""
+    if parse_url(hot_url).scheme != "postgresql":
+        return None
+    from engram.backends.postgres.outbox import PostgresPublicationLedger
+
+    return PostgresPublicationLedger(hot_url)
+
+
+def default_outbox(home: str | Path, hot_url: str) -> Outbox:
+    """Where an agent publishes: beside a PostgreSQL hot tier, else ``<home>/outbox.db``."""
+    return url_outbox(hot_url) or PublicationLedger(default_outbox_path(home))
+
+
 class MarketAnalyst:
     """The reference agent over engram's hot tier and a publication outbox.
 
     ``home`` holds the embedded defaults (``checkpoints.db`` and ``outbox.db``);
-    ``hot_url`` overrides the checkpoint store (``postgresql://...``, ``memory://``);
+    ``hot_url`` overrides the checkpoint store (``postgresql://...``, ``memory://``; on
+    PostgreSQL the outbox is the hot tier's ``engram_publications`` table);
     ``model`` is ``"offline"`` (deterministic rules, no LLM) or ``"provider:model"``.
     With an open ``memory`` (:class:`engram.memory.Memory`), the planner gets the
     user's recalled facts and the project's conventions, and after publish the brief
@@ -224,13 +242,13 @@ class MarketAnalyst:
         home: str | Path = DEFAULT_HOME,
         hot_url: str | None = None,
         model: str | BaseChatModel = OFFLINE,
-        ledger: PublicationLedger | None = None,
+        ledger: Outbox | None = None,
         data: MarketData | None = None,
         memory: Memory | None = None,
     ) -> None:
         self.memory = memory
         self.hot_url = hot_url or default_url("hot", home)
-        self.ledger = ledger or PublicationLedger(default_outbox_path(home))
+        self.ledger = ledger or default_outbox(home, self.hot_url)
         if memory is not None:
             memory.add_participant(self.ledger)  # forget() erases what was published
         self._model = model

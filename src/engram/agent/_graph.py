@@ -26,8 +26,8 @@ from engram.agent import _faults as faults
 from engram.agent import _prompts as prompts
 from engram.agent._data import MarketData
 from engram.agent._state import AnalystState, Publication, Review
-from engram.backends.sqlite.outbox import PublicationLedger, draft_hash
 from engram.errors import ConflictError, EngramError
+from engram.stores.hot.outbox import Outbox, draft_hash
 
 MAX_TOOL_STEPS = 16
 """The executor's ReAct loop stops after this many tool-calling turns."""
@@ -82,7 +82,7 @@ class AnalystNodes:
     model: BaseChatModel
     tools: Sequence[BaseTool]
     data: MarketData
-    ledger: PublicationLedger
+    ledger: Outbox
 
     def router(self, state: AnalystState) -> dict[str, Any]:
         tickers = find_tickers(state["request"], self.data)

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from engram._principal import Principal
-from engram.agent import MarketAnalyst, StepEvent, ThreadStatus
+from engram.agent import MarketAnalyst, PublicationLedger, StepEvent, ThreadStatus
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_home, existing_url
 from engram.cli._options import home_option, tenant_option, user_option
@@ -351,7 +351,8 @@ def publications_cmd(
     """
     existing_home(home)
     analyst = _analyst(home, hot_url, model)
-    found = analyst.ledger.path.is_file()  # no outbox yet: nothing was published
+    ledger = analyst.ledger  # a missing outbox file: nothing was published
+    found = not isinstance(ledger, PublicationLedger) or ledger.path.is_file()
     rows = analyst.publications(Principal(tenant, user)) if found else []
     if as_json:
         click.echo(json.dumps([dataclasses.asdict(r) for r in rows], indent=1))

@@ -20,7 +20,7 @@ import click
 from langchain_core.runnables import RunnableConfig
 
 from engram._principal import Principal
-from engram.agent import DURABILITY, MarketAnalyst, ThreadStatus
+from engram.agent import DURABILITY, MarketAnalyst, PublicationLedger, ThreadStatus
 from engram.cli._agent import (
     DEMO_TENANT,
     DEMO_USER,
@@ -48,6 +48,11 @@ DEMO_FOLLOW_UP = "Update my NVDA analysis"
 DEMO_CONVENTIONS = ("Every brief ends with the data-set disclaimer",)
 DEMO_VISITOR_FACT = "I prefer aggressive growth stocks"
 CONVENTIONS_PATH = "conventions/briefs.md"
+
+
+def _outbox(analyst: MarketAnalyst) -> str:
+    ledger = analyst.ledger
+    return str(ledger.path) if isinstance(ledger, PublicationLedger) else analyst.hot_url
 
 
 def _say(title: str, text: str = "") -> None:
@@ -176,7 +181,7 @@ def _demo_first_thread(
         f"hot tier:  {analyst.hot_url} (LangGraph checkpoints, durability={DURABILITY!r})\n"
         f"cold tier: {where.cold_url} (long-term facts, versions, FTS + vectors)\n"
         f"documents: {where.documents} (Markdown files, index {where.index_path})\n"
-        f"outbox:    {analyst.ledger.path} (publications keyed by idempotency key)",
+        f"outbox:    {_outbox(analyst)} (publications keyed by idempotency key)",
     )
     conventions = "# Briefs\n\n" + "".join(f"- {c}\n" for c in DEMO_CONVENTIONS)
     memory.documents.write(principal, CONVENTIONS_PATH, conventions)

@@ -111,6 +111,7 @@ class Memory:
         self._store: LongTermStore | None = None
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._docs: DocumentStore | None = None
+        self._opened: Locations | None = None
 
     def add_participant(self, participant: ErasureParticipant) -> None:
         """Have :meth:`forget` erase ``participant`` too (once, however often added)."""
@@ -174,13 +175,14 @@ class Memory:
             self._saver = stack.enter_context(open_checkpointer(where.hot_url))
             self._docs = open_documents(where, self.embedder, stack)
             self._store = store
+            self._opened = where
             self._stack = stack.pop_all()
 
     def close(self) -> None:
         """Release every tier's connections."""
         if self._stack is not None:
             self._stack.close()
-        self._stack = self._store = self._saver = self._docs = None
+        self._stack = self._store = self._saver = self._docs = self._opened = None
 
     def __enter__(self) -> Memory:
         self.setup()
@@ -188,6 +190,12 @@ class Memory:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    @property
+    def opened_at(self) -> Locations:
+        """Where the open tiers are, as opened: on PostgreSQL the application role's URLs
+        (what a component beside the memory, such as an agent's outbox, connects with)."""
+        return _opened(self._opened)
 
     @property
     def store(self) -> LongTermStore:
@@ -498,7 +506,7 @@ class Memory:
             threads = tuple(hot.delete_user_threads(principal))
         docs_compacted = self.documents.compact()
         hot_compacted = hot.compact()
-        others = erase_participants(participants(self.where, self.participants), principal)
+        others = erase_participants(participants(self.opened_at, self.participants), principal)
         return ErasureReport(
             *principal.namespace, facts, paths, threads, hot_compacted, docs_compacted, others
         )

@@ -116,21 +116,36 @@ HOME_PARTICIPANTS = "engram.home_participants"
 """Entry-point group of the stores kept under an embedded home beside the tiers (an
 agent's publication outbox, ...): each entry is ``(home: Path) -> ErasureParticipant |
 None``, ``None`` when that store has nothing there."""
+URL_PARTICIPANTS = "engram.url_participants"
+"""Entry-point group of the stores kept beside a hot tier served at a URL (the outbox
+table beside PostgreSQL checkpoints, ...): each entry is ``(hot_url: str) ->
+ErasureParticipant | None``, ``None`` when there is none beside that tier."""
 
 
 def home_participants(home: Path) -> list[ErasureParticipant]:
     """The erasure participants that hold something under ``home``."""
-    found = (entry.load()(home) for entry in entry_points(group=HOME_PARTICIPANTS))
+    return _found(HOME_PARTICIPANTS, home)
+
+
+def url_participants(hot_url: str) -> list[ErasureParticipant]:
+    """The erasure participants kept beside the hot tier at ``hot_url``."""
+    return _found(URL_PARTICIPANTS, hot_url)
+
+
+def _found(group: str, where: object) -> list[ErasureParticipant]:
+    found = (entry.load()(where) for entry in entry_points(group=group))
     return [participant for participant in found if participant is not None]
 
 
 def participants(
     where: Locations, registered: Sequence[ErasureParticipant]
 ) -> list[ErasureParticipant]:
-    """The ``registered`` participants, plus those found under the embedded home (a
+    """The ``registered`` participants, plus those found under the embedded home or beside
+    the hot tier (``where`` as opened: the application role's URLs on PostgreSQL; a
     ledger erased twice finds nothing the second time)."""
     found = list(registered)
-    for participant in home_participants(where.home) if where.home is not None else ():
+    beside = home_participants(where.home) if where.home is not None else []
+    for participant in (*beside, *url_participants(where.hot_url)):
         if participant not in found:
             found.append(participant)
     return found

@@ -1,7 +1,8 @@
 """``/v1/agent``: the Market Analyst agent (run, status, approve with the draft hash, resume).
 
-Served over an embedded home (its hot tier and publication outbox); a server on a
-PostgreSQL URL answers 501 Not Implemented on these routes.
+Served over the memory's own hot tier, with the publication outbox beside it: the home's
+``outbox.db`` (embedded, or a Redis hot tier beside a home), or the ``engram_publications``
+table of a PostgreSQL hot tier. A server with neither answers 501 Not Implemented.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from fastapi import APIRouter, HTTPException, Path
 from pydantic import BaseModel, Field
 
 from engram._principal import Principal
-from engram.agent import MarketAnalyst, ThreadStatus
+from engram.agent import MarketAnalyst, ThreadStatus, url_outbox
+from engram.config import DEFAULT_HOME
 from engram.server import _models as m
 from engram.server._deps import Layer, Reader, ServerState, Writer
 
@@ -54,10 +56,11 @@ class StatusOut(BaseModel):
 
 
 def _analyst(layer: ServerState) -> MarketAnalyst:
-    home = layer.memory.where.home
-    if home is None:
-        raise HTTPException(501, "the agent is served over an embedded home only")
-    return MarketAnalyst(home=home, memory=layer.memory)
+    where = layer.memory.opened_at
+    if where.home is None and url_outbox(where.hot_url) is None:
+        raise HTTPException(501, "the agent needs an embedded home or a PostgreSQL hot tier")
+    home = where.home if where.home is not None else DEFAULT_HOME  # unused on PostgreSQL
+    return MarketAnalyst(home=home, hot_url=where.hot_url, memory=layer.memory)
 
 
 @router.post("", status_code=201)

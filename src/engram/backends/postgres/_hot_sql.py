@@ -144,6 +144,7 @@ WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 OWNERS_TABLE = "engram_thread_owners"
+PUBLICATIONS_TABLE = "engram_publications"
 VERSION_TABLE = "engram_hot_migrations"
 LANGGRAPH_VERSION_TABLE = "checkpoint_migrations"
 
@@ -172,6 +173,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         ON CONFLICT DO NOTHING""",
         *tenant_policy(OWNERS_TABLE),
         *(s for t in TABLES for s in row_policy(t, _OWNED_BY_TENANT.format(t=t))),
+    ),
+    (
+        # The publication outbox (engram.backends.postgres.outbox): an agent's side effects.
+        f"""CREATE TABLE {PUBLICATIONS_TABLE} (
+            idempotency_key text PRIMARY KEY,
+            tenant_id text NOT NULL,
+            user_id text NOT NULL,
+            thread_id text NOT NULL,
+            draft_hash text NOT NULL,
+            approved_by text NOT NULL,
+            report text NOT NULL,
+            published_at text NOT NULL
+        )""",
+        f"CREATE INDEX {PUBLICATIONS_TABLE}_user ON {PUBLICATIONS_TABLE} (tenant_id, user_id)",
+        *tenant_policy(PUBLICATIONS_TABLE),
     ),
 )
 """engram's own schema around LangGraph's (append-only, versioned in ``VERSION_TABLE``)."""

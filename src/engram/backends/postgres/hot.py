@@ -44,6 +44,7 @@ from engram._principal import scoped_tenant, tenant_scope
 from engram.backends.postgres._hot_sql import (
     LANGGRAPH_VERSION_TABLE,
     OWNERS_TABLE,
+    PUBLICATIONS_TABLE,
     TABLES,
     VACUUM_SQL,
     VERSION_TABLE,
@@ -433,7 +434,7 @@ def setup(admin_url: str, role: AppRole | None = None) -> str:
                 conn.execute(SETUP_ALL_UNLOCK_SQL)
         with psycopg.connect(admin_url, autocommit=True) as plain, plain.transaction():
             maintain = ensure_role(plain, role)
-            tables = (*TABLES, OWNERS_TABLE)
+            tables = (*TABLES, OWNERS_TABLE, PUBLICATIONS_TABLE)
             read_only = (LANGGRAPH_VERSION_TABLE, VERSION_TABLE)
             for statement in grant_sql(role.name, tables, read_only=read_only, maintain=maintain):
                 plain.execute(statement)

@@ -1,18 +1,12 @@
-"""The publication outbox: a SQLite ledger keyed by an idempotency key.
+"""The publication outbox in a SQLite file (:mod:`engram.stores.hot.outbox` says what a
+row is and how it is keyed): ``INSERT ... ON CONFLICT DO NOTHING`` on the idempotency key.
 
-Publishing is an agent's one external side effect (the Market Analyst's). The publish
-step writes its row with ``INSERT ... ON CONFLICT DO NOTHING`` under a key derived from
-the principal, the thread and the draft's hash, so a resumed or re-run step (after a
-crash between the write and the checkpoint) finds the row and never publishes twice.
-
-The rows hold user content (the published reports), so the ledger is also an erasure
-participant of the memory layer: :meth:`PublicationLedger.erase` deletes a user's rows
-and compacts the file; ``Memory.forget`` calls it for ``<home>/outbox.db``.
+:meth:`PublicationLedger.erase` deletes a user's rows and compacts the file;
+``Memory.forget`` calls it for ``<home>/outbox.db``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -23,6 +17,9 @@ from typing import ClassVar
 
 from engram._principal import Principal
 from engram.errors import BackendError
+from engram.stores.hot.outbox import PublishedReport, draft_hash, idempotency_key
+
+__all__ = ["PublicationLedger", "PublishedReport", "draft_hash", "idempotency_key"]
 
 MIGRATIONS: tuple[str, ...] = (
     """CREATE TABLE publications (
@@ -51,30 +48,6 @@ SELECT_USER = (
 DELETE_USER = "DELETE FROM publications WHERE tenant_id = ? AND user_id = ?"
 # Rewrite the file without free pages, then copy the WAL back and empty it.
 COMPACT = ("VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-def draft_hash(draft: str) -> str:
-    """The SHA-256 of a draft: what a human approves and what the outbox is keyed on."""
-    return hashlib.sha256(draft.encode("utf-8")).hexdigest()
-
-
-def idempotency_key(principal: Principal, thread_id: str, digest: str) -> str:
-    """One key per (principal, thread, exact draft)."""
-    raw = "\x1f".join((principal.tenant_id, principal.user_id, thread_id, digest))
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class PublishedReport:
-    """One row of the outbox; ``created`` is False when the key was already there."""
-
-    idempotency_key: str
-    thread_id: str
-    draft_hash: str
-    approved_by: str
-    report: str
-    published_at: str
-    created: bool = False
 
 
 @dataclass(frozen=True, slots=True)
