@@ -17,7 +17,18 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from mcp_support import ALICE, MARKER, METADATA, bearer, call, child_env, make_key, seed, text
+from mcp_support import (
+    ALICE,
+    MARKER,
+    METADATA,
+    bearer,
+    call,
+    child_env,
+    http_server,
+    make_key,
+    seed,
+    text,
+)
 
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 AUDIENCE = "engram-test"
@@ -104,3 +115,29 @@ def test_the_metadata_names_the_served_endpoint(served: tuple[str, Path]) -> Non
     assert metadata["resource"] == base + "/mcp"
     challenge = httpx.post(base + "/mcp", json={}, timeout=30).headers["www-authenticate"]
     assert f'resource_metadata="{base}{METADATA}"' in challenge
+
+
+async def test_engram_mcp_http_takes_the_same_jwt_options(served: tuple[str, Path]) -> None:
+    _, home = served
+    pem = home.parent / "jwt.pem"
+    args = ("--jwt-key-file", str(pem), "--jwt-audience", AUDIENCE, "--jwt-algorithm", "RS256")
+    with http_server(home, *args) as url:
+        async with bearer(url, _jwt("acme", "alice", "read")) as client:
+            assert MARKER in text(await call(client, "recall", query=f"codename {MARKER}"))
+        async with bearer(url, _jwt("other", "alice", "read")) as client:
+            assert MARKER not in text(await call(client, "recall", query=f"codename {MARKER}"))
+        wrong = jwt.encode({"tenant_id": "acme", "sub": "alice", "scope": "read",
+                            "aud": "elsewhere", "exp": int(time.time()) + 600}, KEY,
+                           algorithm="RS256")  # fmt: skip
+        response = httpx.post(url, json={}, timeout=30,
+                              headers={"Authorization": f"Bearer {wrong}"})  # fmt: skip
+        assert response.status_code == 401
+
+
+def test_jwt_options_are_refused_over_stdio(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "engram", "mcp", "--tenant", "acme", "--user", "alice",
+            "--home", str(tmp_path), "--jwt-jwks-url", "file:///nowhere.json",
+            "--jwt-audience", AUDIENCE]  # fmt: skip
+    done = subprocess.run(argv, env={**os.environ, **child_env()}, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert done.returncode != 0 and "over --http only" in done.stderr

@@ -13,6 +13,7 @@ import click
 
 from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
+from engram.cli._jwt import jwt_options
 from engram.cli._options import home_option, tenant_option, user_option
 from engram.config import DEFAULT_HOME
 from engram.errors import InvalidInputError, MissingDependencyError
@@ -56,7 +57,11 @@ def _serve_http(memory: Memory, options: dict[str, Any], home: Path | None, url:
 
     host, port = options["host"], options["port"]
     resource = options["resource_url"] or f"http://{host}:{port}{mcp.MCP_PATH}"
-    authenticator = open_authenticator(home=None if url else str(home or DEFAULT_HOME), url=url)
+    from engram.server.app import ServeConfig
+
+    jwt = ServeConfig(jwt=options["jwt"]).jwt_settings()
+    where = None if url else str(home or DEFAULT_HOME)
+    authenticator = open_authenticator(home=where, url=url, jwt=jwt)
     app = mcp.mcp_http_app(
         memory,
         authenticator,
@@ -89,6 +94,7 @@ def _serve_http(memory: Memory, options: dict[str, Any], home: Path | None, url:
 @embedder_option(
     "minilm", "Embedding model (keep the one the memory was written with).", keyword_only=True
 )
+@jwt_options
 def mcp_cmd(
     tenant: str | None,
     user: str | None,
@@ -101,7 +107,8 @@ def mcp_cmd(
 ) -> None:
     """Serve engram's memory to MCP clients: over stdio for --tenant/--user (or the user of
     --key), or with --http over streamable HTTP, where every request carries a bearer API
-    key or JWT (a tenant-level one only with --user: the user it acts for).
+    key or a JWT the --jwt-* options accept (a tenant-level one only with --user: the user
+    it acts for).
 
     Tools: remember, recall, forget, list_facts, fact_history, the memory_* commands over
     the documents, thread_list/history/diff/fork; resources: engram://profile and
@@ -111,6 +118,8 @@ def mcp_cmd(
     """
     if http and (tenant is not None or key is not None):
         raise InvalidInputError("over --http the tenant comes from each request's credential")
+    if not http and options["jwt"] is not None:
+        raise InvalidInputError("--jwt-* options verify bearer tokens over --http only")
     access = None if http else _stdio_access(tenant, user, key, home, url)
     with Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory:
         if access is None:
