@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from engram.cli import main
@@ -53,3 +54,18 @@ def test_bad_principal_is_a_clean_error(tmp_path: Path) -> None:
     args = ["memory", "recall", "x", "--tenant", "../x", "--user", "u"]
     result = CliRunner().invoke(main, [*args, *url])
     assert result.exit_code == 1 and "InvalidInputError" in result.output
+
+
+def test_reading_a_local_qdrant_folder_that_is_not_there_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    who = ["--tenant", "acme", "--user", "bob", "--embedder", "hash"]
+    for scheme in ("qdrant+local", "qdrant+edge"):
+        url = ["--url", f"{scheme}:///missing-{scheme}"]
+        result = CliRunner().invoke(main, ["memory", "recall", "cello", *who, *url])
+        assert result.exit_code == 1 and "no cold-tier store at missing-" in result.output
+        assert not (tmp_path / f"missing-{scheme}").exists()
+    url = ["--url", "qdrant+local:///made"]
+    _run("remember", "Plays the cello", "--tag", "skill", *who, *url)
+    assert _run("recall", "cello", *who, *url).endswith("Plays the cello\n")

@@ -4,7 +4,9 @@ Opening an embedded store creates its file; a command that only reads (status,
 history, recall, export, list, search) must not leave an empty database or a new
 ``.engram`` folder behind. A path that holds no store is a typo or the wrong folder,
 so it is reported as :class:`~engram.errors.NotFoundError`, not made into a store.
-Server URLs (``postgresql://``, ``redis://``) and ``memory://`` create no file.
+Server URLs (``postgresql://``, ``redis://``, ``qdrant://``) and ``memory://`` create no
+file; a local Qdrant URL (``qdrant+local:///folder``, ``qdrant+edge:///folder``) names a
+folder, which must exist.
 """
 
 from __future__ import annotations
@@ -18,12 +20,28 @@ HOME_FILES = ("checkpoints.db", "memory.db", "outbox.db", "documents", "index")
 """What an engram home holds once something has been written to it."""
 
 
+LOCAL_FOLDER_SCHEMES = ("qdrant+local", "qdrant+edge")
+"""URL schemes whose path (``scheme:///relative`` or ``scheme:////absolute``) is a folder."""
+
+
 def existing_url(url: str, what: str) -> str:
-    """``url`` if it names a server, memory or an existing SQLite file; else an error."""
+    """``url`` if it names a server, memory, an existing SQLite file or an existing local
+    store folder; else an error."""
     parsed = parse_url(url)
     if parsed.path is not None and not parsed.path.is_file():
         raise NotFoundError(f"no {what} at {parsed.path} (nothing was stored there)")
+    folder = _local_folder(url)
+    if folder is not None and not folder.is_dir():
+        raise NotFoundError(f"no {what} at {folder} (nothing was stored there)")
     return url
+
+
+def _local_folder(url: str) -> Path | None:
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() not in LOCAL_FOLDER_SCHEMES:
+        return None
+    path = rest.split("?", 1)[0]
+    return Path(path[1:]) if path.startswith("/") and path != "/" else None
 
 
 def existing_home(home: Path) -> Path:
