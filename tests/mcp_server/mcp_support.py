@@ -100,12 +100,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(home: Path, *args: str, port: int | None = None) -> Iterator[str]:
-    """``engram mcp --http`` on a free loopback port (or ``port``, which ``args`` name),
-    as a real process; yields its URL."""
+def http_server(
+    home: Path | None, *args: str, port: int | None = None, url: str | None = None
+) -> Iterator[str]:
+    """``engram mcp --http`` over ``home`` (or the PostgreSQL ``url``) on a free loopback
+    port (or ``port``, which ``args`` name), as a real process; yields its URL."""
     chosen = ["--port", str(port := free_port())] if port is None else []
-    command = [sys.executable, "-m", "engram", "mcp", "--http", *chosen,
-               "--home", str(home), "--embedder", "hash", *args]
+    where = ["--url", url] if url is not None else ["--home", str(home)]
+    command = [sys.executable, "-m", "engram", "mcp", "--http", *chosen, *where,
+               "--embedder", "hash", *args]
     process = subprocess.Popen(command, env={**os.environ, **child_env()},
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
