@@ -221,3 +221,16 @@ def test_cli_rejects_bad_answer_options(
 ) -> None:
     run = _cli(fixture_data, tmp_path, *extra)
     assert run.exit_code != 0 and message in run.output, run.output
+
+
+def test_longmemeval_questions_carry_their_date_and_pool_in_all(fixture_data: Path) -> None:
+    answer = fake_models.answerer()
+    answers = AnswerSettings(answer, fake_models.judge(), methods=(BM25,))
+    result = run_benchmark("longmemeval", data=fixture_data, embedder="hash", answers=answers)
+    rows = result["methods"][BM25]
+    assert rows["all"]["qa_n"] == rows["all"]["n"] == 6
+    assert sum(rows[g]["qa_n"] for g in rows if g != "all") == 6
+    dates = {q.id: q.date for q in load_longmemeval(fixture_data).questions}
+    assert sorted(p.split("Today is ", 1)[1].split(".\n", 1)[0] for p in answer.calls) == sorted(
+        dates.values()
+    )
