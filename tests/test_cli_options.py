@@ -17,8 +17,15 @@ from engram.cli import main
 VARIABLES = {"home": "ENGRAM_HOME", "tenant": "ENGRAM_TENANT", "user": "ENGRAM_USER"}
 
 
+def _subcommands(group: click.Group) -> list[tuple[str, click.Command]]:
+    """A group's commands through click's API (the CLI imports a command's module on demand)."""
+    ctx = click.Context(group)
+    found = ((name, group.get_command(ctx, name)) for name in group.list_commands(ctx))
+    return sorted((name, command) for name, command in found if command is not None)
+
+
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    for name, command in sorted(group.commands.items()):
+    for name, command in _subcommands(group):
         if command.hidden:
             continue
         if isinstance(command, click.Group):
@@ -31,7 +38,9 @@ def _command(path: tuple[str, ...]) -> click.Command:
     command: click.Command = main
     for name in path:
         assert isinstance(command, click.Group)
-        command = command.commands[name]
+        found = command.get_command(click.Context(command), name)
+        assert found is not None, path
+        command = found
     return command
 
 

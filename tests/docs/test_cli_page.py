@@ -15,7 +15,10 @@ SECTIONS = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split("\n## ")
 
 def _leaves() -> list[tuple[str, ...]]:
     found: list[tuple[str, ...]] = []
-    for name, command in sorted(main.commands.items()):
+    ctx = click.Context(main)
+    for name in main.list_commands(ctx):
+        command = main.get_command(ctx, name)
+        assert command is not None, name
         if command.hidden:
             continue
         if isinstance(command, click.Group):

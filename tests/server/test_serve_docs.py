@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from serve_support import _wait_ready
 
@@ -109,7 +110,8 @@ def _check_jwt_flags(command: str) -> None:
 
     args = shlex.split(command.replace("\\\n", " "))
     assert args[:2] == ["engram", "serve"]
-    serve = main.commands["serve"]
+    serve = main.get_command(click.Context(main), "serve")
+    assert serve is not None
     params = serve.make_context("serve", args[2:]).params
     assert params["jwt_audience"] == "https://engram.example.com"
     assert params["jwt_tenant_claim"] == "org_id"

@@ -50,6 +50,92 @@ _cache = click.option(
     default=None,
     help="Folder keeping embeddings between runs (default: none, embed every run).",
 )
+_answer_model = click.option(
+    "--answer-model",
+    default=None,
+    metavar="PROVIDER:MODEL",
+    help="Also answer each question from the recalled context with this LangChain chat "
+    "model (e.g. openai:gpt-4o-mini) and report QA accuracy (default: recall only).",
+)
+_judge_model = click.option(
+    "--judge-model",
+    default=None,
+    metavar="PROVIDER:MODEL",
+    help="Chat model grading each answer CORRECT or WRONG against the gold answer "
+    "(default: the answer model).",
+)
+_answer_budget = click.option(
+    "--answer-budget",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Tokens of recalled context the answer model reads.",
+)
+_answer_method = click.option(
+    "--answer-method",
+    "answer_methods",
+    multiple=True,
+    help="Answer only from this method's context (repeatable; default: every method).",
+)
+_answer_concurrency = click.option(
+    "--answer-concurrency",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Model calls in flight at once.",
+)
+
+
+def _answer_options(command: Any) -> Any:
+    for option in (
+        _answer_concurrency,
+        _answer_method,
+        _answer_budget,
+        _judge_model,
+        _answer_model,
+    ):
+        command = option(command)
+    return command
+
+
+def _answers(
+    answer_model: str | None,
+    judge_model: str | None,
+    answer_budget: int,
+    answer_methods: tuple[str, ...],
+    answer_concurrency: int,
+) -> Any:
+    """The answer settings the options ask for (``None``: recall only)."""
+    if answer_model is None:
+        if judge_model is not None:
+            raise click.UsageError("--judge-model needs --answer-model")
+        return None
+    from engram.eval import AnswerSettings, chat_model
+
+    judge = judge_model or answer_model
+    return AnswerSettings(
+        chat_model(answer_model),
+        chat_model(judge),
+        budget=answer_budget,
+        methods=answer_methods or None,
+        concurrency=answer_concurrency,
+        answer_name=answer_model,
+        judge_name=judge,
+    )
+
+
+def _report_answers(result: dict[str, Any]) -> None:
+    summary = result.get("answers")
+    if summary is None:
+        return
+    click.echo(
+        f"answers: {summary['correct']} of {summary['asked']} judged CORRECT, "
+        f"{summary['failed']} failed"
+    )
+    for error, count in summary["errors"].items():
+        click.echo(f"  {count}x {error}", err=True)
+    if summary["asked"] and summary["failed"] == summary["asked"]:
+        raise click.ClickException("every answer failed: no QA accuracy was measured")
 
 
 def _benchmark(
@@ -63,9 +149,11 @@ def _benchmark(
     quiet: bool,
     conversations: str | None = None,
     backend: str = "sqlite",
+    **answer_options: Any,
 ) -> None:
     from engram.eval import run_benchmark, write
 
+    answers = _answers(**answer_options)
     started = time.perf_counter()
     with progress_of_total(name, "q", quiet=quiet) as progress:
         result = run_benchmark(
@@ -77,11 +165,13 @@ def _benchmark(
             progress=progress,
             haystacks=conversations,
             backend=backend,
+            answers=answers,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
         click.echo(f"wrote {path}")
     click.echo(f"{name}: {result['timings']['total_s']} s")
+    _report_answers(result)
 
 
 @click.group(name="eval")
@@ -98,12 +188,15 @@ def eval_group() -> None:
 @_quiet
 @_conversations
 @_backend
+@_answer_options
 def locomo(**options: Any) -> None:
-    """Evidence recall on LoCoMo for engram and the baselines, side by side.
+    """Evidence recall on LoCoMo for engram and the baselines, side by side; with
+    --answer-model, QA accuracy graded by a judge model too.
 
     Example: engram eval locomo --limit 50 --embedder hash --out /tmp/eval
     (held-out half: engram eval locomo --conversations 5-9 --out /tmp/eval-5-9;
-    on Qdrant's local mode: engram eval locomo --backend qdrant --out /tmp/eval-qdrant)
+    on Qdrant's local mode: engram eval locomo --backend qdrant --out /tmp/eval-qdrant;
+    answers: engram eval locomo --answer-model openai:gpt-4o-mini --limit 100)
     """
     _benchmark("locomo", **options)
 
@@ -116,8 +209,10 @@ def locomo(**options: Any) -> None:
 @_cache
 @_quiet
 @_backend
+@_answer_options
 def longmemeval(**options: Any) -> None:
-    """Session recall on the LongMemEval oracle sample (one pooled haystack).
+    """Session recall on the LongMemEval oracle sample (one pooled haystack); with
+    --answer-model, QA accuracy graded by a judge model too.
 
     Example: engram eval longmemeval --embedder minilm --out docs/eval
     """

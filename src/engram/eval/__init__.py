@@ -5,6 +5,7 @@ and the poisoning benchmark of the write policy.
 :func:`run_benchmark`, :func:`run_lifecycle` and :func:`run_poisoning`.
 """
 
+from engram.eval._answers import AnswerSettings, chat_model
 from engram.eval._api import BENCHMARKS, run_benchmark, run_lifecycle_file, write_lifecycle
 from engram.eval._data import (
     Conversation,
@@ -20,9 +21,11 @@ from engram.eval._report import markdown, write
 
 __all__ = [
     "BENCHMARKS",
+    "AnswerSettings",
     "Conversation",
     "Question",
     "Turn",
+    "chat_model",
     "default_data_root",
     "load_locomo",
     "load_longmemeval",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engram.errors import ConfigError
+from engram.eval._answers import AnswerSettings, Recorder, answer_total, merge, pick, run_answers
 from engram.eval._benchmarks import load
 from engram.eval._lifecycle import (
     Target,
@@ -59,6 +60,7 @@ def run_benchmark(
     progress: Callable[[int], Callable[[int], Any]] | None = None,
     haystacks: str | None = None,
     backend: str = "sqlite",
+    answers: AnswerSettings | None = None,
 ) -> dict[str, Any]:
     """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
 
@@ -67,15 +69,24 @@ def run_benchmark(
 
     ``cache`` names a folder where embeddings persist between runs; ``haystacks`` keeps
     only some haystacks by index (``"5-9"``: LoCoMo's conversations 5 to 9).
+
+    With ``answers``, a chat model also answers each question from the context each
+    method recalled, and a judge model grades it (see :mod:`engram.eval._answers`).
     """
     spec, chosen = load(benchmark, data, limit, haystacks)
     model = _cached(embedder, cache)
     methods = build_methods(model, backend)
     counter = default_counter()
     total = len(methods) * sum(1 for c in chosen for q in c.questions if q.evidence)
+    recorders = _recorders(methods, answers)
+    if answers is not None:
+        total += answer_total(chosen, len(recorders))
     update = progress(total) if progress is not None else None
     try:
-        result = run(spec, chosen, methods, counter, update)
+        result = run(spec, chosen, [recorders.get(m.name, m) for m in methods], counter, update)
+        if answers is not None:
+            graded = run_answers(spec, chosen, list(recorders.values()), counter, answers, update)
+            merge(result, graded, answers)
     finally:
         for method in methods:
             method.close()
@@ -92,6 +103,13 @@ def run_benchmark(
         "turns": sum(len(c.turns) for c in chosen),
     }
     return result
+
+
+def _recorders(methods: Sequence[Method], answers: AnswerSettings | None) -> dict[str, Recorder]:
+    """A recorder for each method whose context is answered from."""
+    if answers is None:
+        return {}
+    return {m.name: Recorder(m) for m in pick(methods, answers.methods)}
 
 
 def run_lifecycle_file(

@@ -42,13 +42,15 @@ class Turn:
 
 @dataclass(frozen=True)
 class Question:
-    """A retrieval question; ``evidence`` holds the ids of the turns that answer it."""
+    """A retrieval question; ``evidence`` holds the ids of the turns that answer it and
+    ``answer`` the gold answer (empty when the benchmark gives none)."""
 
     id: str
     text: str
     category: str
     evidence: tuple[str, ...]
     date: str = ""
+    answer: str = ""
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,13 @@ def _locomo_questions(
     for index, raw in enumerate(qa):
         evidence = [e for item in raw.get("evidence", []) for e in normalise_evidence(str(item))]
         kept = tuple(dict.fromkeys(e for e in evidence if e in known))
-        yield Question(f"{sample_id}/q{index}", str(raw["question"]), str(raw["category"]), kept)
+        yield Question(
+            f"{sample_id}/q{index}",
+            str(raw["question"]),
+            str(raw["category"]),
+            kept,
+            answer=str(raw.get("answer", "")),
+        )
 
 
 def load_locomo(path: Path | None = None) -> list[Conversation]:
@@ -205,6 +213,7 @@ def load_longmemeval(path: Path | None = None, include_abstention: bool = False)
                 str(record["question_type"]),
                 evidence,
                 str(record["question_date"]),
+                str(record["answer"]),
             )
         )
     ordered = tuple(sorted(turns.values(), key=lambda t: (t.date, t.session, _turn_index(t.id))))

@@ -28,11 +28,21 @@ def _columns(result: dict[str, Any]) -> list[str]:
             if m.startswith("ndcg")
         }
     )
-    return cols + [f"recall@{b}tok" for b in budgets]
+    cols += [f"recall@{b}tok" for b in budgets]
+    answers = result.get("answers")
+    return cols + ([f"qa@{answers['budget']}tok", "qa_n", "qa_failed"] if answers else [])
 
 
 def _fmt(value: float) -> str:
     return f"{value:.3f}"
+
+
+def _cell(row: dict[str, Any], column: str) -> str:
+    """A metric of a row; answer columns a question group was not asked show a dash."""
+    if column.startswith("qa"):
+        value = row.get(column)
+        return "–" if value is None else _fmt(value) if "@" in column else f"{value:.0f}"
+    return _fmt(row.get(column, 0.0))
 
 
 def group_table(result: dict[str, Any], group: str) -> list[str]:
@@ -42,7 +52,7 @@ def group_table(result: dict[str, Any], group: str) -> list[str]:
         row = groups.get(group)
         if row is None:
             continue
-        cells = [_fmt(row.get(c, 0.0)) for c in cols]
+        cells = [_cell(row, c) for c in cols]
         lines.append(f"| {name} | {int(row['n'])} | " + " | ".join(cells) + " |")
     return lines
 
@@ -67,6 +77,37 @@ def tokens_table(result: dict[str, Any], group: str) -> list[str]:
     return lines
 
 
+def answers_table(result: dict[str, Any]) -> list[str]:
+    """QA accuracy per method and group, with the evidence recall of the same context."""
+    answers = result["answers"]
+    budget = answers["budget"]
+    rows = {name: result["methods"][name] for name in answers["methods"]}
+    asked = sorted({g for groups in rows.values() for g, row in groups.items() if "qa_n" in row})
+    main = main_group(result)
+    groups = [main, *[g for g in asked if g != main]] if main in asked else asked
+    lines = [
+        f"- answer model: {answers['answer_model']}; judge model: {answers['judge_model']}",
+        f"- {answers['asked']} answers, {answers['correct']} judged CORRECT, "
+        f"{answers['failed']} failed (counted as not correct)",
+        *[f"  - {n}× {error}" for error, n in answers["errors"].items()],
+        "",
+        "Each cell: the share of answers judged CORRECT (evidence recall of the context read).",
+        "",
+        "| method | " + " | ".join(f"{g}: accuracy (recall)" for g in groups) + " |",
+        "|---" * (len(groups) + 1) + "|",
+    ]
+    for name, by_group in rows.items():
+        cells = [_accuracy(by_group.get(g, {}), budget) for g in groups]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _accuracy(row: dict[str, Any], budget: int) -> str:
+    if "qa_n" not in row:
+        return "–"
+    return f"{_fmt(row[f'qa@{budget}tok'])} ({_fmt(row['qa_evidence'])})"
+
+
 def markdown(result: dict[str, Any]) -> str:
     group = main_group(result)
     config = result.get("config", {})
@@ -78,6 +119,10 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         *tokens_table(result, group),
     ]
+    if result.get("answers"):
+        budget = result["answers"]["budget"]
+        out += ["", f"## Answer accuracy, LLM judge ({budget} tokens of context)", ""]
+        out += answers_table(result)
     groups = sorted({g for gs in result["methods"].values() for g in gs})
     for name in [group, *[g for g in groups if g != group]]:
         out += ["", f"## Group {name}", "", *group_table(result, name)]
@@ -119,11 +164,18 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 def write(result: dict[str, Any], out_dir: Path, stem: str, plots: bool = True) -> list[Path]:
-    """Write ``<stem>.json``, ``<stem>.md`` and (unless disabled) ``<stem>.png`` in ``out_dir``."""
+    """Write ``<stem>.json``, ``<stem>.md`` and (unless disabled) ``<stem>.png`` in ``out_dir``;
+    with answers, every question's answer and verdict in ``<stem>.answers.jsonl``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{stem}.json", out_dir / f"{stem}.md"]
-    paths[0].write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    log = result.get("answer_log")
+    document = {k: v for k, v in result.items() if k != "answer_log"}
+    paths[0].write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     paths[1].write_text(markdown(result), encoding="utf-8")
+    if log is not None:
+        paths.append(out_dir / f"{stem}.answers.jsonl")
+        lines = [json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n" for entry in log]
+        paths[-1].write_text("".join(lines), encoding="utf-8")
     if plots and result.get("methods"):
         paths.append(out_dir / f"{stem}.png")
         plot(result, paths[-1])
