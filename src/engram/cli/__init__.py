@@ -49,9 +49,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "keys": ("engram.cli._keys", "Create, list and revoke the API keys ``engram serve`` accepts."),
     "mcp": (
         "engram.cli._mcp",
-        "Serve engram's memory to MCP clients: over stdio for --tenant/--user (or the user of "
-        "--key), or with --http over streamable HTTP, where every request carries a bearer API "
-        "key or JWT (a tenant-level one only with --user: the user it acts for).",
+        "Serve engram's memory to MCP clients, over stdio or streamable HTTP.",
     ),
     "memory": ("engram.cli._memory", "Long-term facts about a user (the cold tier)."),
     "recall": (

@@ -105,10 +105,11 @@ def mcp_cmd(
     embedder: str,
     **options: Any,
 ) -> None:
-    """Serve engram's memory to MCP clients: over stdio for --tenant/--user (or the user of
-    --key), or with --http over streamable HTTP, where every request carries a bearer API
-    key or a JWT the --jwt-* options accept (a tenant-level one only with --user: the user
-    it acts for).
+    """Serve engram's memory to MCP clients, over stdio or streamable HTTP.
+
+    Over stdio it acts for --tenant/--user (or the user of --key); with --http every
+    request carries a bearer API key or a JWT the --jwt-* options accept (a tenant-level
+    one only with --user: the user it acts for).
 
     Tools: remember, recall, forget, list_facts, fact_history, the memory_* commands over
     the documents, thread_list/history/diff/fork; resources: engram://profile and
