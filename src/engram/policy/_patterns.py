@@ -11,6 +11,7 @@ matched against every normalised reading of a text (see
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import regex
@@ -20,15 +21,29 @@ _F = regex.IGNORECASE | regex.MULTILINE | regex.V1
 
 @dataclass(frozen=True)
 class Signal:
-    """An attack intent: its name, a readable reason and its compiled patterns."""
+    """An attack intent: its name, a readable reason and its patterns (compiled on first
+    use: compiling them all costs about a second, which a process that never screens a
+    write should not pay)."""
 
     name: str
     reason: str
-    patterns: tuple[regex.Pattern[str], ...]
-    gates: tuple[regex.Pattern[str], ...] = ()
+    sources: tuple[str, ...]
+    gate_sources: tuple[str, ...] = ()
     """Each must match somewhere before the ``gated`` patterns are tried (a cheap
     necessary condition: a long document without any URL skips the URL patterns)."""
-    gated: tuple[regex.Pattern[str], ...] = ()
+    gated_sources: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def patterns(self) -> tuple[regex.Pattern[str], ...]:
+        return _compiled(self.sources)
+
+    @functools.cached_property
+    def gates(self) -> tuple[regex.Pattern[str], ...]:
+        return _compiled(self.gate_sources)
+
+    @functools.cached_property
+    def gated(self) -> tuple[regex.Pattern[str], ...]:
+        return _compiled(self.gated_sources)
 
     def search(self, text: str) -> bool:
         if any(p.search(text) for p in self.patterns):
@@ -36,8 +51,12 @@ class Signal:
         return all(g.search(text) for g in self.gates) and any(p.search(text) for p in self.gated)
 
 
+def _compiled(sources: tuple[str, ...]) -> tuple[regex.Pattern[str], ...]:
+    return tuple(regex.compile(source, _F) for source in sources)
+
+
 def _signal(name: str, reason: str, *sources: str) -> Signal:
-    return Signal(name, reason, tuple(regex.compile(s, _F) for s in sources))
+    return Signal(name, reason, sources)
 
 
 _AI = (
@@ -399,19 +418,16 @@ _B = r"(?:\b|(?<=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])|(?=[\p{Han}\p{Hira
 EXFILTRATION = Signal(
     _EXFILTRATION.name,
     _EXFILTRATION.reason,
-    _EXFILTRATION.patterns,
-    gates=tuple(
-        regex.compile(rf"{_B}{part}{_B}" if part != _DESTINATION else part, _F)
+    _EXFILTRATION.sources,
+    gate_sources=tuple(
+        rf"{_B}{part}{_B}" if part != _DESTINATION else part
         for part in (_DESTINATION, _SEND, _SECRET)
     ),
-    gated=tuple(
-        regex.compile(source, _F)
-        for source in (
-            rf"{_B}{_SEND}{_B}.{{0,100}}?{_B}{_SECRET}{_B}.{{0,100}}?{_DESTINATION}",
-            rf"{_B}{_SECRET}{_B}.{{0,100}}?{_B}{_SEND}{_B}.{{0,100}}?{_DESTINATION}",
-            rf"{_B}{_SECRET}{_B}.{{0,100}}?{_DESTINATION}\S*.{{0,40}}?{_B}{_SEND}",
-            rf"{_DESTINATION}\S*.{{0,60}}?{_B}{_SEND}{_B}.{{0,60}}?{_B}{_SECRET}{_B}",
-        )
+    gated_sources=(
+        rf"{_B}{_SEND}{_B}.{{0,100}}?{_B}{_SECRET}{_B}.{{0,100}}?{_DESTINATION}",
+        rf"{_B}{_SECRET}{_B}.{{0,100}}?{_B}{_SEND}{_B}.{{0,100}}?{_DESTINATION}",
+        rf"{_B}{_SECRET}{_B}.{{0,100}}?{_DESTINATION}\S*.{{0,40}}?{_B}{_SEND}",
+        rf"{_DESTINATION}\S*.{{0,60}}?{_B}{_SEND}{_B}.{{0,60}}?{_B}{_SECRET}{_B}",
     ),
 )
 
@@ -502,15 +518,19 @@ _SQUASHED: dict[str, str] = {
     "authority": r"(?:system|admin|operator|developer)(?:override|notice|message|note)"
     r"|userhas(?:already)?(?:consented|agreed|authori[sz]ed)",
 }
-_SQUASHED_SIGNALS = tuple(
-    (next(s for s in SIGNALS if s.name == name), regex.compile(source, regex.IGNORECASE))
-    for name, source in _SQUASHED.items()
-)
+
+
+@functools.cache
+def _squashed_signals() -> tuple[tuple[Signal, regex.Pattern[str]], ...]:
+    return tuple(
+        (next(s for s in SIGNALS if s.name == name), regex.compile(source, regex.IGNORECASE))
+        for name, source in _SQUASHED.items()
+    )
 
 
 def squashed_signal(letters: str) -> Signal | None:
     """The signal of a letter-spaced text read as its letters alone, or ``None``."""
-    for signal, pattern in _SQUASHED_SIGNALS:
+    for signal, pattern in _squashed_signals():
         if pattern.search(letters):
             return signal
     return None
