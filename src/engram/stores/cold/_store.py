@@ -593,8 +593,19 @@ class LongTermStore(EngramLabels):
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
         records = {r.id: r for r in self.backend.fetch([b[0] for b in best])}
         cosines = dict(vector)
+        by_keyword = {row: n for n, row in enumerate(keyword, 1)}
+        by_vector = {row: n for n, (row, _) in enumerate(vector, 1)}
         return [
-            Recalled(records[i], value, rel, rec, records[i].importance, cosines.get(i))
+            Recalled(
+                records[i],
+                value,
+                rel,
+                rec,
+                records[i].importance,
+                cosines.get(i),
+                by_keyword.get(i),
+                by_vector.get(i),
+            )
             for i, value, rel, rec in best
             if i in records
         ]
