@@ -17,9 +17,11 @@ PACKAGES = (
     "engram.stores.cold",
     "engram.stores.documents",
     "engram.stores.keys",
+    "engram.stores.audit",
     "engram.recall",
     "engram.context",
     "engram.agent",
+    "engram.server.inspector",
 )
 
 
@@ -32,13 +34,14 @@ def test_the_source_keeps_every_layering_rule() -> None:
 def test_only_open_modules_under_stores_name_a_backend() -> None:
     graph = package_graph(list(arrows()))
     tiers = {s for s, t in graph if s.startswith("stores.") and t.startswith("backends.")}
-    assert tiers == {"stores.hot", "stores.cold", "stores.documents", "stores.keys"}
+    assert tiers == {"stores.hot", "stores.cold", "stores.documents", "stores.keys", "stores.audit"}
     named = {a.source for a in arrows() if a.target.startswith("engram.backends")}
     assert {m for m in named if m.startswith("engram.stores.")} == {
         "engram.stores.hot._open",
         "engram.stores.cold._open",
         "engram.stores.documents._open",
         "engram.stores.keys._open",
+        "engram.stores.audit._open",
     }
 
 
