@@ -99,3 +99,44 @@ def sign_in(client: httpx.Client, token: str, user: str | None = None) -> str:
         assert chosen.status_code == 303, chosen.text
     page = client.get("/ui/memories")
     return csrf_of(page.text) if page.status_code == 200 else ""
+
+
+# -- the browser ----------------------------------------------------------------------
+
+CHROMIUM_ENV = "ENGRAM_TEST_CHROMIUM"
+"""Path of the Chromium the browser tests drive (default: Debian's ``/usr/bin/chromium``)."""
+CHROMIUM_ARGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+)
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+def chromium_path() -> str | None:
+    """The Chromium to drive, if there is one."""
+    import os
+    import shutil
+
+    given = os.environ.get(CHROMIUM_ENV)
+    if given:
+        return given if Path(given).exists() else None
+    found = Path("/usr/bin/chromium")
+    return str(found) if found.exists() else shutil.which("chromium")
+
+
+def browser_sign_in(page: object, base: str, token: str, user: str | None = None) -> None:
+    """Sign a Playwright ``page`` in through the form (choosing ``user`` if asked)."""
+    from playwright.sync_api import Page
+
+    assert isinstance(page, Page)
+    page.goto(base + "/ui/login")
+    page.fill("#token", token)
+    page.click("button[type=submit]")
+    if user is not None:
+        page.wait_for_url("**/ui/user")
+        page.fill("#user", user)
+        page.click("main button[type=submit]")
+    page.wait_for_url("**/ui/memories")
