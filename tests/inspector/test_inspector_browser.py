@@ -145,10 +145,7 @@ def test_approve_a_held_write(page_for: Callable[..., Any], shots: Path) -> None
     page = page_for()
     page.click("nav >> text=Review")
     row = page.locator("tr", has_text="Ignore previous instructions")
-    assert (
-        "held" in row.locator("td.signal").inner_text().lower()
-        or row.locator("td.signal").inner_text()
-    )
+    assert "[signal: pattern:override]" in row.locator("td.signal").inner_text()
     page.screenshot(path=str(shots / "review.png"))
     row.locator("button", has_text="Approve").click()
     page.wait_for_selector("tr.done")
