@@ -12,7 +12,7 @@ from fastapi.responses import Response
 
 from engram._principal import Principal, tenant_scope
 from engram.agent import MarketAnalyst, ThreadStatus
-from engram.errors import EngramError
+from engram.errors import EngramError, NotFoundError
 from engram.server._models import plain
 from engram.server.inspector._web import Acting, Inspector, Parts, Seen, back, render
 from engram.stores.hot import Threads
@@ -163,7 +163,7 @@ def approve(
     principal = who.acting("write")
     home = parts.served.memory.where.home
     if home is None:
-        raise EngramError("the agent is served over an embedded home only")
+        raise NotFoundError(f"no paused run on thread {thread_id!r}")
     analyst = MarketAnalyst(home=home, memory=parts.served.memory)
     done = analyst.approve(principal, thread_id, draft_hash=draft_hash, approver=principal.user_id)
     return render(request, "approved.html", {"status": done}, who=who)
