@@ -222,16 +222,15 @@ def test_on_postgres_sign_in_and_recall(
 ) -> None:
     monkeypatch.setenv(SECRET_ENV, "inspector-browser-secret-0123456789")
     world = seed(tmp_path / ".engram", url=postgres_url, agent=False)
-    args = ["--url", postgres_url, "--embedder", "hash", "--workers", "2"]
+    args = ["--url", postgres_url, "--embedder", "hash"]
     server = start(args, cwd=tmp_path)
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(STEP_MS)
     try:
         page = context.new_page()
         browser_sign_in(page, server.url, world.tokens["alice"])
-        for _ in range(4):  # two workers: each opens the sealed session
-            page.goto(server.url + "/ui/memories?q=where+does+alice+live")
-            assert "Porto" in page.inner_text("[data-testid=context-block]")
+        page.goto(server.url + "/ui/memories?q=where+does+alice+live")
+        assert "Porto" in page.inner_text("[data-testid=context-block]")
         page.goto(f"{server.url}/ui/facts/{world.city_key}")
         assert "superseded" in page.inner_text("[data-testid=timeline]")
     finally:

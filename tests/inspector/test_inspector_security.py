@@ -3,6 +3,7 @@ sessions, CSRF, other tenants and users, revoked keys, stored markup, security h
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from inspector_support import ALICE, MARKER, SHARED, THREAD, XSS, World, csrf_of
 from engram import Memory
 from engram.server.app import ServeConfig, open_app
 from engram.server.auth import open_keyring
-from engram.server.inspector._session import SESSION_COOKIE
+from engram.server.inspector._session import MAX_AGE, SESSION_COOKIE, Sealer, Session
 
 RAW_SCRIPT = "<script>alert(1)</script>"
 
@@ -320,3 +321,21 @@ def test_the_wheel_ships_the_templates_and_static_files() -> None:
         assert root.joinpath(name).is_file(), name
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     assert '"engram.server.inspector" = ["templates/*.html", "static/*"]' in pyproject.read_text()
+
+
+def test_every_worker_opens_the_sessions_of_the_others(app: TestClient, world: World) -> None:
+    client = client_of(app)
+    sign_in(client, world.tokens["alice"])
+    other_worker = open_app(ServeConfig(home=str(world.home), embedder="hash"))
+    with TestClient(other_worker, follow_redirects=False) as second:
+        second.cookies.set(SESSION_COOKIE, client.cookies[SESSION_COOKIE])
+        assert MARKER in second.get("/ui/facts").text  # one secret: the home's keys.secret
+
+
+def test_a_session_sealed_under_another_secret_or_expired_opens_nothing() -> None:
+    sealed = Sealer(b"a" * 32).seal(Session.start("egk_x.YWNtZQ.secret"))
+    assert Sealer(b"a" * 32).open(sealed) is not None
+    assert Sealer(b"b" * 32).open(sealed) is None
+    later = time.time() + MAX_AGE + 1
+    assert Sealer(b"a" * 32).open(sealed, now=later) is None
+    assert "secret" not in sealed and "egk_x" not in sealed
