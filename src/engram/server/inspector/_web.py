@@ -137,14 +137,12 @@ def render(
     who: Viewer | None = None,
     status: int = 200,
 ) -> HTMLResponse:
-    """A page (or, for htmx, the same template's fragment when it has one)."""
+    """``template`` rendered with the page's base path, viewer and CSRF token."""
     parts = inspector(request)
     page = {
         "base": request.scope.get("root_path", "").rstrip("/"),
         "who": who,
         "csrf": who.session.csrf if who is not None else context.get("csrf", ""),
-        "partial": request.headers.get("hx-request") == "true"
-        and request.headers.get("hx-boosted") != "true",
         **context,
     }
     html = parts.templates.get_template(template).render(page)
