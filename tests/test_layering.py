@@ -17,9 +17,11 @@ PACKAGES = (
     "engram.stores.cold",
     "engram.stores.documents",
     "engram.stores.keys",
+    "engram.stores.audit",
     "engram.recall",
     "engram.context",
     "engram.agent",
+    "engram.server.inspector",
 )
 
 
@@ -29,16 +31,35 @@ def test_the_source_keeps_every_layering_rule() -> None:
     assert violations(found) == []
 
 
+def test_the_inspector_uses_the_layer_and_public_tier_modules_only() -> None:
+    """Pages go through the memory layer and the server's own authentication: no
+    backend, no tier's private module; and only the app factory mounts them."""
+    found = list(arrows())
+    inspector = [a for a in found if a.source.startswith("engram.server.inspector")]
+    assert len(inspector) > 20
+    reached = {a.target for a in inspector if a.target.startswith("engram.")}
+    assert not {t for t in reached if t.startswith("engram.backends")}
+    assert not {t for t in reached if t.startswith("engram.stores.") and "._" in t}
+    mounts = {
+        a.source
+        for a in found
+        if a.target.startswith("engram.server.inspector")
+        and not a.source.startswith("engram.server.inspector")
+    }
+    assert mounts == {"engram.server.app"}
+
+
 def test_only_open_modules_under_stores_name_a_backend() -> None:
     graph = package_graph(list(arrows()))
     tiers = {s for s, t in graph if s.startswith("stores.") and t.startswith("backends.")}
-    assert tiers == {"stores.hot", "stores.cold", "stores.documents", "stores.keys"}
+    assert tiers == {"stores.hot", "stores.cold", "stores.documents", "stores.keys", "stores.audit"}
     named = {a.source for a in arrows() if a.target.startswith("engram.backends")}
     assert {m for m in named if m.startswith("engram.stores.")} == {
         "engram.stores.hot._open",
         "engram.stores.cold._open",
         "engram.stores.documents._open",
         "engram.stores.keys._open",
+        "engram.stores.audit._open",
     }
 
 

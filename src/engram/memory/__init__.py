@@ -17,6 +17,7 @@ from engram.memory._records import (
     ItemKind,
     RecallResult,
     RememberResult,
+    ScoreBreakdown,
 )
 from engram.memory._review import HeldWrite
 from engram.memory._tiers import (
@@ -43,5 +44,6 @@ __all__ = [
     "Memory",
     "RecallResult",
     "RememberResult",
+    "ScoreBreakdown",
     "home_participants",
 ]

@@ -8,7 +8,7 @@ renders them as untrusted data with :func:`engram.policy.render_block`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engram.policy import UNTRUSTED_PREAMBLE, RenderItem, render_block
@@ -28,6 +28,29 @@ RemembersAs = Literal["added", "updated", "ignored", "held", "rejected", "delete
 
 
 @dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """The signals behind a recalled memory's score (what :class:`Recalled` carries)."""
+
+    relevance: float
+    recency: float
+    importance: float
+    similarity: float | None = None
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
+
+    @classmethod
+    def of(cls, found: Recalled) -> ScoreBreakdown:
+        return cls(
+            found.relevance,
+            found.recency,
+            found.importance,
+            found.similarity,
+            found.keyword_rank,
+            found.vector_rank,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class ContextItem:
     """One entry of a context block: a fact or passage, its score and where it came from."""
 
@@ -41,6 +64,8 @@ class ContextItem:
     message_ids: tuple[str, ...] = ()
     recorded_at: str | None = None
     tokens: int = 0
+    breakdown: ScoreBreakdown | None = None
+    """How a recalled memory's score was made (``None`` for profile facts and passages)."""
 
     def attrs(self) -> tuple[tuple[str, str], ...]:
         """The block attributes: kind, score and provenance (only those known)."""
@@ -155,7 +180,9 @@ def _stamp(record: MemoryRecord) -> str:
     return record.recorded_at.isoformat(timespec="seconds")
 
 
-def fact_item(kind: ItemKind, record: MemoryRecord, score: float) -> ContextItem:
+def fact_item(
+    kind: ItemKind, record: MemoryRecord, score: float, breakdown: ScoreBreakdown | None = None
+) -> ContextItem:
     """A context item for a long-term fact, with its provenance."""
     prov = record.provenance
     return ContextItem(
@@ -168,6 +195,7 @@ def fact_item(kind: ItemKind, record: MemoryRecord, score: float) -> ContextItem
         prov.checkpoint_id,
         prov.message_ids,
         _stamp(record),
+        breakdown=breakdown,
     )
 
 
@@ -178,7 +206,11 @@ def profile_items(records: Iterable[MemoryRecord]) -> list[ContextItem]:
 
 def memory_items(found: Iterable[Recalled], skip: set[str]) -> list[ContextItem]:
     """Recalled memories not already in the profile, with their recall score."""
-    return [fact_item("memory", r.record, r.score) for r in found if r.record.key not in skip]
+    return [
+        fact_item("memory", r.record, r.score, ScoreBreakdown.of(r))
+        for r in found
+        if r.record.key not in skip
+    ]
 
 
 def document_items(hits: Iterable[SearchHit]) -> list[ContextItem]:
@@ -221,18 +253,7 @@ def pack(
 
 
 def _with_tokens(item: ContextItem, tokens: int) -> ContextItem:
-    return ContextItem(
-        item.kind,
-        item.text,
-        item.score,
-        item.source,
-        item.key,
-        item.thread_id,
-        item.checkpoint_id,
-        item.message_ids,
-        item.recorded_at,
-        tokens,
-    )
+    return replace(item, tokens=tokens)
 
 
 def record_json(record: MemoryRecord) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from engram.errors import AuthenticationError, InvalidInputError
 from engram.memory import Memory
 from engram.server.auth import Authenticator, Grant
 from engram.server.keys import REFUSED
+from engram.stores.audit import ErasureLog
 
 T = TypeVar("T")
 USER_HEADER = "X-Engram-User"
@@ -35,10 +36,12 @@ bearer = HTTPBearer(
 
 @dataclass(frozen=True, slots=True)
 class ServerState:
-    """What every request uses: the memory layer and the authenticator."""
+    """What every request uses: the memory layer and the authenticator (and the erasure
+    log, when the server keeps one)."""
 
     memory: Memory
     authenticator: Authenticator
+    audit: ErasureLog | None = None
 
 
 def state(request: Request) -> ServerState:

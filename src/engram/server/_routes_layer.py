@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 
 from engram.errors import NotFoundError
 from engram.server import _models as m
 from engram.server._deps import Eraser, Layer, Paging, Reader, Writer, paginate
+from engram.server.erasure import erase_user
 from engram.stores.cold import MemoryRecord
 
 router = APIRouter(prefix="/v1", tags=["memory"])
@@ -51,9 +52,11 @@ def recall(body: m.RecallIn, who: Reader, layer: Layer) -> m.RecallOut:
 
 
 @router.post("/forget")
-def forget(body: m.ForgetIn, who: Eraser, layer: Layer) -> m.ErasureOut:
+def forget(request: Request, body: m.ForgetIn, who: Eraser, layer: Layer) -> m.ErasureOut:
     """Erase the listed facts, or everything about the user from every tier."""
-    return m.ErasureOut.of(layer.memory.forget(who, body.keys))
+    if body.keys is not None:
+        return m.ErasureOut.of(layer.memory.forget(who, body.keys))
+    return m.ErasureOut.of(erase_user(layer.memory, layer.audit, who, request.state.key_id))
 
 
 @router.get("/export")

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from engram._principal import Principal, tenant_scope
+from engram.config import DEFAULT_HOME
 from engram.errors import BackendError, ConfigError
 from engram.memory import Memory
 from engram.recall import embedder_from_name
@@ -33,7 +36,10 @@ from engram.server._routes_layer import router as layer
 from engram.server._routes_review import router as review
 from engram.server._routes_threads import router as threads
 from engram.server.auth import Authenticator, JWTSettings, open_authenticator
+from engram.server.inspector import mount_inspector
+from engram.server.keys import server_secret
 from engram.server.mcp import mount_mcp
+from engram.stores.audit import ErasureLog, open_audit
 from engram.stores.hot import Threads
 
 CONFIG_ENV = "ENGRAM_SERVE_CONFIG"
@@ -80,9 +86,16 @@ class ServeConfig:
 
 
 def create_app(
-    memory: Memory, authenticator: Authenticator, *, on_close: Callable[[], None] | None = None
+    memory: Memory,
+    authenticator: Authenticator,
+    *,
+    on_close: Callable[[], None] | None = None,
+    audit: ErasureLog | None = None,
+    session_secret: bytes | None = None,
 ) -> FastAPI:
-    """The REST app over ``memory``; ``on_close`` runs when the server stops."""
+    """The REST app over ``memory``, with the inspector at ``/ui``; ``on_close`` runs when
+    the server stops. ``audit`` records every whole-user erasure; ``session_secret``
+    seals inspector sessions (default: a random one, so sessions end with the process)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -97,7 +110,8 @@ def create_app(
         lifespan=lifespan,
         responses=ERRORS,
     )
-    app.state.engram = ServerState(memory, authenticator)
+    served = ServerState(memory, authenticator, audit)
+    app.state.engram = served
     for router in ROUTERS:
         app.include_router(router)
     app.add_api_route("/healthz", healthz, methods=["GET"], tags=["health"])
@@ -111,6 +125,7 @@ def create_app(
     )
     _problems.install(app)
     mount_mcp(app, memory, authenticator)  # MCP at /mcp, its metadata at /.well-known/...
+    mount_inspector(app, served, session_secret or secrets.token_bytes(32))
     app.add_middleware(AccessMiddleware)
     return app
 
@@ -146,12 +161,25 @@ def open_app(config: ServeConfig) -> FastAPI:
     embedder = None if config.embedder == "none" else embedder_from_name(config.embedder)
     memory = Memory.open(config.home, url=config.url, embedder=embedder)
     authenticator = open_authenticator(home=config.home, url=config.url, jwt=config.jwt_settings())
+    audit = open_audit(config.home, url=config.url)
 
     def close() -> None:
+        audit.close()
         authenticator.close()
         memory.close()
 
-    return create_app(memory, authenticator, on_close=close)
+    secret = _session_secret(config)
+    return create_app(memory, authenticator, on_close=close, audit=audit, session_secret=secret)
+
+
+def _session_secret(config: ServeConfig) -> bytes | None:
+    """The key secret (``$ENGRAM_KEY_SECRET`` or the home's file), which every worker
+    shares; ``None`` (a random one per process) when there is none."""
+    home = None if config.url is not None else Path(config.home or DEFAULT_HOME)
+    try:
+        return server_secret(home)
+    except ConfigError:
+        return None
 
 
 def app_from_env() -> FastAPI:

@@ -511,6 +511,19 @@ class LongTermStore(EngramLabels):
         namespace = pipe.namespace_of(target)
         return self.backend.history(namespace, check.text("key", key, line=True))
 
+    @_for_target
+    def retract(self, target: Target, key: str) -> MemoryRecord:
+        """End the current version of ``key`` now: it leaves recall, its history stays
+        (:class:`NotFoundError` when ``key`` holds no current version)."""
+        namespace = pipe.namespace_of(target)
+        key = check.text("key", key, line=True)
+        with self.backend.atomically(namespace):
+            head = self.backend.heads(namespace, [key]).get(key)
+            if head is None or not head.is_live(self.now()):
+                raise NotFoundError(f"no current memory {key!r} in {namespace}")
+            self.backend.apply(ChangeSet(closures=(Closure(head.id, self.now(), None),)))
+        return head
+
     def forget(
         self, target: Target, keys: Sequence[str] | None = None, *, compact: bool = True
     ) -> ForgetReport:
@@ -593,8 +606,19 @@ class LongTermStore(EngramLabels):
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
         records = {r.id: r for r in self.backend.fetch([b[0] for b in best])}
         cosines = dict(vector)
+        by_keyword = {row: n for n, row in enumerate(keyword, 1)}
+        by_vector = {row: n for n, (row, _) in enumerate(vector, 1)}
         return [
-            Recalled(records[i], value, rel, rec, records[i].importance, cosines.get(i))
+            Recalled(
+                records[i],
+                value,
+                rel,
+                rec,
+                records[i].importance,
+                cosines.get(i),
+                by_keyword.get(i),
+                by_vector.get(i),
+            )
             for i, value, rel, rec in best
             if i in records
         ]

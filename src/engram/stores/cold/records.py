@@ -215,6 +215,10 @@ class Recalled:
     recency: float
     importance: float
     similarity: float | None = None
+    keyword_rank: int | None = None
+    """1-based rank among the keyword candidates (None: not one)."""
+    vector_rank: int | None = None
+    """1-based rank among the vector candidates (None: not one)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,22 @@
+"""Erase a user and keep the audit record: who asked, when, how much went (no content)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from engram._principal import Principal
+from engram.memory import ErasureReport, Memory
+from engram.stores.audit import ErasureLog, ErasureRecord, counts_of
+
+
+def erase_user(
+    memory: Memory, audit: ErasureLog | None, principal: Principal, actor: str
+) -> ErasureReport:
+    """:meth:`Memory.forget` everything about ``principal``; then, with ``audit``, append
+    the record of it (``actor``: the key id or JWT subject that asked)."""
+    report = memory.forget(principal)
+    if audit is not None:
+        counts = counts_of(report.to_json())
+        when = datetime.now(UTC)
+        audit.add(ErasureRecord(principal.tenant_id, principal.user_id, actor, when, counts))
+    return report
