@@ -220,6 +220,17 @@ def default_outbox(home: str | Path, hot_url: str) -> Outbox:
     return url_outbox(hot_url) or PublicationLedger(default_outbox_path(home))
 
 
+def analyst_over(memory: Memory) -> MarketAnalyst | None:
+    """The agent over an open ``memory``'s own hot tier, with the outbox beside it (the
+    home's ``outbox.db``, or the table beside PostgreSQL checkpoints); ``None`` when the
+    memory has neither (a Redis hot tier without a home)."""
+    where = memory.opened_at
+    if where.home is None and url_outbox(where.hot_url) is None:
+        return None
+    home = where.home if where.home is not None else DEFAULT_HOME  # unused beside PostgreSQL
+    return MarketAnalyst(home=home, hot_url=where.hot_url, memory=memory)
+
+
 class MarketAnalyst:
     """The reference agent over engram's hot tier and a publication outbox.
 

@@ -14,8 +14,7 @@ from fastapi import APIRouter, HTTPException, Path
 from pydantic import BaseModel, Field
 
 from engram._principal import Principal
-from engram.agent import MarketAnalyst, ThreadStatus, url_outbox
-from engram.config import DEFAULT_HOME
+from engram.agent import MarketAnalyst, ThreadStatus, analyst_over
 from engram.server import _models as m
 from engram.server._deps import Layer, Reader, ServerState, Writer
 
@@ -56,11 +55,10 @@ class StatusOut(BaseModel):
 
 
 def _analyst(layer: ServerState) -> MarketAnalyst:
-    where = layer.memory.opened_at
-    if where.home is None and url_outbox(where.hot_url) is None:
+    found = analyst_over(layer.memory)
+    if found is None:
         raise HTTPException(501, "the agent needs an embedded home or a PostgreSQL hot tier")
-    home = where.home if where.home is not None else DEFAULT_HOME  # unused on PostgreSQL
-    return MarketAnalyst(home=home, hot_url=where.hot_url, memory=layer.memory)
+    return found
 
 
 @router.post("", status_code=201)

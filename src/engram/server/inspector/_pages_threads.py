@@ -11,7 +11,7 @@ from fastapi import APIRouter, Form, Path, Query, Request
 from fastapi.responses import Response
 
 from engram._principal import Principal, tenant_scope
-from engram.agent import MarketAnalyst, ThreadStatus
+from engram.agent import ThreadStatus, analyst_over
 from engram.errors import EngramError, NotFoundError
 from engram.server._models import plain
 from engram.server.inspector._web import Acting, Inspector, Parts, Seen, back, render
@@ -44,11 +44,11 @@ def threads(request: Request, parts: Parts, who: Seen) -> Response:
 
 def _paused(parts: Inspector, who: Principal, thread_id: str) -> ThreadStatus | None:
     """The agent run paused on ``thread_id`` for approval, if there is one."""
-    home = parts.served.memory.where.home
-    if home is None:
+    analyst = analyst_over(parts.served.memory)
+    if analyst is None:
         return None
     try:
-        status = MarketAnalyst(home=home, memory=parts.served.memory).status(who, thread_id)
+        status = analyst.status(who, thread_id)
     except EngramError:
         return None
     return status if status.stage == "awaiting_approval" and status.draft else None
@@ -161,9 +161,8 @@ def approve(
 ) -> Response:
     """Publish the paused draft whose hash the page showed (a changed draft is refused)."""
     principal = who.acting("write")
-    home = parts.served.memory.where.home
-    if home is None:
+    analyst = analyst_over(parts.served.memory)
+    if analyst is None:
         raise NotFoundError(f"no paused run on thread {thread_id!r}")
-    analyst = MarketAnalyst(home=home, memory=parts.served.memory)
     done = analyst.approve(principal, thread_id, draft_hash=draft_hash, approver=principal.user_id)
     return render(request, "approved.html", {"status": done}, who=who)
