@@ -35,6 +35,7 @@ from engram.memory import (
     ContextItem,
     ErasureReport,
     Memory,
+    Observation,
     RecallResult,
     RememberResult,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "MemoryRecord",
     "MissingDependencyError",
     "NotFoundError",
+    "Observation",
     "PathEscapeError",
     "PolicyRejectedError",
     "Principal",

@@ -15,6 +15,7 @@ from engram.memory._records import (
     ContextItem,
     ErasureReport,
     ItemKind,
+    Observation,
     RecallResult,
     RememberResult,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "ItemKind",
     "Locations",
     "Memory",
+    "Observation",
     "RecallResult",
     "RememberResult",
     "home_participants",
