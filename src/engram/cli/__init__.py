@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._mcp",
     "engram.cli._keys",
     "engram.cli._serve",
+    "engram.cli._import",
 )
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 

@@ -253,18 +253,26 @@ class Memory:
         return self._remembered(principal, seen, fact, result)
 
     def remember_many(
-        self, principal: Principal, items: Iterable[Observation | str], *, batch_size: int = 32
+        self,
+        principal: Principal,
+        items: Iterable[Observation | str],
+        *,
+        batch_size: int = 32,
+        progress: Callable[[int], object] | None = None,
     ) -> list[RememberResult]:
         """:meth:`remember` for each item (an :class:`Observation`, or a text with the
         defaults), in order, with the same results, at the embedder's batch rate: every
         item is checked before any is written (an error names its index), then
         ``batch_size`` items are embedded in one call while the batch before is stored.
         An item is consolidated against everything stored before it, earlier items of the
-        same call included (a later value in a slot supersedes an earlier one)."""
+        same call included (a later value in a slot supersedes an earlier one).
+        ``progress(n)`` is called after each batch of ``n`` items is stored."""
         check.principal(principal)
         seen = [_observation(i, item) for i, item in enumerate(items)]
         facts = [self._new_fact(item, index) for index, item in enumerate(seen)]
-        results = self.store.remember_many(principal, facts, batch_size=batch_size)
+        results = self.store.remember_many(
+            principal, facts, batch_size=batch_size, progress=progress
+        )
         return [
             self._remembered(principal, *done) for done in zip(seen, facts, results, strict=True)
         ]

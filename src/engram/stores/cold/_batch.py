@@ -12,7 +12,7 @@ transaction, after every fact before it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -41,7 +41,11 @@ class _Ready:
 
 
 def remember_batches(
-    store: LongTermStore, namespace: Namespace, facts: Sequence[NewFact], batch_size: int
+    store: LongTermStore,
+    namespace: Namespace,
+    facts: Sequence[NewFact],
+    batch_size: int,
+    progress: Callable[[int], object] | None = None,
 ) -> list[WriteResult]:
     """Every fact checked first (an error names its index), then stored batch by batch."""
     check.integer("batch_size", batch_size, minimum=1)
@@ -55,6 +59,8 @@ def remember_batches(
             following = batches[index + 1] if index + 1 < len(batches) else None
             ahead = worker.submit(_prepare, store, following) if following else None
             results += [_store(store, r) for r in ready]
+            if progress is not None:
+                progress(len(ready))
     return results
 
 

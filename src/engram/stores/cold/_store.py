@@ -405,14 +405,20 @@ class LongTermStore(EngramLabels):
 
     @_for_target
     def remember_many(
-        self, target: Target, facts: Sequence[NewFact], *, batch_size: int = 32
+        self,
+        target: Target,
+        facts: Sequence[NewFact],
+        *,
+        batch_size: int = 32,
+        progress: Callable[[int], object] | None = None,
     ) -> list[WriteResult]:
         """:meth:`remember` for each of ``facts``, in order, with the same results: every
         fact is checked before any is written, then ``batch_size`` facts at a time are
         embedded in one call (the next batch while this one is stored) and each is
         screened, consolidated against what is stored by then (an earlier fact of the
-        same call included) and stored in its own transaction."""
-        return remember_batches(self, pipe.namespace_of(target), facts, batch_size)
+        same call included) and stored in its own transaction; ``progress(n)`` is called
+        after each batch of ``n`` facts."""
+        return remember_batches(self, pipe.namespace_of(target), facts, batch_size, progress)
 
     def _noted(self, namespace: Namespace, fact: NewFact) -> tuple[Note, str | None]:
         """``fact`` checked, as a note on its way in, and its explicit key."""
