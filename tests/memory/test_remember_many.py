@@ -144,7 +144,7 @@ def test_a_bad_item_is_named_and_nothing_is_written(memory: Memory) -> None:
 def test_dates_of_validity_are_kept(memory: Memory) -> None:
     start = datetime(2024, 1, 1, tzinfo=UTC)
     end = start + timedelta(days=30)
-    closed, = memory.remember_many(
+    (closed,) = memory.remember_many(
         ALICE, [Observation("Lived in Oslo for a month", valid_from=start, valid_to=end)]
     )
     assert closed.action == "added" and closed.key is not None
