@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from engram import InvalidInputError, Observation, Principal
+from engram import ConflictError, InvalidInputError, Observation, Principal
 from engram.memory import Memory, RememberResult
 from engram.recall import HashEmbedder, RecentEmbeddings, Vectors
 
@@ -183,3 +183,31 @@ def test_holding_keeps_every_text_of_a_batch_beyond_the_memo_size() -> None:
         assert kept.clear() == 10
         kept.embed(texts[:1])
     assert counting.calls[-1] == texts[:1]
+
+
+class _Failing:
+    """A resolver that fails at its ``at``-th decision (a store error mid-call)."""
+
+    def __init__(self, at: int) -> None:
+        self.left = at
+
+    def resolve(self, fact: object, existing: object) -> object:
+        self.left -= 1
+        if self.left <= 0:
+            raise ConflictError("the store failed mid-call")
+        from engram.stores.cold import Action, Resolution
+
+        return Resolution(Action.ADD, None, "new fact")
+
+
+def test_an_error_mid_call_keeps_what_was_stored_and_holds_no_text(
+    home: Path, clock: Clock
+) -> None:
+    kept = RecentEmbeddings(HashEmbedder(), size=4)
+    texts = [f"Spent holiday number {n} walking in the hills" for n in range(100)]
+    with Memory.open(home, embedder=kept, clock=clock) as memory:
+        memory.store.resolver = _Failing(at=40)  # type: ignore[assignment]
+        with pytest.raises(ConflictError, match="mid-call"):
+            memory.remember_many(ALICE, texts, batch_size=32)
+        assert len(memory.facts(ALICE)) == 39
+        assert kept.clear() <= 4  # the next batch, embedded ahead, is not held any longer

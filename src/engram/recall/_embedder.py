@@ -6,11 +6,12 @@ stored with every vector so a store knows when it must be re-embedded.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
@@ -116,11 +117,10 @@ class RecentEmbeddings:
         rows = [found[t] for t in texts]
         return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
-    @contextmanager
-    def holding(self, texts: Sequence[str]) -> Iterator[None]:
-        """Embed ``texts`` (those not kept yet, in one call) and keep every one of them
-        while the block runs, however many: a batch's texts embedded together, then
-        asked for one by one."""
+    def hold(self, texts: Sequence[str]) -> Callable[[], None]:
+        """Embed ``texts`` (those not kept yet, in one call) and keep every one of them,
+        however many, until the returned ``release()`` is called: a batch's texts embedded
+        together (perhaps in another thread), then asked for one by one."""
         wanted = list(dict.fromkeys(texts))
         with self._lock:
             missing = [t for t in wanted if not self._has(t)]
@@ -131,15 +131,24 @@ class RecentEmbeddings:
                 if vector is not None:  # None: cleared meanwhile, embedded when asked
                     self._held[text] = vector
                 self._holds[text] += 1
+        return functools.partial(self._release, wanted)
+
+    @contextmanager
+    def holding(self, texts: Sequence[str]) -> Iterator[None]:
+        """:meth:`hold` ``texts`` while the block runs."""
+        release = self.hold(texts)
         try:
             yield
         finally:
-            with self._lock:
-                for text in wanted:
-                    self._holds[text] -= 1
-                    if self._holds[text] <= 0:
-                        del self._holds[text]
-                        self._held.pop(text, None)
+            release()
+
+    def _release(self, texts: list[str]) -> None:
+        with self._lock:
+            for text in texts:
+                self._holds[text] -= 1
+                if self._holds[text] <= 0:
+                    del self._holds[text]
+                    self._held.pop(text, None)
 
     def _has(self, text: str) -> bool:
         return text in self._held or text in self._kept

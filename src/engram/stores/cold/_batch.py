@@ -3,18 +3,18 @@
 Each fact goes through what :meth:`LongTermStore.remember` does (write policy and
 poisoning guard, slot inference, consolidation, storage), in order. What a batch
 changes is only when texts are embedded: the guard's segments and the stored texts
-of ``batch_size`` facts are embedded in one call, by a worker thread that prepares
-the next batch while this one is stored (the embedder and SQLite both release the
-GIL). Screening and embedding depend on no stored data, so they may run ahead;
+of ``batch_size`` facts are embedded in one call, by a worker thread that embeds the
+next batch while this one is screened and stored (the embedder releases the GIL, so
+the model runs on one core while the patterns and the store run on the other).
+Screening and embedding depend on no stored data, so they may run ahead;
 consolidation reads the store, so each fact is decided and written in its own
 transaction, after every fact before it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,15 +53,30 @@ def remember_batches(
     batches = [noted[i : i + batch_size] for i in range(0, len(noted), batch_size)]
     results: list[WriteResult] = []
     with ThreadPoolExecutor(1, thread_name_prefix="engram-embed") as worker:
-        ahead: Future[list[_Ready]] | None = None
-        for index, _ in enumerate(batches):
-            ready = ahead.result() if ahead else _prepare(store, batches[index])
-            following = batches[index + 1] if index + 1 < len(batches) else None
-            ahead = worker.submit(_prepare, store, following) if following else None
-            results += [_store(store, r) for r in ready]
-            if progress is not None:
-                progress(len(ready))
+        ahead: Future[Callable[[], None]] | None = None
+        try:
+            for index, batch in enumerate(batches):
+                embedded, ahead = ahead or worker.submit(_hold_guard_texts, store, batch), None
+                release = embedded.result()
+                if index + 1 < len(batches):  # embedded while this batch is screened, stored
+                    ahead = worker.submit(_hold_guard_texts, store, batches[index + 1])
+                try:
+                    ready = _prepare(store, batch)
+                finally:
+                    release()
+                results += [_store(store, r) for r in ready]
+                if progress is not None:
+                    progress(len(ready))
+        finally:
+            if ahead is not None and not ahead.cancel():
+                ahead.add_done_callback(_release_when_done)
     return results
+
+
+def _release_when_done(done: Future[Callable[[], None]]) -> None:
+    """Release what a batch left behind (an error stopped the call) holds."""
+    if not done.cancelled() and done.exception() is None:
+        done.result()()
 
 
 def _noted(
@@ -76,15 +91,31 @@ def _noted(
 
 
 def _prepare(store: LongTermStore, batch: Sequence[tuple[Note, str | None]]) -> list[_Ready]:
-    """Screen and embed ``batch``: the guard's texts in one call, then the stored ones."""
-    with _holding(_guard_embedder(store), _guard_texts(store, batch)):
-        screened = [(*store._ready(note, key), key) for note, key in batch]
-        texts = [note.text if refusal is None else "" for note, refusal, _ in screened]
-        vectors = _embedded(store.embedder, texts)
+    """Screen ``batch`` (the guard's texts are held embedded already), then embed the
+    texts to store in one call (most of them the guard's: kept, not embedded again)."""
+    screened = [(*store._ready(note, key), key) for note, key in batch]
+    texts = [note.text if refusal is None else "" for note, refusal, _ in screened]
+    vectors = _embedded(store.embedder, texts)
     return [
         _Ready(note, key, refusal, vector)
         for (note, refusal, key), vector in zip(screened, vectors, strict=True)
     ]
+
+
+def _hold_guard_texts(
+    store: LongTermStore, batch: Sequence[tuple[Note, str | None]]
+) -> Callable[[], None]:
+    """Embed in one call what the poisoning guard will embed for ``batch``, kept until
+    the returned ``release()`` (nothing when the guard's embedder keeps no vectors)."""
+    embedder = _guard_embedder(store)
+    if not isinstance(embedder, RecentEmbeddings):
+        return _nothing
+    texts = _guard_texts(store, batch)
+    return embedder.hold(texts) if texts else _nothing
+
+
+def _nothing() -> None:
+    return None
 
 
 def _embedded(embedder: Embedder | None, texts: list[str]) -> list[Vector | None]:
@@ -113,13 +144,3 @@ def _guard_texts(store: LongTermStore, batch: Sequence[tuple[Note, str | None]])
     if not isinstance(policy, WritePolicy) or not policy.hold_instructions:
         return []
     return [t for note, _ in batch for t in policy.guard.embedded_texts(note.text)]
-
-
-@contextmanager
-def _holding(embedder: Embedder | None, texts: list[str]) -> Iterator[None]:
-    """Keep ``texts`` embedded in one call while the block runs, when ``embedder``
-    keeps vectors (:class:`RecentEmbeddings`); otherwise each is embedded when asked."""
-    with ExitStack() as stack:
-        if isinstance(embedder, RecentEmbeddings) and texts:
-            stack.enter_context(embedder.holding(texts))
-        yield
