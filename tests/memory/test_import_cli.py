@@ -165,6 +165,7 @@ def test_an_export_round_trips_through_import(tmp_path: Path) -> None:
         ),
         ('{"text": "Has a dog", "source": "oracle"}\n', "line 1: source must be one of"),
         ('{"text": "Has a dog", "user": "bob"}\n{"text": "Has a cat"}\n', "line 2: no user"),
+        ('{"text": "Has a dog", "user": "bo b"}\n', "line 1: user_id must be"),
     ],
 )
 def test_a_bad_line_is_named_and_nothing_is_written(
@@ -183,7 +184,7 @@ def test_dry_run_checks_and_writes_nothing(tmp_path: Path) -> None:
     home = tmp_path / ".engram"
     path = _jsonl(tmp_path / "facts.jsonl", LINES)
     out = _ok(home, str(path), "--user", "alice", "--dry-run")
-    assert out == "7 facts checked for 2 runs of users; nothing written\n"
+    assert out == "7 facts checked for 2 users; nothing written\n"
     assert not home.exists()
     bad = _invoke(home, "-", "--dry-run", "--user", "alice", stdin='{"text": 3}\n')
     assert bad.exit_code == 1 and "line 1: text must be a string" in bad.output

@@ -62,9 +62,10 @@ def import_cmd(
     Example: engram import facts.jsonl --tenant acme --user alice
     """
     lines = read_lines(_text(source))
-    groups = list(runs(lines, user))
+    groups = list(runs(lines, tenant, user))
     if dry_run:
-        click.echo(f"{len(lines)} facts checked for {len(groups)} runs of users; nothing written")
+        users = len({who for who, _ in groups})
+        click.echo(f"{len(lines)} facts checked for {users} users; nothing written")
         return
     counts: Counter[str] = Counter()
     with (
@@ -72,7 +73,7 @@ def import_cmd(
         progress("importing", "fact", total=len(lines), quiet=quiet) as update,
     ):
         for who, group in groups:
-            counts += _import(memory, Principal(tenant, who), group, batch_size, update)
+            counts += _import(memory, who, group, batch_size, update)
     click.echo(", ".join(f"{counts[name]} {name}" for name in _COUNTED))
 
 

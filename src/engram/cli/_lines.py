@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any, get_args
 
 from engram import _validate as check
+from engram._principal import Principal
 from engram.errors import InvalidInputError
 from engram.memory import Observation
 from engram.stores.cold import Sensitivity, Source
@@ -77,7 +78,8 @@ def _line(number: int, raw: str) -> Line:
     try:
         data = json.loads(raw)
     except ValueError as exc:
-        raise InvalidInputError(f"line {number}: not JSON ({exc.args[0].split(':')[0]})") from None
+        why = getattr(exc, "msg", "invalid")
+        raise InvalidInputError(f"line {number}: not JSON ({why})") from None
     return _parsed(number, data, "line")
 
 
@@ -172,13 +174,13 @@ def _moment(name: str, value: object) -> datetime | None:
     return moment
 
 
-def runs(lines: list[Line], user: str | None) -> Iterator[tuple[str, list[Line]]]:
+def runs(
+    lines: list[Line], tenant: str, user: str | None
+) -> Iterator[tuple[Principal, list[Line]]]:
     """Consecutive lines of one user, in order (``user`` for lines that name none)."""
-    current: tuple[str, list[Line]] | None = None
+    current: tuple[Principal, list[Line]] | None = None
     for line in lines:
-        who = line.user or user
-        if who is None:
-            raise InvalidInputError(f"line {line.number}: no user (give --user or a user field)")
+        who = _principal(line, tenant, user)
         if current is None or current[0] != who:
             if current is not None:
                 yield current
@@ -186,3 +188,13 @@ def runs(lines: list[Line], user: str | None) -> Iterator[tuple[str, list[Line]]
         current[1].append(line)
     if current is not None:
         yield current
+
+
+def _principal(line: Line, tenant: str, user: str | None) -> Principal:
+    who = line.user or user
+    if who is None:
+        raise InvalidInputError(f"line {line.number}: no user (give --user or a user field)")
+    try:
+        return Principal(tenant, who)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"line {line.number}: {exc}") from None
