@@ -42,6 +42,7 @@ if _typing.TYPE_CHECKING:
         ContextItem,
         ErasureReport,
         Memory,
+        Observation,
         RecallResult,
         RememberResult,
     )
@@ -72,6 +73,7 @@ _LAZY = {
     "ContextItem": "engram.memory",
     "ErasureReport": "engram.memory",
     "Memory": "engram.memory",
+    "Observation": "engram.memory",
     "RecallResult": "engram.memory",
     "RememberResult": "engram.memory",
     "Weights": "engram.recall",
@@ -109,6 +111,7 @@ __all__ = [
     "MemoryRecord",
     "MissingDependencyError",
     "NotFoundError",
+    "Observation",
     "PathEscapeError",
     "PolicyRejectedError",
     "Principal",

@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "engram.cli._mcp",
     "engram.cli._keys",
     "engram.cli._serve",
+    "engram.cli._import",
 )
 """Modules that add commands to :func:`main`, each through ``register(main)``."""
 
@@ -39,6 +40,10 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "eval": (
         "engram.cli._eval",
         "Measure retrieval quality (LoCoMo, LongMemEval) and memory lifecycle correctness.",
+    ),
+    "import": (
+        "engram.cli._import",
+        "Remember facts from a JSON Lines file or an export, checked before any is written.",
     ),
     "export": ("engram.cli._layer", "Print everything engram holds about the user as JSON."),
     "forget": (

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -42,6 +42,7 @@ from engram.memory._records import (
     PROFILE_TAGS,
     BranchReport,
     ErasureReport,
+    Observation,
     RecallResult,
     RememberResult,
 )
@@ -60,10 +61,12 @@ from engram.recall import Embedder, RecentEmbeddings, embedder_from_name, is_rel
 from engram.stores.cold import (
     LongTermStore,
     MemoryRecord,
+    NewFact,
     Provenance,
     Sensitivity,
     Source,
     View,
+    WriteResult,
     backend_for,
 )
 from engram.stores.documents import DocumentStore
@@ -232,6 +235,10 @@ class Memory:
         checkpoint_id: str | None = None,
         message_ids: Sequence[str] = (),
         quote: str | None = None,
+        key: str | None = None,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        expires_at: datetime | None = None,
     ) -> RememberResult:
         """Write policy, redaction, consolidation, storage; says what happened and why.
 
@@ -240,35 +247,75 @@ class Memory:
         one is read from statements like "My risk tolerance is ..." (the result's reason
         says so). Provenance (thread, checkpoint, message ids, and ``quote``: the user's
         words the fact was extracted from, redacted like the fact) is stored with it.
+        ``key`` writes a new version of that fact (no consolidation); ``valid_from`` /
+        ``valid_to`` bound when the fact held, ``expires_at`` when it is dropped.
         """
         check.principal(principal)
-        said = check.optional_text("quote", quote)
-        provenance = Provenance(
-            check.optional_text("thread_id", thread_id),
-            check.optional_text("checkpoint_id", checkpoint_id),
-            check.texts("message_ids", message_ids),
-            None if said is None else redact(said, self.policy.redact_kinds)[0],
+        seen = Observation(
+            observation, slot, tags, source, sensitivity, importance, ttl, thread_id,
+            checkpoint_id, message_ids, quote, key, valid_from, valid_to, expires_at,
+        )  # fmt: skip
+        fact = self._new_fact(seen)
+        result = self.store.remember(principal, fact.text, **_arguments(fact))
+        return self._remembered(principal, seen, fact, result)
+
+    def remember_many(
+        self,
+        principal: Principal,
+        items: Iterable[Observation | str],
+        *,
+        batch_size: int = 32,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[RememberResult]:
+        """:meth:`remember` for each item (an :class:`Observation`, or a text with the
+        defaults), in order, with the same results, at the embedder's batch rate: every
+        item is checked before any is written (an error names its index), then
+        ``batch_size`` items are embedded in one call while the batch before is stored.
+        An item is consolidated against everything stored before it, earlier items of the
+        same call included (a later value in a slot supersedes an earlier one).
+        ``progress(n)`` is called after each batch of ``n`` items is stored."""
+        check.principal(principal)
+        seen = [_observation(i, item) for i, item in enumerate(items)]
+        facts = [self._new_fact(item, index) for index, item in enumerate(seen)]
+        results = self.store.remember_many(
+            principal, facts, batch_size=batch_size, progress=progress
         )
-        result = self.store.remember(
-            principal,
-            observation,
-            slot=slot,
-            tags=tags,
-            source=source,
-            sensitivity=sensitivity,
-            importance=importance,
-            ttl=ttl if ttl is not None else self.fact_ttl,
-            provenance=provenance,
-        )
+        return [
+            self._remembered(principal, *done) for done in zip(seen, facts, results, strict=True)
+        ]
+
+    def _new_fact(self, seen: Observation, index: int | None = None) -> NewFact:
+        """The cold tier's record of ``seen``: its provenance checked, the quote redacted."""
+        try:
+            said = check.optional_text("quote", seen.quote)
+            provenance = Provenance(
+                check.optional_text("thread_id", seen.thread_id),
+                check.optional_text("checkpoint_id", seen.checkpoint_id),
+                check.texts("message_ids", seen.message_ids),
+                None if said is None else redact(said, self.policy.redact_kinds)[0],
+            )
+        except InvalidInputError as exc:
+            where = "" if index is None else f"item {index}: "
+            raise InvalidInputError(f"{where}{exc}") from exc
+        return NewFact(
+            seen.text, seen.key, seen.slot, None, seen.tags, seen.source, seen.sensitivity,
+            seen.importance, seen.ttl if seen.ttl is not None else self.fact_ttl,
+            seen.expires_at, seen.valid_from, seen.valid_to, provenance,
+        )  # fmt: skip
+
+    def _remembered(
+        self, principal: Principal, seen: Observation, fact: NewFact, result: WriteResult
+    ) -> RememberResult:
+        """The layer's account of ``result``; a held write joins the review queue."""
         if result.action == "held":
             entry = held_entry(
                 self.now(),
-                redact(observation, self.policy.redact_kinds)[0],
+                redact(seen.text, self.policy.redact_kinds)[0],
                 result.reason or "held for review",
-                provenance,
-                slot=slot,
-                source=source,
-                tags=tags,
+                fact.provenance or Provenance(),
+                slot=seen.slot,
+                source=seen.source,
+                tags=seen.tags,
             )
             queue_held(self.documents, principal, entry)
         return rec.to_remembered(result)
@@ -558,6 +605,23 @@ def _embedder(given: Embedder | str | None) -> Embedder | None:
     return RecentEmbeddings(found)
 
 
+def _observation(index: int, item: object) -> Observation:
+    if isinstance(item, str):
+        return Observation(item)
+    if not isinstance(item, Observation):
+        raise InvalidInputError(
+            f"item {index}: expected an Observation or a text, got {type(item).__name__}"
+        )
+    return item
+
+
+def _arguments(fact: NewFact) -> dict[str, Any]:
+    """``fact``'s fields but its text: :meth:`LongTermStore.remember`'s keywords."""
+    fields = {f.name: getattr(fact, f.name) for f in dataclasses.fields(fact)}
+    del fields["text"]
+    return fields
+
+
 def _plain(values: Any) -> Any:
     """``values`` as plain JSON data (messages and other objects become text)."""
     return json.loads(json.dumps(values, default=str))
@@ -618,6 +682,7 @@ class AsyncMemory:
     setup = _in_thread(Memory.setup)
     close = _in_thread(Memory.close)
     remember = _in_thread(Memory.remember)
+    remember_many = _in_thread(Memory.remember_many)
     held_for_review = _in_thread(Memory.held_for_review)
     review_queue = _in_thread(Memory.review_queue)
     approve_held = _in_thread(Memory.approve_held)

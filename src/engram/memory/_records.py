@@ -9,10 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from engram.policy import UNTRUSTED_PREAMBLE, RenderItem, render_block
-from engram.stores.cold import ForgetReport, MemoryRecord, Recalled, WriteResult
+from engram.stores.cold import (
+    ForgetReport,
+    MemoryRecord,
+    Recalled,
+    Sensitivity,
+    Source,
+    WriteResult,
+)
 from engram.stores.documents import SearchHit
 from engram.tokens import TokenCounter, count_tokens
 
@@ -112,6 +120,28 @@ class RememberResult:
     @property
     def stored(self) -> bool:
         return self.action in ("added", "updated")
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One fact for :meth:`Memory.remember_many`: the arguments of
+    :meth:`Memory.remember` as a record (the same names and defaults)."""
+
+    text: str
+    slot: str | None = None
+    tags: Sequence[str] = ("fact",)
+    source: Source = "user"
+    sensitivity: Sensitivity = "normal"
+    importance: float = 0.5
+    ttl: timedelta | None = None
+    thread_id: str | None = None
+    checkpoint_id: str | None = None
+    message_ids: Sequence[str] = ()
+    quote: str | None = None
+    key: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

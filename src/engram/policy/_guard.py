@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from engram.policy._normalise import View, views
 from engram.policy._patterns import pattern_signal, squashed_signal
-from engram.policy._semantic import IntentDetector, Similarity
+from engram.policy._semantic import IntentDetector, Similarity, segments
 from engram.recall import Embedder
 
 SEMANTIC_THRESHOLD = 0.45
@@ -97,6 +97,14 @@ class PoisoningGuard:
         if detector is None:
             return None
         return detector.best([v.text for v in readable(views(text))])
+
+    def embedded_texts(self, text: str) -> list[str]:
+        """The texts :meth:`judge` may have the embedder embed for ``text`` (none
+        without one), so a caller can embed many texts' in one call first."""
+        if self.embedder is None:
+            return []
+        parts = (s for view in readable(views(text)) for s in segments(view.text))
+        return list(dict.fromkeys(parts))
 
     @staticmethod
     def _pattern(readings: list[View]) -> Hold | None:

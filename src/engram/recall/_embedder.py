@@ -6,11 +6,13 @@ stored with every vector so a store knows when it must be re-embedded.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -89,6 +91,8 @@ class RecentEmbeddings:
         self.inner = inner
         self._size = size
         self._kept: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._held: dict[str, npt.NDArray[np.float32]] = {}
+        self._holds: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     @property
@@ -101,10 +105,10 @@ class RecentEmbeddings:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._kept))
+            missing = list(dict.fromkeys(t for t in texts if not self._has(t)))
         fresh = dict(zip(missing, self.inner.embed(missing), strict=True)) if missing else {}
         with self._lock:
-            found = {t: fresh[t] if t in fresh else self._kept[t] for t in dict.fromkeys(texts)}
+            found = {t: fresh[t] if t in fresh else self._get(t) for t in dict.fromkeys(texts)}
             for text, vector in found.items():
                 self._kept[text] = vector
                 self._kept.move_to_end(text)
@@ -113,9 +117,53 @@ class RecentEmbeddings:
         rows = [found[t] for t in texts]
         return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
+    def hold(self, texts: Sequence[str]) -> Callable[[], None]:
+        """Embed ``texts`` (those not kept yet, in one call) and keep every one of them,
+        however many, until the returned ``release()`` is called: a batch's texts embedded
+        together (perhaps in another thread), then asked for one by one."""
+        wanted = list(dict.fromkeys(texts))
+        with self._lock:
+            missing = [t for t in wanted if not self._has(t)]
+        fresh = dict(zip(missing, self.inner.embed(missing), strict=True)) if missing else {}
+        with self._lock:
+            for text in wanted:
+                vector = fresh[text] if text in fresh else self._find(text)
+                if vector is not None:  # None: cleared meanwhile, embedded when asked
+                    self._held[text] = vector
+                self._holds[text] += 1
+        return functools.partial(self._release, wanted)
+
+    @contextmanager
+    def holding(self, texts: Sequence[str]) -> Iterator[None]:
+        """:meth:`hold` ``texts`` while the block runs."""
+        release = self.hold(texts)
+        try:
+            yield
+        finally:
+            release()
+
+    def _release(self, texts: list[str]) -> None:
+        with self._lock:
+            for text in texts:
+                self._holds[text] -= 1
+                if self._holds[text] <= 0:
+                    del self._holds[text]
+                    self._held.pop(text, None)
+
+    def _has(self, text: str) -> bool:
+        return text in self._held or text in self._kept
+
+    def _get(self, text: str) -> npt.NDArray[np.float32]:
+        held = self._held.get(text)
+        return held if held is not None else self._kept[text]
+
+    def _find(self, text: str) -> npt.NDArray[np.float32] | None:
+        return self._get(text) if self._has(text) else None
+
     def clear(self) -> int:
         """Drop every kept vector (and its text); the number dropped."""
         with self._lock:
-            count = len(self._kept)
+            count = len(self._kept.keys() | self._held.keys())
             self._kept.clear()
+            self._held.clear()
         return count

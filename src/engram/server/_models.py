@@ -58,6 +58,10 @@ class RememberIn(Body):
     message_ids: list[str] = Field(default_factory=list, max_length=64)
 
 
+class RememberManyIn(Body):
+    items: list[RememberIn] = Field(min_length=1, max_length=1000)
+
+
 Action = Literal["added", "updated", "ignored", "held", "rejected", "deleted"]
 
 
@@ -72,6 +76,10 @@ class RememberOut(BaseModel):
     @classmethod
     def of(cls, result: RememberResult) -> RememberOut:
         return cls(**{**dataclasses.asdict(result), "redactions": list(result.redactions)})
+
+
+class RememberManyOut(BaseModel):
+    results: list[RememberOut]
 
 
 class RecallIn(Body):

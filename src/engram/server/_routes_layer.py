@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request
 
 from engram.errors import NotFoundError
+from engram.memory import Observation
 from engram.server import _models as m
 from engram.server._deps import Eraser, Layer, Paging, Reader, Writer, paginate
 from engram.server.erasure import erase_user
@@ -34,6 +35,28 @@ def remember(body: m.RememberIn, who: Writer, layer: Layer) -> m.RememberOut:
         message_ids=body.message_ids,
     )
     return m.RememberOut.of(result)
+
+
+@router.post("/memories:batch", status_code=201)
+def remember_many(body: m.RememberManyIn, who: Writer, layer: Layer) -> m.RememberManyOut:
+    """Remember many observations, in order, each as ``POST /memories`` would (a later one
+    consolidated against the earlier ones), embedded in batches; one result per item."""
+    results = layer.memory.remember_many(who, [_observation(item) for item in body.items])
+    return m.RememberManyOut(results=[m.RememberOut.of(r) for r in results])
+
+
+def _observation(body: m.RememberIn) -> Observation:
+    ttl = timedelta(seconds=body.ttl_seconds) if body.ttl_seconds is not None else None
+    return Observation(
+        body.observation,
+        slot=body.slot,
+        tags=body.tags,
+        importance=body.importance,
+        ttl=ttl,
+        thread_id=body.thread_id,
+        checkpoint_id=body.checkpoint_id,
+        message_ids=body.message_ids,
+    )
 
 
 @router.post("/recall")

@@ -27,6 +27,8 @@ class Note:
     provenance: Provenance
     redactions: tuple[str, ...] = ()
     slot_inferred: bool = False
+    valid_to: datetime | None = None
+    """When the stored version stops being valid (``None``: until superseded)."""
 
     def value(self) -> dict[str, Any]:
         value = {**self.extra, "text": self.text}

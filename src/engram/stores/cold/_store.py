@@ -43,6 +43,7 @@ from engram.recall import (
 )
 from engram.recall.filters import parse_filter
 from engram.stores.cold import _pipeline as pipe
+from engram.stores.cold._batch import remember_batches
 from engram.stores.cold._candidates import candidates, in_context
 from engram.stores.cold._consolidation import (
     Action,
@@ -68,6 +69,7 @@ from engram.stores.cold.records import (
     ForgetReport,
     MemoryRecord,
     Namespace,
+    NewFact,
     Provenance,
     Recalled,
     Sensitivity,
@@ -379,37 +381,86 @@ class LongTermStore(EngramLabels):
         ttl: timedelta | None = None,
         expires_at: datetime | None = None,
         valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
         provenance: Provenance | None = None,
     ) -> WriteResult:
         """Write policy → redaction → consolidation → storage; says what happened.
 
         ``slot`` names what the fact is about (``"home_city"``): a new fact in a
         slot supersedes the old one. An explicit ``key`` always updates that key.
+        ``valid_from`` / ``valid_to`` bound when the fact held (default: from now on).
         """
-        note = Note(
-            pipe.namespace_of(target),
-            check.text("text", text),
-            check.optional_text("slot", slot),
-            dict(check.mapping("value", value) or {}),
-            check.texts("tags", tags),
-            check.choice("source", source, get_args(Source)),
-            check.choice("sensitivity", sensitivity, get_args(Sensitivity)),
-            check.number("importance", importance, low=0.0, high=1.0),
-            check.duration("ttl", ttl),
-            check.moment("expires_at", expires_at),
-            check.moment("valid_from", valid_from),
-            _provenance(provenance),
-        )
-        key = check.optional_text("key", key)
-        note, refusal = self._screen(note)
+        fact = NewFact(
+            text, key, slot, value, tags, source, sensitivity, importance, ttl,
+            expires_at, valid_from, valid_to, provenance,
+        )  # fmt: skip
+        note, key = self._noted(pipe.namespace_of(target), fact)
+        note, refusal = self._ready(note, key)
         if refusal is not None:
             return refusal
-        if key is None and note.slot is None and (inferred := infer_slot(note.text)):
-            note = replace(note, slot=inferred, slot_inferred=True)
         vector = self._embed(note.text)
         if key is not None:
             return on_conflict(lambda: self._write_key(note, key, vector))
         return on_conflict(lambda: self._consolidate(note, vector))
+
+    @_for_target
+    def remember_many(
+        self,
+        target: Target,
+        facts: Sequence[NewFact],
+        *,
+        batch_size: int = 32,
+        progress: Callable[[int], object] | None = None,
+    ) -> list[WriteResult]:
+        """:meth:`remember` for each of ``facts``, in order, with the same results: every
+        fact is checked before any is written, then ``batch_size`` facts at a time are
+        embedded in one call (the next batch while this one is stored) and each is
+        screened, consolidated against what is stored by then (an earlier fact of the
+        same call included) and stored in its own transaction; ``progress(n)`` is called
+        after each batch of ``n`` facts."""
+        return remember_batches(self, pipe.namespace_of(target), facts, batch_size, progress)
+
+    def _noted(self, namespace: Namespace, fact: NewFact) -> tuple[Note, str | None]:
+        """``fact`` checked, as a note on its way in, and its explicit key."""
+        note = Note(
+            namespace,
+            check.text("text", fact.text),
+            check.optional_text("slot", fact.slot),
+            dict(check.mapping("value", fact.value) or {}),
+            check.texts("tags", fact.tags),
+            check.choice("source", fact.source, get_args(Source)),
+            check.choice("sensitivity", fact.sensitivity, get_args(Sensitivity)),
+            check.number("importance", fact.importance, low=0.0, high=1.0),
+            check.duration("ttl", fact.ttl),
+            check.moment("expires_at", fact.expires_at),
+            check.moment("valid_from", fact.valid_from),
+            _provenance(fact.provenance),
+            valid_to=_valid_to(fact),
+        )
+        return note, check.optional_text("key", fact.key)
+
+    def _ready(self, note: Note, key: str | None) -> tuple[Note, WriteResult | None]:
+        """The note after the write policy (and its slot read from the text when it
+        has neither key nor slot), or the policy's refusal."""
+        note, refusal = self._screen(note)
+        unnamed = refusal is None and key is None and note.slot is None
+        if unnamed and (inferred := infer_slot(note.text)):
+            note = replace(note, slot=inferred, slot_inferred=True)
+        return note, refusal
+
+    def _decide(self, note: Note, key: str | None, vector: Vector | None) -> WriteResult:
+        """Store a screened note: as :meth:`remember` does, the resolver deciding while
+        the namespace is held (once: a batch does not mind holding it)."""
+        if key is not None:
+            return on_conflict(lambda: self._write_key(note, key, vector))
+
+        def held() -> WriteResult:
+            fact = Fact(note.text, note.slot, note.tags, note.slot_inferred)
+            with self.backend.atomically(note.namespace):
+                found = self.resolver.resolve(fact, self._neighbours(note, vector))
+                return self._enact(note, found, vector)
+
+        return on_conflict(held)
 
     def _write_key(self, note: Note, key: str, vector: Vector | None) -> WriteResult:
         with self.backend.atomically(note.namespace):
@@ -674,6 +725,10 @@ class LongTermStore(EngramLabels):
                 fields=note.fields(),
                 vector=vector,
             )
+            if note.valid_to is not None:
+                closure = Closure(record.id, note.valid_to, None)
+                self.backend.apply(ChangeSet(closures=(closure,)))
+                record = replace(record, valid_to=note.valid_to)
             action: WriteAction = "updated" if previous is not None else "added"
             evicted = self._enforce_cap(note.namespace, key)
             return WriteResult(
@@ -713,6 +768,17 @@ def _provenance(provenance: object) -> Provenance:
     check.optional_text("checkpoint_id", found.checkpoint_id)
     check.texts("message_ids", found.message_ids)
     return found
+
+
+def _valid_to(fact: NewFact) -> datetime | None:
+    """``fact.valid_to``, after its ``valid_from`` (which a closed version must give)."""
+    valid_to = check.moment("valid_to", fact.valid_to)
+    if valid_to is None:
+        return None
+    start = check.moment("valid_from", fact.valid_from)
+    if start is None or utc(valid_to) <= utc(start):
+        raise InvalidInputError("valid_to needs a valid_from before it")
+    return utc(valid_to)
 
 
 def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:

@@ -7,9 +7,9 @@ seconds (floats) so every engine compares them the same way.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
@@ -187,6 +187,29 @@ class View:
         if self.include_superseded:
             return True
         return record.superseded_by is None and record.valid_at(self.now)
+
+
+@dataclass(frozen=True, slots=True)
+class NewFact:
+    """One fact for :meth:`LongTermStore.remember_many`: the arguments of
+    :meth:`LongTermStore.remember` as a record (the same names and defaults).
+
+    ``valid_to`` ends the stored version's validity at that moment (a fact known to
+    have stopped being true: an import of a closed version)."""
+
+    text: str
+    key: str | None = None
+    slot: str | None = None
+    value: Mapping[str, Any] | None = None
+    tags: Sequence[str] = ()
+    source: Source = "user"
+    sensitivity: Sensitivity = "normal"
+    importance: float = 0.5
+    ttl: timedelta | None = None
+    expires_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    provenance: Provenance | None = None
 
 
 WriteAction = Literal["added", "updated", "deleted", "noop", "rejected", "held"]
