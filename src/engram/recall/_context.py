@@ -18,15 +18,16 @@ similarity, fused relevance and the session, position and speaker stored in each
    ``window`` positions before and after it in the same session, divided by the distance;
 3. *session*: each turn gains ``session`` x the best relevance in its session.
 
-Measured on LoCoMo with MiniLM (docs/eval/results.md): evidence recall within 2,000
-tokens 0.775 (hybrid) -> 0.823 (steps 1-3, window 1) -> 0.893 (all steps, window 2, no
-date step) -> 0.902 with the date step (0.895 on conversations 5-9, held out from tuning).
-Steps 0-1 alone give 0.870 and lift LongMemEval (0.921 -> 0.929); its long user turns do
-not gain from steps 2-3 (0.908), so the option is opt-in.
+Steps 0-1 are recall's default (``ContextBoost()``, what ``LongTermStore.recall`` and
+``engram.Memory.recall`` use): they lift both benchmarks at every budget (docs/eval/
+results.md). Steps 2-3 are off by default (``neighbours`` and ``session`` 0): they lift
+LoCoMo's short chat turns but cost LongMemEval's long user turns at every budget;
+:data:`CONVERSATION` turns them on for chat logs.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
-from engram.recall._lexical import bm25
+from engram.recall._lexical import bm25, feedback_terms, stem, terms, weighted_bm25
 from engram.recall._relevance import relevance as fused_relevance
 
 
@@ -56,36 +57,77 @@ class Candidate:
     date: str = ""
 
 
+POOL_SCALE = 40.0
+"""Candidates re-ranked per square root of the memories recall sees: every memory of a
+user with up to 1,600, then more slowly than the memory grows."""
+
+POOL_FLOOR = 100
+"""Fewest candidates re-ranked (the ``k`` asked for, when larger)."""
+
+POOL_CEILING = 1000
+"""Most candidates re-ranked: each costs a fetch and a stemmed scoring."""
+
+
 @dataclass(frozen=True, slots=True)
 class ContextBoost:
     """Weights of the boosts, the value fields they read, and the candidate pool.
 
-    ``pool`` is how many fused candidates are re-ranked (at least the ``k`` asked for;
-    LoCoMo within 2,000 tokens with ``k=pool``: 50 -> 0.729, 100 -> 0.814, 200 -> 0.852,
-    1,000 -> 0.902, search time 1 : 1.5 : 2.2 : 4.7);
+    ``pool`` is how many fused candidates are re-ranked (at least the ``k`` asked for);
+    ``None`` sizes it from the memory: :func:`pool_size` of the ``n`` memories recall can
+    see, ``pool_scale * sqrt(n)`` between ``pool_floor`` and ``pool_ceiling`` (LoCoMo
+    within 2,000 tokens, fixed pools: 50 -> 0.729, 100 -> 0.814, 200 -> 0.852, every
+    turn -> 0.902, search time 1 : 1.5 : 2.2 : 4.7);
     ``window`` how far neighbours reach; ``lexical`` re-fuses relevance with stemmed
     BM25 first, from cosines that give ``topic`` of their weight to the query's topic
     (recalled again without the speakers it names, whose names otherwise pull every
-    turn of theirs alike). ``ContextBoost(neighbours=0, session=0)`` keeps only the lexical,
-    speaker and date steps (no turn is promoted for its neighbours). ``date`` boosts turns
-    whose ``date_field`` value (or, when a memory has none, the day it became valid:
-    ``valid_from``, by default when it was remembered) falls in a time the query names,
-    or at most ``date_slack_days`` after it.
+    turn of theirs alike). By default ``neighbours`` and ``session`` are 0: only the
+    lexical, speaker and date steps run (no turn is promoted for its neighbours).
+    ``date`` boosts turns whose ``date_field`` value (or, when a memory has none, the day
+    it became valid: ``valid_from``, by default when it was remembered) falls in a time
+    the query names, or at most ``date_slack_days`` after it. ``feedback`` (off by
+    default) adds pseudo-relevance feedback to the stemmed keywords: the
+    ``feedback_terms`` most distinctive stems of the ``feedback_docs`` best candidates
+    (only capitalised names in them with ``feedback_names``), each weighted ``feedback``.
     """
 
     speaker: float = 0.5
-    neighbours: float = 0.3
-    session: float = 0.5
+    neighbours: float = 0.0
+    session: float = 0.0
     session_field: str = "session"
     position_field: str = "position"
     speaker_field: str = "speaker"
-    pool: int = 200
+    pool: int | None = None
+    pool_scale: float = POOL_SCALE
+    pool_floor: int = POOL_FLOOR
+    pool_ceiling: int = POOL_CEILING
     window: int = 2
     lexical: bool = True
     topic: float = 0.6
     date: float = 0.6
     date_field: str = "date"
     date_slack_days: int = 7
+    feedback: float = 0.0
+    feedback_docs: int = 3
+    feedback_terms: int = 8
+    feedback_names: bool = False
+
+
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
+"""A capitalised word that does not open a sentence: a name (of a person, place, thing)."""
+
+DEFAULT_CONTEXT = ContextBoost()
+"""Recall's default re-ranking: the lexical, topic, speaker and date steps."""
+
+CONVERSATION = ContextBoost(neighbours=0.3, session=0.5)
+"""The neighbour and session boosts on top of the default, for chat logs of short turns."""
+
+
+def pool_size(boost: ContextBoost, visible: int, k: int) -> int:
+    """How many candidates to re-rank for ``k`` results among ``visible`` memories."""
+    if boost.pool is not None:
+        return max(boost.pool, k)
+    sized = math.ceil(boost.pool_scale * math.sqrt(max(visible, 0)))
+    return max(k, boost.pool_floor, min(sized, boost.pool_ceiling))
 
 
 def named_speakers(query: str, speakers: Sequence[str]) -> list[str]:
@@ -191,9 +233,38 @@ def _relevance(
     query: str, candidates: Sequence[Candidate], speakers: Sequence[str], boost: ContextBoost
 ) -> Mapping[str, float]:
     topic = boost.topic
-    if boost.lexical and any(c.text for c in candidates):
-        return lexical_relevance(query, candidates, named_speakers(query, speakers), topic)
-    return {c.id: c.relevance for c in candidates}
+    if not (boost.lexical and any(c.text for c in candidates)):
+        return {c.id: c.relevance for c in candidates}
+    named = named_speakers(query, speakers)
+    first = lexical_relevance(query, candidates, named, topic)
+    if boost.feedback <= 0:
+        return first
+    return _with_feedback(query, candidates, named, first, boost)
+
+
+def _with_feedback(
+    query: str,
+    candidates: Sequence[Candidate],
+    named: Sequence[str],
+    first: Mapping[str, float],
+    boost: ContextBoost,
+) -> dict[str, float]:
+    """Relevance fused again with the query's stems plus ``feedback_terms`` stems of
+    the ``feedback_docs`` best candidates, each weighted ``feedback``."""
+    texts = [_spoken(c) for c in candidates]
+    best = sorted(range(len(candidates)), key=lambda i: (-first[candidates[i].id], i))
+    chosen = [texts[i] for i in best[: boost.feedback_docs]]
+    own = {t for t in terms(query)} | {stem(w.lower()) for w in named}
+    if boost.feedback_names:
+        chosen = [" ".join(_NAME.findall(t)) for t in chosen]
+    extra = feedback_terms(chosen, texts, own, boost.feedback_terms)
+    wanted = {t: 1.0 for t in terms(query) if t not in {stem(w.lower()) for w in named}}
+    wanted.update({t: boost.feedback for t in extra})
+    scores = weighted_bm25(wanted, texts)
+    keyword = _best_first([(c.id, s) for c, s in zip(candidates, scores, strict=True) if s > 0])
+    vector = [(c.id, s) for c in candidates if (s := _cosine(c, topic=boost.topic)) is not None]
+    fused = fused_relevance(keyword, _sorted(vector))
+    return {c.id: fused.get(c.id, 0.0) for c in candidates}
 
 
 def _near(
