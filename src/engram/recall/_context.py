@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
-from engram.recall._lexical import bm25, feedback_terms, stem, terms, weighted_bm25
+from engram.recall._lexical import bm25
 from engram.recall._relevance import relevance as fused_relevance
 
 
@@ -84,10 +84,7 @@ class ContextBoost:
     lexical, speaker and date steps run (no turn is promoted for its neighbours).
     ``date`` boosts turns whose ``date_field`` value (or, when a memory has none, the day
     it became valid: ``valid_from``, by default when it was remembered) falls in a time
-    the query names, or at most ``date_slack_days`` after it. ``feedback`` (off by
-    default) adds pseudo-relevance feedback to the stemmed keywords: the
-    ``feedback_terms`` most distinctive stems of the ``feedback_docs`` best candidates
-    (only capitalised names in them with ``feedback_names``), each weighted ``feedback``.
+    the query names, or at most ``date_slack_days`` after it.
     """
 
     speaker: float = 0.5
@@ -106,14 +103,7 @@ class ContextBoost:
     date: float = 0.6
     date_field: str = "date"
     date_slack_days: int = 7
-    feedback: float = 0.0
-    feedback_docs: int = 3
-    feedback_terms: int = 8
-    feedback_names: bool = False
 
-
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
-"""A capitalised word that does not open a sentence: a name (of a person, place, thing)."""
 
 DEFAULT_CONTEXT = ContextBoost()
 """Recall's default re-ranking: the lexical, topic, speaker and date steps."""
@@ -235,36 +225,7 @@ def _relevance(
     topic = boost.topic
     if not (boost.lexical and any(c.text for c in candidates)):
         return {c.id: c.relevance for c in candidates}
-    named = named_speakers(query, speakers)
-    first = lexical_relevance(query, candidates, named, topic)
-    if boost.feedback <= 0:
-        return first
-    return _with_feedback(query, candidates, named, first, boost)
-
-
-def _with_feedback(
-    query: str,
-    candidates: Sequence[Candidate],
-    named: Sequence[str],
-    first: Mapping[str, float],
-    boost: ContextBoost,
-) -> dict[str, float]:
-    """Relevance fused again with the query's stems plus ``feedback_terms`` stems of
-    the ``feedback_docs`` best candidates, each weighted ``feedback``."""
-    texts = [_spoken(c) for c in candidates]
-    best = sorted(range(len(candidates)), key=lambda i: (-first[candidates[i].id], i))
-    chosen = [texts[i] for i in best[: boost.feedback_docs]]
-    own = {t for t in terms(query)} | {stem(w.lower()) for w in named}
-    if boost.feedback_names:
-        chosen = [" ".join(_NAME.findall(t)) for t in chosen]
-    extra = feedback_terms(chosen, texts, own, boost.feedback_terms)
-    wanted = {t: 1.0 for t in terms(query) if t not in {stem(w.lower()) for w in named}}
-    wanted.update({t: boost.feedback for t in extra})
-    scores = weighted_bm25(wanted, texts)
-    keyword = _best_first([(c.id, s) for c, s in zip(candidates, scores, strict=True) if s > 0])
-    vector = [(c.id, s) for c in candidates if (s := _cosine(c, topic=boost.topic)) is not None]
-    fused = fused_relevance(keyword, _sorted(vector))
-    return {c.id: fused.get(c.id, 0.0) for c in candidates}
+    return lexical_relevance(query, candidates, named_speakers(query, speakers), topic)
 
 
 def _near(

@@ -73,22 +73,6 @@ def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[flo
     ]
 
 
-def feedback_terms(
-    chosen: Sequence[str], texts: Sequence[str], exclude: Collection[str], count: int
-) -> list[str]:
-    """Pseudo-relevance feedback: the ``count`` stems with the most tf x idf (over
-    ``texts``) in the ``chosen`` texts, leaving out ``exclude`` (best first)."""
-    docs = [_counts(text) for text in texts]
-    weight: Counter[str] = Counter()
-    for text in chosen:
-        for term, tf in _counts(text).items():
-            if term not in exclude and len(term) > 2:
-                weight[term] += tf
-    n = len(docs)
-    scored = {t: tf * _idf(n, sum(1 for d in docs if t in d)) for t, tf in weight.items()}
-    return [t for t, _ in sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:count]]
-
-
 def term_set(text: str) -> set[str]:
     """The distinct stems of ``text``'s content words (from the cached term counts)."""
     return set(_counts(text))
