@@ -170,6 +170,29 @@ def ratio_note(row: Row, base: Row) -> str:
     return "; ".join(parts)
 
 
+class RecallSearch:
+    """``LongTermStore.recall`` behind the ``search(prefix, query=, limit=)`` the timing
+    loops call, with one re-ranking (``context``; None: plain hybrid)."""
+
+    def __init__(self, store: Any, context: Any) -> None:
+        self.store, self.context = store, context
+
+    def search(self, prefix: tuple[str, ...], *, query: str, limit: int) -> object:
+        return self.store.recall(prefix, query, k=limit, context=self.context)
+
+
+def recall_rows(store: Any, size: int, qs: Sequence[str], rounds: int) -> list[Row]:
+    """``recall(k=10)`` latency of the default re-ranked pipeline against plain hybrid
+    recall on the same store, in alternating rounds; the default row notes the ratio."""
+    from engram.recall import DEFAULT_CONTEXT
+
+    hybrid = (Row("engram recall hybrid (context=None)", size), RecallSearch(store, None))
+    default = (Row("engram recall default", size), RecallSearch(store, DEFAULT_CONTEXT))
+    rows = measure_side_by_side([hybrid, default], qs, rounds)
+    rows[1].note = ratio_note(rows[1], rows[0])
+    return rows
+
+
 def _after_write(
     store: Any, qs: Sequence[str], rounds: int, reloads: int
 ) -> dict[str, list[float]]:
@@ -656,6 +679,7 @@ def run_size(
             )
         rows = measure_side_by_side(systems, qs, args.rounds)
         sqlite_store = systems[0][1]
+        rows.extend(recall_rows(sqlite_store, size, qs, args.rounds))
         if patched:
             rows[0].after_write = _after_write(sqlite_store, qs, patched, dropped)
         for row, store in systems[1:]:

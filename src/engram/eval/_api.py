@@ -41,11 +41,11 @@ def _cached(name: str, folder: Path | None) -> CachedEmbedder:
 
 
 def _engram_methods(embedder: Embedder, backend: str) -> Sequence[Method]:
-    from engram.eval._engram import EngramColdMethod, EngramContextMethod, lexical_method
+    from engram.eval._engram import EngramColdMethod, EngramContextMethod, hybrid_method
 
     return (
         EngramColdMethod(embedder, backend=backend),
-        lexical_method(embedder, backend),
+        hybrid_method(embedder, backend),
         EngramContextMethod(embedder, backend=backend),
     )
 

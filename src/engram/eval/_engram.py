@@ -13,7 +13,6 @@ import itertools
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from engram._principal import Principal
 from engram.eval._context import line
 from engram.eval._data import Question, Turn
 from engram.eval._methods import Method
-from engram.recall import ContextBoost, Embedder
+from engram.recall import CONVERSATION, ContextBoost, Embedder
 from engram.stores.cold import LongTermStore, Options, Recalled, open_store
 
 TEMPORARY_URLS = {
@@ -33,19 +32,22 @@ TEMPORARY_URLS = {
 }
 """The cold-tier backends an evaluation can run on, each in a temporary folder."""
 
+DEFAULT = "engram recall (default)"
+"""The main row: ``LongTermStore.recall`` exactly as a user calls it."""
+
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 """The store's fixed clock: every run sees the same time, so recency is neutral and stable."""
 
 
 class EngramColdMethod(Method):
-    """engram's default hybrid recall (keyword + vector, rank fusion) over raw turns."""
+    """engram's recall over raw turns, with its defaults unless ``recall_options`` say."""
 
     def __init__(
         self,
         embedder: Embedder,
         *,
         url: str | None = None,
-        name: str = "engram hybrid (cold tier)",
+        name: str = DEFAULT,
         options: Options | None = None,
         recall_options: dict[str, Any] | None = None,
         backend: str = "sqlite",
@@ -114,16 +116,12 @@ def _value(turn: Turn, position: int) -> dict[str, Any]:
     }
 
 
-CONTEXT_POOL = 1000
-"""Candidates the context option re-ranks in the evaluation: every turn of a LoCoMo
-conversation (about 600), so the lexical step sees what exact-word search missed."""
-
-CONTEXT = "engram hybrid + session/neighbour context"
-LEXICAL = "engram hybrid + keyword/topic re-scoring"
+HYBRID = "engram hybrid, no re-ranking (context=None)"
+CONTEXT = "default + session/neighbour context (CONVERSATION)"
 
 
 class EngramContextMethod(EngramColdMethod):
-    """engram's hybrid recall with its context option (``ContextBoost``).
+    """engram's recall with another re-ranking than the default (a ``ContextBoost``).
 
     ``LongTermStore.recall(..., context=ContextBoost(...))`` re-ranks the fused
     candidates using only what is stored with each turn (text, session, position,
@@ -134,19 +132,19 @@ class EngramContextMethod(EngramColdMethod):
         self,
         embedder: Embedder,
         *,
-        boost: ContextBoost | None = None,
+        boost: ContextBoost = CONVERSATION,
         name: str = CONTEXT,
         backend: str = "sqlite",
     ) -> None:
         super().__init__(embedder, name=name, backend=backend)
-        self._boost = boost or ContextBoost(pool=CONTEXT_POOL)
+        self._boost = boost
 
     def _recall(self, user: str, question: Question, k: int) -> list[Recalled]:
-        boost = replace(self._boost, pool=max(self._boost.pool, k))
-        return self._open().recall(_principal(user), question.text, k=k, context=boost)
+        return self._open().recall(_principal(user), question.text, k=k, context=self._boost)
 
 
-def lexical_method(embedder: Embedder, backend: str = "sqlite") -> EngramContextMethod:
-    """The context option's lexical, topic, speaker and date steps (no neighbour/session boosts)."""
-    boost = ContextBoost(neighbours=0.0, session=0.0, pool=CONTEXT_POOL)
-    return EngramContextMethod(embedder, boost=boost, name=LEXICAL, backend=backend)
+def hybrid_method(embedder: Embedder, backend: str = "sqlite") -> EngramColdMethod:
+    """Plain hybrid recall: rank fusion of the keyword and vector candidates, no re-ranking."""
+    return EngramColdMethod(
+        embedder, name=HYBRID, recall_options={"context": None}, backend=backend
+    )

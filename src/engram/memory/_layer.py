@@ -57,7 +57,13 @@ from engram.memory._tiers import (
     visible_hits,
 )
 from engram.policy import PoisoningGuard, WritePolicy, redact
-from engram.recall import Embedder, RecentEmbeddings, embedder_from_name, is_relevant_item
+from engram.recall import (
+    DEFAULT_MIN_SCORE,
+    Embedder,
+    RecentEmbeddings,
+    embedder_from_name,
+    is_relevant_item,
+)
 from engram.stores.cold import (
     LongTermStore,
     MemoryRecord,
@@ -404,6 +410,7 @@ class Memory:
         passages: int = 4,
         as_of: datetime | None = None,
         include_profile: bool | None = None,
+        min_score: float = DEFAULT_MIN_SCORE,
     ) -> RecallResult:
         """A context block for the next model call, within ``budget_tokens``.
 
@@ -414,7 +421,9 @@ class Memory:
 
         ``include_profile``: ``True`` puts every profile fact in the block, ``False``
         none; by default only those relevant to ``query`` (all of them when the query is
-        blank). So a question nothing answers gets an empty block.
+        blank). Recalled memories scoring under ``min_score`` are left out (scores are
+        calibrated across queries: ``engram.recall.DEFAULT_MIN_SCORE``; 0 keeps all ``k``).
+        So a question nothing answers gets an empty block.
         """
         check.principal(principal)
         check.text("query", query, blank=True)
@@ -424,8 +433,13 @@ class Memory:
         check.moment("as_of", as_of)
         if include_profile is not None:
             check.flag("include_profile", include_profile)
+        check.number("min_score", min_score)
         profile = self._profile_for(principal, query, as_of, include_profile)
-        found = self.store.recall(principal, query, k=k, as_of=as_of) if query.strip() else []
+        found = (
+            self.store.recall(principal, query, k=k, as_of=as_of, min_score=min_score)
+            if query.strip()
+            else []
+        )
         items = [
             *rec.profile_items(profile),
             *rec.memory_items(found, {r.key for r in profile}),

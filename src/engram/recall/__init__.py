@@ -4,7 +4,21 @@ What the stores and backends use of it is exported here; the filter language eve
 backend compiles is the public module :mod:`engram.recall.filters`.
 """
 
-from engram.recall._context import Candidate, ContextBoost, rerank, topic_query
+from engram.recall._calibrate import (
+    DEFAULT_MIN_SCORE,
+    confidence,
+    cosine_confidence,
+    keyword_coverage,
+)
+from engram.recall._context import (
+    CONVERSATION,
+    DEFAULT_CONTEXT,
+    Candidate,
+    ContextBoost,
+    pool_size,
+    rerank,
+    topic_query,
+)
 from engram.recall._embedder import Embedder, HashEmbedder, RecentEmbeddings, Vectors, normalise
 from engram.recall._factory import (
     EMBEDDER_HELP,
@@ -28,6 +42,9 @@ from engram.recall._relevance import (
 from engram.recall._scoring import Weights, combine, recency
 
 __all__ = [
+    "CONVERSATION",
+    "DEFAULT_CONTEXT",
+    "DEFAULT_MIN_SCORE",
     "DEFAULT_MIN_SIMILARITY",
     "EMBEDDER_HELP",
     "EMBEDDER_NAMES",
@@ -42,14 +59,18 @@ __all__ = [
     "Weights",
     "clear_keyword_caches",
     "combine",
+    "confidence",
+    "cosine_confidence",
     "embedder_for_model_id",
     "embedder_from_name",
     "index_words",
     "is_relevant",
     "is_relevant_item",
+    "keyword_coverage",
     "keyword_terms",
     "keyword_text",
     "normalise",
+    "pool_size",
     "recency",
     "relevance",
     "rerank",

@@ -18,15 +18,16 @@ similarity, fused relevance and the session, position and speaker stored in each
    ``window`` positions before and after it in the same session, divided by the distance;
 3. *session*: each turn gains ``session`` x the best relevance in its session.
 
-Measured on LoCoMo with MiniLM (docs/eval/results.md): evidence recall within 2,000
-tokens 0.775 (hybrid) -> 0.823 (steps 1-3, window 1) -> 0.893 (all steps, window 2, no
-date step) -> 0.902 with the date step (0.895 on conversations 5-9, held out from tuning).
-Steps 0-1 alone give 0.870 and lift LongMemEval (0.921 -> 0.929); its long user turns do
-not gain from steps 2-3 (0.908), so the option is opt-in.
+Steps 0-1 are recall's default (``ContextBoost()``, what ``LongTermStore.recall`` and
+``engram.Memory.recall`` use): they lift both benchmarks at every budget (docs/eval/
+results.md). Steps 2-3 are off by default (``neighbours`` and ``session`` 0): they lift
+LoCoMo's short chat turns but cost LongMemEval's long user turns at every budget;
+:data:`CONVERSATION` turns them on for chat logs.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -56,36 +57,67 @@ class Candidate:
     date: str = ""
 
 
+POOL_SCALE = 40.0
+"""Candidates re-ranked per square root of the memories recall sees: every memory of a
+user with up to 1,600, then more slowly than the memory grows."""
+
+POOL_FLOOR = 100
+"""Fewest candidates re-ranked (the ``k`` asked for, when larger)."""
+
+POOL_CEILING = 1000
+"""Most candidates re-ranked: each costs a fetch and a stemmed scoring."""
+
+
 @dataclass(frozen=True, slots=True)
 class ContextBoost:
     """Weights of the boosts, the value fields they read, and the candidate pool.
 
-    ``pool`` is how many fused candidates are re-ranked (at least the ``k`` asked for;
-    LoCoMo within 2,000 tokens with ``k=pool``: 50 -> 0.729, 100 -> 0.814, 200 -> 0.852,
-    1,000 -> 0.902, search time 1 : 1.5 : 2.2 : 4.7);
+    ``pool`` is how many fused candidates are re-ranked (at least the ``k`` asked for);
+    ``None`` sizes it from the memory: :func:`pool_size` of the ``n`` memories recall can
+    see, ``pool_scale * sqrt(n)`` between ``pool_floor`` and ``pool_ceiling`` (LoCoMo
+    within 2,000 tokens, fixed pools: 50 -> 0.729, 100 -> 0.814, 200 -> 0.852, every
+    turn -> 0.902, search time 1 : 1.5 : 2.2 : 4.7);
     ``window`` how far neighbours reach; ``lexical`` re-fuses relevance with stemmed
     BM25 first, from cosines that give ``topic`` of their weight to the query's topic
     (recalled again without the speakers it names, whose names otherwise pull every
-    turn of theirs alike). ``ContextBoost(neighbours=0, session=0)`` keeps only the lexical,
-    speaker and date steps (no turn is promoted for its neighbours). ``date`` boosts turns
-    whose ``date_field`` value (or, when a memory has none, the day it became valid:
-    ``valid_from``, by default when it was remembered) falls in a time the query names,
-    or at most ``date_slack_days`` after it.
+    turn of theirs alike). By default ``neighbours`` and ``session`` are 0: only the
+    lexical, speaker and date steps run (no turn is promoted for its neighbours).
+    ``date`` boosts turns whose ``date_field`` value (or, when a memory has none, the day
+    it became valid: ``valid_from``, by default when it was remembered) falls in a time
+    the query names, or at most ``date_slack_days`` after it.
     """
 
     speaker: float = 0.5
-    neighbours: float = 0.3
-    session: float = 0.5
+    neighbours: float = 0.0
+    session: float = 0.0
     session_field: str = "session"
     position_field: str = "position"
     speaker_field: str = "speaker"
-    pool: int = 200
+    pool: int | None = None
+    pool_scale: float = POOL_SCALE
+    pool_floor: int = POOL_FLOOR
+    pool_ceiling: int = POOL_CEILING
     window: int = 2
     lexical: bool = True
     topic: float = 0.6
     date: float = 0.6
     date_field: str = "date"
     date_slack_days: int = 7
+
+
+DEFAULT_CONTEXT = ContextBoost()
+"""Recall's default re-ranking: the lexical, topic, speaker and date steps."""
+
+CONVERSATION = ContextBoost(neighbours=0.3, session=0.5)
+"""The neighbour and session boosts on top of the default, for chat logs of short turns."""
+
+
+def pool_size(boost: ContextBoost, visible: int, k: int) -> int:
+    """How many candidates to re-rank for ``k`` results among ``visible`` memories."""
+    if boost.pool is not None:
+        return max(boost.pool, k)
+    sized = math.ceil(boost.pool_scale * math.sqrt(max(visible, 0)))
+    return max(k, boost.pool_floor, min(sized, boost.pool_ceiling))
 
 
 def named_speakers(query: str, speakers: Sequence[str]) -> list[str]:
@@ -191,9 +223,9 @@ def _relevance(
     query: str, candidates: Sequence[Candidate], speakers: Sequence[str], boost: ContextBoost
 ) -> Mapping[str, float]:
     topic = boost.topic
-    if boost.lexical and any(c.text for c in candidates):
-        return lexical_relevance(query, candidates, named_speakers(query, speakers), topic)
-    return {c.id: c.relevance for c in candidates}
+    if not (boost.lexical and any(c.text for c in candidates)):
+        return {c.id: c.relevance for c in candidates}
+    return lexical_relevance(query, candidates, named_speakers(query, speakers), topic)
 
 
 def _near(

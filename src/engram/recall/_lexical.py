@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -55,6 +55,12 @@ def bm25(query: str, texts: Sequence[str], *, leave_out: Collection[str] = ()) -
     """
     skip = {stem(w.lower()) for w in leave_out}
     wanted = [t for t in dict.fromkeys(terms(query)) if t not in skip]
+    return weighted_bm25(dict.fromkeys(wanted, 1.0), texts)
+
+
+def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[float]:
+    """BM25 of each of ``texts`` for stems weighted by ``wanted`` (a term's weight
+    multiplies its contribution)."""
     docs = [_counts(text) for text in texts]
     if not wanted or not docs:
         return [0.0] * len(docs)
@@ -62,9 +68,20 @@ def bm25(query: str, texts: Sequence[str], *, leave_out: Collection[str] = ()) -
     mean = max(sum(lengths) / len(docs), 1e-9)
     idf = {t: _idf(len(docs), sum(1 for d in docs if t in d)) for t in wanted}
     return [
-        sum((_term(d[t], idf[t], n / mean) for t in wanted if t in d), 0.0)
+        sum((w * _term(d[t], idf[t], n / mean) for t, w in wanted.items() if t in d), 0.0)
         for d, n in zip(docs, lengths, strict=True)
     ]
+
+
+def term_set(text: str) -> set[str]:
+    """The distinct stems of ``text``'s content words (from the cached term counts)."""
+    return set(_counts(text))
+
+
+def idf_weights(wanted: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
+    """BM25's inverse document frequency of each stem in ``wanted`` over ``texts``."""
+    docs = [_counts(text) for text in texts]
+    return {t: _idf(len(docs), sum(1 for d in docs if t in d)) for t in wanted}
 
 
 @lru_cache(maxsize=16384)

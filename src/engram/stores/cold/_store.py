@@ -33,6 +33,7 @@ from engram._retry import on_conflict
 from engram.errors import InvalidInputError, NotFoundError
 from engram.policy import WriteCandidate
 from engram.recall import (
+    DEFAULT_CONTEXT,
     DEFAULT_MIN_SIMILARITY,
     ContextBoost,
     Embedder,
@@ -40,11 +41,12 @@ from engram.recall import (
     Weights,
     clear_keyword_caches,
     is_relevant,
+    pool_size,
 )
 from engram.recall.filters import parse_filter
 from engram.stores.cold import _pipeline as pipe
 from engram.stores.cold._batch import remember_batches
-from engram.stores.cold._candidates import candidates, in_context
+from engram.stores.cold._candidates import Ranking, candidates, in_context
 from engram.stores.cold._consolidation import (
     Action,
     Existing,
@@ -503,16 +505,20 @@ class LongTermStore(EngramLabels):
         include_expired: bool = False,
         include_superseded: bool = False,
         weights: Weights | None = None,
-        context: ContextBoost | None = None,
+        context: ContextBoost | None = DEFAULT_CONTEXT,
     ) -> list[Recalled]:
-        """Hybrid recall under ``target``'s namespace, best first.
+        """Recall under ``target``'s namespace, best first.
 
-        Keyword and vector candidates are fused by rank and cosine, then scored
-        ``alpha*recency + beta*importance + gamma*relevance``; nothing when nothing is
-        relevant (``Options.min_similarity``). Expired and superseded
-        facts are left out unless asked; ``as_of`` returns what was valid then.
-        ``context`` re-ranks conversation turns by session, neighbours and speaker
-        (:mod:`engram.recall._context`); scores then are the boosted relevance over its max.
+        Keyword and vector candidates are fused by rank and cosine; a pool of them sized
+        from the memory (``ContextBoost.pool``) is re-scored with stemmed keywords, the
+        speakers and dates the query names (``context``; :mod:`engram.recall._context`),
+        then ranked ``alpha*recency + beta*importance + gamma*relevance``; nothing when
+        nothing is relevant (``Options.min_similarity``). Scores are calibrated: the top
+        item scores how well the best candidate matches the query (absolute cosine and
+        keyword coverage, :mod:`engram.recall._calibrate`), so ``min_score`` (e.g.
+        ``DEFAULT_MIN_SCORE``) means the same for every query. ``context=None`` is plain
+        hybrid recall (scores relative to the candidates). Expired and superseded facts
+        are left out unless asked; ``as_of`` returns what was valid then.
         """
         check.text("query", query, blank=True)
         check.integer("k", k, minimum=1)
@@ -526,15 +532,12 @@ class LongTermStore(EngramLabels):
         check.instance("context", context, ContextBoost)
         now = self.now()
         view = View(now, None if as_of is None else utc(as_of), include_expired, include_superseded)
-        pool = k if context is None else max(k, context.pool)
         namespace = pipe.namespace_of(target)
-
-        def search(text: str, floor: bool = False) -> list[Recalled]:
-            return self._recall(namespace, text, pool, filter, tuple(tags), view, weights, floor)
-
-        found = search(query, True)
-        if context is not None:
-            found = in_context(query, found, context, search)[:k]
+        if context is None:
+            found = self._recall(namespace, query, k, filter, tuple(tags), view, weights, True)
+        else:
+            scope = (namespace, filter, tuple(tags), view, weights)
+            found = self._in_context(scope, query, k, context)
         kept = [r for r in found if r.score >= min_score]
         self._refresh([r.record for r in kept])
         return kept
@@ -646,12 +649,17 @@ class LongTermStore(EngramLabels):
         view: View,
         weights: Weights | None = None,
         floor: bool = False,
+        sized: Callable[[int], int] | None = None,
     ) -> list[Recalled]:
+        """The best ``k`` fused candidates; with ``sized``, each search returns ``k``
+        candidates and ``sized(visible memories)`` says how many to keep."""
         scan = Scan(prefix, view, parse_filter(filter_), tags)
-        n = max(self.options.candidates, 4 * k)
+        n = max(self.options.candidates, k if sized else 4 * k)
         keyword, vector = candidates(self.backend, self.embedder, scan, query, n)
         if floor and not is_relevant(query, keyword, vector, self.options.min_similarity):
             return []
+        if sized is not None:
+            k = sized(len(vector) if self.embedder is not None and len(vector) < n else n)
         relevance = pipe.fuse(keyword, vector)
         signals = self.backend.signals(list(relevance))
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
@@ -673,6 +681,24 @@ class LongTermStore(EngramLabels):
             for i, value, rel, rec in best
             if i in records
         ]
+
+    def _in_context(
+        self, scope: tuple[Any, ...], query: str, k: int, boost: ContextBoost
+    ) -> list[Recalled]:
+        """The candidates of a pool sized from the memory, re-ranked (``in_context``)."""
+        namespace, filter_, tags, view, weights = scope
+        probe = max(boost.pool_ceiling, boost.pool or 0, k)
+
+        def sized(visible: int) -> int:
+            return pool_size(boost, visible, k)
+
+        def search(text: str, floor: bool = False) -> list[Recalled]:
+            return self._recall(namespace, text, probe, filter_, tags, view, weights, floor, sized)
+
+        floor = self.options.min_similarity
+        calibration = DEFAULT_MIN_SIMILARITY if floor is None else floor
+        rank = Ranking(weights or self.options.weights, calibration)
+        return in_context(query, search(query, True), boost, search, rank)[:k]
 
     def _screen(self, note: Note) -> tuple[Note, WriteResult | None]:
         if not note.text or not note.text.strip():

@@ -1,0 +1,64 @@
+"""Scores comparable across queries (pure).
+
+Rank fusion and the context re-ranking give relative scores: the best candidate of any
+query scores about 1.0, however unrelated it is. :func:`confidence` says instead how
+well one candidate answers a query in absolute terms, from two signals that mean the
+same thing for every query:
+
+- its cosine with the query, through a logistic curve centred on the relevance floor
+  (``Options.min_similarity``, 0.2 by default: with all-MiniLM-L6-v2 unrelated pairs
+  score about -0.03 to 0.08 and related ones 0.3 and more), so the floor maps to 0.5;
+- its keyword coverage: the share of the query's inverse-document-frequency mass (stems
+  of its content words, frequencies over the candidates) that occurs in its text, so a
+  query whose rare words all occur scores near 1 and one that shares only a common word
+  scores low.
+
+The two are joined as a noisy-or (either one alone can vouch for a candidate). The cold
+store's re-ranked recall gives each item the query's best confidence times its
+re-ranked score over the top one, capped by the item's own confidence, and weighs it by
+recency and importance (``engram.stores.cold``): the top item scores what the query's
+best match is worth, and ``min_score`` means the same for every query
+(``DEFAULT_MIN_SCORE``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from engram.recall._lexical import idf_weights, term_set, terms
+
+COSINE_WIDTH = 0.05
+"""Width of the logistic on cosines: floor - 0.1 maps to 0.12, floor + 0.1 to 0.88."""
+
+DEFAULT_MIN_SCORE = 0.4
+"""A score below this is not worth showing: the best item of a query that nothing
+answers (cosine under the floor, at most one of its rare words in it) falls under it,
+the best item of a query with an answer (cosine well above the floor, or its rare words
+present) above. With MiniLM: "What is the capital of the red planet?" over a user's
+dog, reports, city and train facts scores 0.31 (its one shared word "red"), "What is
+my pet called?" 0.87 for the dog fact (tests/cold/test_calibration.py)."""
+
+
+def cosine_confidence(similarity: float | None, floor: float) -> float:
+    """A cosine mapped to [0, 1]: 0.5 at ``floor`` (0.0 when unknown)."""
+    if similarity is None:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-(similarity - floor) / COSINE_WIDTH))
+
+
+def keyword_coverage(query: str, texts: Sequence[str]) -> list[float]:
+    """For each of ``texts``, the share of ``query``'s term weight (IDF over ``texts``) it
+    contains; 0.0 for every text when the query has no content word."""
+    wanted = list(dict.fromkeys(terms(query)))
+    weights = idf_weights(wanted, texts)
+    total = sum(weights.values())
+    if total <= 0:
+        return [0.0] * len(texts)
+    return [sum(weights[t] for t in term_set(text) & weights.keys()) / total for text in texts]
+
+
+def confidence(cosine: float, coverage: float) -> float:
+    """Noisy-or of the cosine's confidence and the squared coverage: either alone can
+    vouch for a candidate, but one rare word of three (coverage 1/3) adds only 0.11."""
+    return 1.0 - (1.0 - cosine) * (1.0 - coverage * coverage)

@@ -1,0 +1,110 @@
+"""Recall's scores mean the same for every query: calibrated, not relative to the top."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engram import Principal
+from engram.memory import Memory
+from engram.recall import (
+    DEFAULT_MIN_SCORE,
+    ContextBoost,
+    MiniLMEmbedder,
+    confidence,
+    cosine_confidence,
+    keyword_coverage,
+    pool_size,
+)
+from engram.stores.cold import LongTermStore, open_store
+
+ME = Principal("acme", "ann")
+FACTS = [
+    "The dog Rex sleeps on the red sofa",
+    "Quarterly reports go out as PDF files",
+    "Lives in Lisbon near the river Tagus",
+    "Takes the train to work on Mondays",
+    "Allergic to peanuts and shellfish",
+]
+RELATED = {
+    "What is my pet called?": FACTS[0],
+    "What food should I avoid?": FACTS[4],
+    "Tell me about Lisbon": FACTS[2],
+}
+UNRELATED = "What is the capital of the red planet?"
+"""Shares one word ("red") with a fact, so the relevance floor lets it through."""
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder(runtime="numpy", threads=1)
+
+
+@pytest.fixture
+def store(embedder: MiniLMEmbedder) -> Iterator[LongTermStore]:
+    with open_store("memory://", embedder=embedder) as opened:
+        for fact in FACTS:
+            opened.remember(ME, fact)
+        yield opened
+
+
+def test_a_related_query_scores_above_the_default_min_score(store: LongTermStore) -> None:
+    for query, fact in RELATED.items():
+        best = store.recall(ME, query, k=3)[0]
+        assert best.record.text == fact and DEFAULT_MIN_SCORE < best.score <= 1.0, query
+
+
+def test_an_unrelated_query_scores_below_it_though_its_relative_score_is_top(
+    store: LongTermStore,
+) -> None:
+    found = store.recall(ME, UNRELATED, k=3)
+    plain = store.recall(ME, UNRELATED, k=3, context=None)
+    assert found and max(r.score for r in found) < DEFAULT_MIN_SCORE
+    assert plain[0].relevance > 0.8  # rank fusion alone calls the best candidate relevant
+    assert store.recall(ME, UNRELATED, k=3, min_score=DEFAULT_MIN_SCORE) == []
+
+
+def test_min_score_keeps_what_answers_and_drops_the_rest(store: LongTermStore) -> None:
+    kept = store.recall(ME, "What is my pet called?", k=5, min_score=DEFAULT_MIN_SCORE)
+    assert [r.record.text for r in kept] == [FACTS[0]]
+    every = store.recall(ME, "What is my pet called?", k=5)
+    assert len(every) == 5 and all(0.0 <= r.score <= 1.0 for r in every)
+
+
+def test_a_question_nothing_answers_gets_an_empty_block(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        memory.remember(ME, "Prefers reports as bullet points")
+        assert memory.recall(ME, "What is the name of my dog?").items == ()
+        memory.remember(ME, "My dog is called Rex")
+        block = memory.recall(ME, "What is the name of my dog?")
+        assert [i.text for i in block.items] == ["My dog is called Rex"]
+        everything = memory.recall(ME, "What is the name of my dog?", min_score=0.0)
+        assert len(everything.items) == 2
+
+
+def test_confidences_are_absolute() -> None:
+    assert cosine_confidence(0.2, 0.2) == pytest.approx(0.5)
+    assert cosine_confidence(0.05, 0.2) < 0.05 < 0.95 < cosine_confidence(0.35, 0.2)
+    assert cosine_confidence(None, 0.2) == 0.0
+    texts = ["we went camping", "a trip", "the trip home", "hi"]
+    rare, common, _, none = keyword_coverage("camping trip", texts)
+    assert none == 0.0 and 0 < common < rare < 1
+    assert keyword_coverage("camping trip", ["camping trip"]) == [pytest.approx(1.0)]
+    assert keyword_coverage("what is it", ["what is it"]) == [0.0]
+    assert confidence(0.0, 1.0) == 1.0 and confidence(0.5, 0.0) == 0.5
+    assert confidence(0.0, 1 / 3) < 0.12
+
+
+def test_the_pool_grows_with_the_memory_between_floor_and_ceiling() -> None:
+    boost = ContextBoost()
+    sizes = [pool_size(boost, n, 10) for n in (0, 10, 100, 600, 10_000, 1_000_000)]
+    assert sizes == sorted(sizes)
+    assert sizes[0] == boost.pool_floor and sizes[-1] == boost.pool_ceiling
+    assert pool_size(boost, 600, 10) == 980  # 40 * sqrt(600): every turn of a chat log
+    assert pool_size(boost, 600, 2000) == 2000  # never fewer than asked for
+    assert pool_size(ContextBoost(pool=7), 10_000, 3) == 7
+    assert pool_size(ContextBoost(pool=7), 10_000, 30) == 30
