@@ -11,8 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -196,9 +196,7 @@ def test_an_erased_vector_leaves_the_index_and_its_sessions(tmp_path: Path) -> N
         assert not index.file.f32[slot].any() and not index.file.i8[block, :, offset].any()
         ids = [i for i, _ in backend.vector_candidates(scan, vector, EMBEDDER.model_id, 200)]
         assert len(ids) == 80 and record.id not in ids
-        assert block not in index.sessions or not np.any(
-            index.sessions[block].codes[:, offset]
-        )
+        assert block not in index.sessions or not np.any(index.sessions[block].codes[:, offset])
         assert all(
             score < 0.99
             for _, score in backend.vector_candidates(scan, vector, EMBEDDER.model_id, 5)

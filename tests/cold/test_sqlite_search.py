@@ -16,9 +16,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from engram.backends.sqlite import _vectors
+from engram.backends.sqlite import _index_file, _vectors
 from engram.backends.sqlite._vectors import NearestRows
-from engram.backends.sqlite import _index_file
 from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import normalise
 from engram.stores.cold import LongTermStore, Scan, View
