@@ -79,7 +79,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # The on-disk vector index (``_index_file``) catches up from this log: every
         # changed rowid gets a sequence number in the transaction that changes it,
         # so a crash between the commit and the index update loses nothing.
-        f"CREATE TABLE IF NOT EXISTS {VECTOR_LOG} (seq INTEGER PRIMARY KEY AUTOINCREMENT, mrow INTEGER NOT NULL)",
+        f"CREATE TABLE IF NOT EXISTS {VECTOR_LOG} "
+        "(seq INTEGER PRIMARY KEY AUTOINCREMENT, mrow INTEGER NOT NULL)",
         f"CREATE TRIGGER IF NOT EXISTS {VECTOR_LOG}_insert AFTER INSERT ON {TABLE} "
         f"BEGIN INSERT INTO {VECTOR_LOG} (mrow) VALUES (new.rowid); END",
         f"CREATE TRIGGER IF NOT EXISTS {VECTOR_LOG}_update AFTER UPDATE ON {TABLE} "

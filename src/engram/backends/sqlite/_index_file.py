@@ -173,7 +173,8 @@ class IndexFile:
                 if handle.tell() < size * width:
                     handle.truncate(size * width)
         self.f32 = np.memmap(self.paths["f32"], np.float32, "r+", shape=(size, self.dim))
-        self.i8 = np.memmap(self.paths["i8"], np.int8, "r+", shape=(size // self.block, self.dim, self.block))
+        blocks = (size // self.block, self.dim, self.block)
+        self.i8 = np.memmap(self.paths["i8"], np.int8, "r+", shape=blocks)
         self.meta = np.memmap(self.paths["meta"], META, "r+", shape=(size,))
         self.capacity = size
 

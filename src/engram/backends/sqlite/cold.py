@@ -88,6 +88,10 @@ class SQLiteColdBackend(ColdBackend):
         """Open transactions of this connection: 1 inside :meth:`atomically`."""
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
+        self._vectors: sqlite3.Connection | None = None
+        """A third connection, for the vector index (its log and winners): a vector
+        search does not wait for a keyword search on the reader."""
+        self._vectors_lock = threading.Lock()
         self._indexes: dict[str, IndexSearch] = {}
         """The vector index of each embedding model this process has used."""
         self._cache_rows = cache_rows
@@ -120,6 +124,8 @@ class SQLiteColdBackend(ColdBackend):
                         cur.execute(q.SET_VERSION, (version,))
             if self._reader is None:
                 self._reader = self._connect()
+            if self._vectors is None:
+                self._vectors = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -141,6 +147,10 @@ class SQLiteColdBackend(ColdBackend):
                 if self._reader is not None:
                     self._reader.close()
                     self._reader = None
+            with self._vectors_lock:
+                if self._vectors is not None:
+                    self._vectors.close()
+                    self._vectors = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -310,14 +320,14 @@ class SQLiteColdBackend(ColdBackend):
             return self._loaded_candidates(scan, query, model_id, k)
         index = self._index(model_id, len(query))
         self._catch_up(index)
-        with self._reader_lock:
-            index.refresh(self._reader)
+        with self._vectors_lock:
+            index.refresh(self._vectors)
         allowed = None if _hashed(scan) else self._allowed(scan)
         found = self._indexed(index, scan, query, k, allowed)
         if found is None:  # a row changed meanwhile (or a hash collided): ask SQLite
             self._catch_up(index)
-            with self._reader_lock:
-                index.refresh(self._reader)
+            with self._vectors_lock:
+                index.refresh(self._vectors)
             found = self._indexed(index, scan, query, k, self._allowed(scan)) or []
         return found
 
@@ -338,7 +348,10 @@ class SQLiteColdBackend(ColdBackend):
         slots, sims = index.nearest(search)
         if not len(slots):
             return []
-        named = {r[0]: (r[1], r[2]) for r in self._read_aside(q.IDS_OF_ROWIDS, (_json(slots),))}
+        with self._vectors_lock:
+            assert self._vectors is not None
+            rows = self._vectors.execute(q.IDS_OF_ROWIDS, (_json(slots),)).fetchall()
+        named = {r[0]: (r[1], r[2]) for r in rows}
         if any(
             s not in named or not in_prefix(split_namespace(named[s][1]), scan.prefix)
             for s in slots.tolist()
@@ -383,18 +396,18 @@ class SQLiteColdBackend(ColdBackend):
 
     def _catch_up(self, index: IndexSearch) -> None:
         """Bring ``index``'s files up to SQLite (a no-op when they are current)."""
-        with self._reader_lock:
-            if self._reader is None:
+        with self._vectors_lock:
+            if self._vectors is None:
                 raise BackendError("SQLite cold backend is not set up; call setup() first")
             head = index.file.header()
-            if head is not None and head[0] == self._reader.execute(LAST_SEQ).fetchone()[0]:
+            if head is not None and head[0] == self._vectors.execute(LAST_SEQ).fetchone()[0]:
                 return
-            index.file.sync(self._reader)
+            index.file.sync(self._vectors)
 
     def _after_commit(self) -> None:
         """Apply a commit to every index beside the database (erased vectors leave
         each file now), and create the index of a model written for the first time."""
-        if self._reader is None:  # setup's migrations: the indexes follow at first use
+        if self._vectors is None:  # setup's migrations: the indexes follow at first use
             return
         models = dict(existing_models(self._path))
         models.update(self._written)
