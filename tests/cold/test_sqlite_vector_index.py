@@ -261,3 +261,26 @@ def test_prefixes_deeper_than_the_hashed_ones_are_checked_in_sqlite(tmp_path: Pa
         assert {r.namespace for r in store.backend.fetch([i for i, _ in got])} == {deep}
     finally:
         store.close()
+
+
+def test_a_first_search_answers_exactly_while_sessions_build_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.backends.sqlite import _index_search
+
+    monkeypatch.setattr(_index_search, "BACKGROUND_FROM", 1)
+    path = tmp_path / "m.db"
+    store = _store(path)
+    _seed(store, users=4, per_user=30)  # 120 rows: 7 sealed blocks of 16
+    store.close()
+    want = _exact(path, ("t",), "topic 5 lake", 12)
+    reopened = _store(path)
+    try:
+        assert _search(reopened.backend, ("t",), "topic 5 lake", 12) == want
+        index = reopened.backend._indexes[MODEL]
+        assert index._builder is not None
+        index._builder.join(timeout=60)
+        assert len(index.sessions) == 7  # built meanwhile, then used
+        assert _search(reopened.backend, ("t",), "topic 5 lake", 12) == want
+    finally:
+        reopened.close()

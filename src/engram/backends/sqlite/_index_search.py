@@ -53,6 +53,9 @@ PATCH_LIMIT = 4096
 """Patched slots of a block scored in float32 before its session is rebuilt."""
 GATHER_FRACTION = 8
 """A selection of at most 1/8 of the slots is gathered and scored alone."""
+BACKGROUND_FROM = 16
+"""Blocks without a session from which a search builds them on a background thread
+(scoring those blocks in float32 meanwhile) instead of before answering."""
 PREFIX_ROWS = 4_000_000
 """Slots kept in prefix row lists (least recently used out beyond)."""
 
@@ -88,6 +91,7 @@ class IndexSearch:
         self.patched: dict[int, Slots] = {}
         self.prefixes: OrderedDict[Namespace, Slots] = OrderedDict()
         self.lock = threading.RLock()
+        self._builder: threading.Thread | None = None
 
     def cached(self) -> int:
         """Sessions and prefix lists held (what :meth:`forget_caches` drops)."""
@@ -248,9 +252,19 @@ class IndexSearch:
         error = np.empty(high, np.float32)
         sealed = self._sealed(high)
         bound = self._f32_bound(query)
+        missing = [b for b in range(sealed) if b not in self.sessions]
+        later = len(missing) >= BACKGROUND_FROM
+        if later:
+            self._build_later(missing)
         for block in range(sealed):
             part = slice(block * self.file.block, (block + 1) * self.file.block)
-            approx[part], error[part] = self._session(block).scores(query)
+            session = self.sessions.get(block) if later else self._session(block)
+            if session is None:  # being built: this block in float32 this time
+                with _one_blas_thread():
+                    approx[part] = self.file.f32[part] @ query
+                error[part] = bound
+                continue
+            approx[part], error[part] = session.scores(query)
             self._rescore_patched(block, query, approx, error, bound)
         tail = sealed * self.file.block
         with _one_blas_thread():
@@ -271,6 +285,21 @@ class IndexSearch:
         if patched is not None and len(patched):
             approx[patched] = self.file.f32[patched] @ query
             error[patched] = bound
+
+    def _build_later(self, blocks: list[int]) -> None:
+        """Build these blocks' sessions on one background thread (a first search of a
+        large store answers in float32 instead of waiting for every session)."""
+        with self.lock:
+            if self._builder is not None and self._builder.is_alive():
+                return
+            self._builder = threading.Thread(target=self._build, args=(blocks,), daemon=True)
+            self._builder.start()
+
+    def _build(self, blocks: list[int]) -> None:
+        for block in blocks:
+            if block >= len(self.file.i8):  # closed or rebuilt meanwhile
+                return
+            self._session(block)
 
     def _sealed(self, high: int) -> int:
         """Blocks scored by the int8 pass (0 without onnxruntime or below ``quantize_from``)."""
