@@ -284,3 +284,26 @@ def test_a_first_search_answers_exactly_while_sessions_build_in_the_background(
         assert _search(reopened.backend, ("t",), "topic 5 lake", 12) == want
     finally:
         reopened.close()
+
+
+def test_the_change_log_is_pruned_and_a_state_older_than_it_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engram.backends.sqlite import cold
+
+    monkeypatch.setattr(cold, "LOG_KEPT", 5)
+    path = tmp_path / "m.db"
+    writer, reader = _store(path), _store(path)
+    try:
+        _seed(writer, users=2, per_user=5)
+        _search(reader.backend, ("t",), "warm up", 3)  # the reader's state: seq of now
+        seen = reader.backend._indexes[MODEL].seq
+        for i in range(30):
+            writer.put(("t", "u1"), f"late{i}", {"text": f"late fact {i} lake"})
+        (first,) = writer.backend._read("SELECT MIN(seq) FROM cold_vector_log")[0]
+        assert first > seen + 1  # pruned past what the reader saw
+        got = _search(reader.backend, ("t",), "late fact 17 lake", 8)
+        assert got == _exact(path, ("t",), "late fact 17 lake", 8)
+    finally:
+        writer.close()
+        reader.close()

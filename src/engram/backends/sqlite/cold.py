@@ -422,7 +422,7 @@ class SQLiteColdBackend(ColdBackend):
         applied = [h[0] for h in seqs if h is not None]
         last = cur.execute(LAST_SEQ).fetchone()[0]
         floor = min(applied, default=last) - LOG_KEPT
-        if floor > 0 and last % LOG_KEPT == 0:
+        if floor > 0:
             cur.execute(q.PRUNE_LOG, (floor,))
 
     def clear_caches(self) -> int:
