@@ -8,6 +8,12 @@
     .venv/bin/python -m bench cold --sizes 1000,10000 --qdrant local,edge   # + Qdrant
     .venv/bin/python -m bench cold --embedder minilm --vector-cache .bench-cache  # search only
     .venv/bin/python -m bench cold --sizes 100000 --skip-langgraph --write-rounds 30,10
+    .venv/bin/python -m bench cold --sizes 10k,100k,1m --skip-langgraph --no-plain --queries 100
+
+The last table (engram sqlite's shared vector index) is measured from a freshly
+started process on the loaded store: open and first search, whole-store, one-user
+and interleaved searches, a search right after another process's write, resident
+memory (private and mapped), index size and recall@10 against brute force.
 
 ``--vector-cache DIR`` keeps item embeddings on disk (keyed by model id and a hash
 of the text) and reuses them: ingestion then embeds nothing it has seen, so its rate
@@ -46,6 +52,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import numpy.typing as npt
 
+from bench import _cold_index
 from engram.recall import Embedder, embedder_from_name
 
 Item = tuple[tuple[str, ...], str, dict[str, Any]]
@@ -92,6 +99,13 @@ class Row:
     after_write: dict[str, list[float]] | None = None
     """Search latencies right after a one-item write: the cached matrix patched in
     place vs dropped (how writes were handled before), keyed by variant."""
+
+
+def parse_size(text: str) -> int:
+    """``10k``, ``1m`` or a plain number of items."""
+    text = text.strip().lower()
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("km")) * scale)
 
 
 def _rate(n: int, seconds: float) -> float:
@@ -295,13 +309,15 @@ def load_engram(
     items: Sequence[Item],
     emb: Embedder,
     cache: CachedEmbedder | None = None,
+    skip_plain: bool = False,
 ) -> tuple[Row, Any]:
     """Load ``items`` without and with vectors; the row (ingestion rates) and the open
     store with vectors, whose queries are embedded by the real embedder."""
     row = Row(name, len(items))
-    plain, seconds = _engram_load(urls("plain"), items, None)
-    plain.close()
-    row.ingest_plain = _rate(len(items), seconds)
+    if not skip_plain:
+        plain, seconds = _engram_load(urls("plain"), items, None)
+        plain.close()
+        row.ingest_plain = _rate(len(items), seconds)
     store, seconds = _engram_load(urls("embed"), items, cache or emb)
     store.embedder = emb
     if cache is None:
@@ -537,8 +553,8 @@ def report_after_write(rows: Sequence[Row]) -> None:
     if not measured:
         return
     print("\nsearch of every item right after a one-item write to a user (ms; query embedding")
-    print("included): cached matrix patched by the write vs dropped and reloaded (before),")
-    print("and searches with no write before them")
+    print("included): the index state patched by the write vs dropped (clear_caches: the")
+    print("int8 sessions and prefix lists rebuilt), and searches with no write before them")
     print(f"{'system':<20}{'items':>8}{'variant':>10}{'p50':>10}{'p95':>10}{'n':>5}")
     for r in measured:
         assert r.after_write is not None
@@ -614,6 +630,14 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--skip-langgraph", action="store_true")
     parser.add_argument(
+        "--no-plain", action="store_true", help="skip the ingestion of a store without vectors"
+    )
+    parser.add_argument(
+        "--no-index-figures",
+        action="store_true",
+        help="skip the fresh-process figures of engram sqlite's shared vector index",
+    )
+    parser.add_argument(
         "--write-rounds",
         default="30,10",
         help="PATCHED,DROPPED rounds of 'write one item, then search' on engram sqlite "
@@ -629,13 +653,16 @@ def main(argv: Sequence[str]) -> int:
     emb = make_embedder(args.embedder, args.threads, args.runtime)
     cache = CachedEmbedder(emb, args.vector_cache) if args.vector_cache else None
     rows: list[Row] = []
+    figures: list[Any] = []
+    args.figures = figures
     workdir = Path(tempfile.mkdtemp(prefix="engram-bench-"))
     try:
         with postgres(args.postgres, args.pg_shared_buffers) as pg:
-            for size in (int(s) for s in args.sizes.split(",")):
+            for size in (parse_size(s) for s in args.sizes.split(",")):
                 rows.extend(run_size(size, args, emb, workdir / str(size), pg, cache))
                 report(rows, emb)
                 report_cache(cache)
+                _cold_index.report(figures)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
@@ -666,7 +693,7 @@ def run_size(
     slow = qs[: args.slow_queries + 1]
     sqlite_url = f"sqlite:///{workdir}/engram-{{}}.db".format
     patched, dropped = (int(n) for n in args.write_rounds.split(","))
-    systems = [load_engram("engram sqlite", sqlite_url, items, emb, cache)]
+    systems = [load_engram("engram sqlite", sqlite_url, items, emb, cache, args.no_plain)]
     try:
         if pg is not None:
             name = "engram postgres" + (" (app role)" if args.pg_app_role else "")
@@ -682,6 +709,11 @@ def run_size(
         rows.extend(recall_rows(sqlite_store, size, qs, args.rounds))
         if patched:
             rows[0].after_write = _after_write(sqlite_store, qs, patched, dropped)
+        if not args.no_index_figures:
+            db = workdir / "engram-embed.db"
+            args.figures.append(
+                _cold_index.measure(sqlite_store, db, sqlite_url("embed"), args.embedder, qs, size)
+            )
         for row, store in systems[1:]:
             notes = (row.note, _vector_plan(store, emb), _buffer_fit(store))
             row.note = "; ".join(n for n in (*notes, ratio_note(row, rows[0])) if n)

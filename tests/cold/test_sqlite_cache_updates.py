@@ -1,9 +1,9 @@
-"""Writes update the SQLite cold backend's cached matrices in place.
+"""Writes update the SQLite cold backend's vector index in place.
 
-A long-lived store (its matrices cached by earlier searches, then patched by every
-write) must answer exactly as a store freshly opened on the same file; an erased
-version's vector must leave the cached matrix; writes from another process still
-make the cache reload.
+A long-lived store (its index state built by earlier searches, then patched by
+every write) must answer exactly as a store freshly opened on the same file; an
+erased version's vector must leave the index files and the process's int8
+sessions; writes from another process reach it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engram.backends.sqlite import _vectors
+from engram.backends.sqlite import _index_file, _index_search
 from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore, Scan, View
@@ -29,6 +30,13 @@ NAMESPACES = [("t", "u1"), ("t", "u10"), ("t", "u1x"), ("t", "u1", "a"), ("t2", 
 PREFIXES = [(), ("t",), ("t", "u1"), ("t", "u10"), ("t", "u1x"), ("t2",)]
 WORDS = ["sail", "lake", "tea", "bike", "rain", "jazz", "chess", "snow"]
 EMBEDDER = HashEmbedder(32)
+
+
+@pytest.fixture(autouse=True)
+def _block_size_restored() -> Iterator[None]:
+    block = _index_file.BLOCK
+    yield
+    _index_file.BLOCK = block
 
 
 class _Clock:
@@ -114,7 +122,8 @@ def _answers(backend: SQLiteColdBackend, now: datetime) -> list[object]:
 def test_a_long_lived_store_answers_as_a_freshly_opened_one(
     steps: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_vectors, "_TAIL", 3)  # extend the int8 pass often
+    monkeypatch.setattr(_index_file, "BLOCK", 4)  # many sealed blocks and patches
+    monkeypatch.setattr(_index_search, "PATCH_LIMIT", 2)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "m.db"
         clock = _Clock()
@@ -137,6 +146,7 @@ def test_a_long_lived_store_answers_as_a_freshly_opened_one(
 
 
 def _cached_store(path: Path, clock: _Clock) -> tuple[LongTermStore, SQLiteColdBackend]:
+    _index_file.BLOCK = 16  # (put back by the autouse fixture)
     backend = SQLiteColdBackend(path, quantize_from=1)
     store = LongTermStore(backend, embedder=EMBEDDER, clock=clock)
     store.setup()
@@ -146,50 +156,47 @@ def _cached_store(path: Path, clock: _Clock) -> tuple[LongTermStore, SQLiteColdB
     return store, backend
 
 
-def test_a_write_patches_the_cached_matrix_instead_of_dropping_it(tmp_path: Path) -> None:
+def test_a_write_patches_the_index_state_instead_of_reloading_it(tmp_path: Path) -> None:
     clock = _Clock()
     store, backend = _cached_store(tmp_path / "m.db", clock)
     try:
         scan = _scan(("t",), clock.now)
         backend.vector_candidates(scan, _query("sail"), EMBEDDER.model_id, 5)
-        matrix = backend._cache[(("t",), EMBEDDER.model_id)]
+        index = backend._indexes[EMBEDDER.model_id]
+        sessions, rebuilds = dict(index.sessions), index.rebuilds
+        assert sessions  # the int8 pass runs over the sealed blocks
         store.put(("t", "u1"), "new", {"text": "marmalade on toast"})
         found = backend.vector_candidates(
             _scan(("t",), clock.now), _query("marmalade on toast"), EMBEDDER.model_id, 1
         )
-        assert backend._cache[(("t",), EMBEDDER.model_id)] is matrix  # not reloaded
-        assert matrix.count == 61
-        assert [i for i, _ in found] == [store.get(("t", "u1"), "new").value and matrix.ids[60]]
+        assert backend._indexes[EMBEDDER.model_id] is index and index.rebuilds == rebuilds
+        assert all(index.sessions[b] is s for b, s in sessions.items())  # none rebuilt
+        assert [i for i, _ in found] == [backend.heads(("t", "u1"), ["new"])["new"].id]
     finally:
         store.close()
 
 
-def test_an_erased_vector_leaves_the_cached_matrix(tmp_path: Path) -> None:
+def test_an_erased_vector_leaves_the_index_and_its_sessions(tmp_path: Path) -> None:
     clock = _Clock()
     store, backend = _cached_store(tmp_path / "m.db", clock)
     marker = "zanzibar quokka marmalade"
     try:
         store.put(("t", "u1"), "secret", {"text": marker})
+        store.put_many([(("t", "u2"), f"pad{i}", {"text": _text([i % 8])}) for i in range(20)])
         vector = _query(marker).astype(np.float32)
         scan = _scan(("t",), clock.now)
         assert backend.vector_candidates(scan, vector, EMBEDDER.model_id, 1)[0][1] > 0.99
-        matrix = backend._cache[(("t",), EMBEDDER.model_id)]
-        assert matrix.nearest.quantized
-        codes_before = matrix.nearest._int8.codes.copy()
-        store.delete(("t", "u1"), "secret")  # an erase, applied to the cache in place
-        assert backend._cache[(("t",), EMBEDDER.model_id)] is matrix
-        buffer = matrix.nearest._buffer
-        assert not np.any(np.all(buffer == vector, axis=1))  # no copy left in the buffer
-        assert not np.any(buffer @ vector > 0.99)
-        int8 = matrix.nearest._int8
-        gone = [
-            c
-            for c in range(codes_before.shape[1])
-            if not np.array_equal(codes_before[:, c], int8.codes[:, c])
-        ]
-        assert len(gone) == 1 and not int8.codes[:, gone[0]].any()
-        ids = [i for i, _ in backend.vector_candidates(scan, vector, EMBEDDER.model_id, 61)]
-        assert len(ids) == 60 and "" not in ids
+        index = backend._indexes[EMBEDDER.model_id]
+        record = backend.heads(("t", "u1"), ["secret"])["secret"]
+        slot = backend._read("SELECT rowid FROM cold_memories WHERE id = ?", (record.id,))[0][0]
+        block = slot // index.file.block
+        assert block in index.sessions  # its codes sit in a built session
+        store.delete(("t", "u1"), "secret")  # an erase
+        offset = slot % index.file.block
+        assert not index.file.f32[slot].any() and not index.file.i8[block, :, offset].any()
+        ids = [i for i, _ in backend.vector_candidates(scan, vector, EMBEDDER.model_id, 200)]
+        assert len(ids) == 80 and record.id not in ids
+        assert block not in index.sessions or not np.any(index.sessions[block].codes[:, offset])
         assert all(
             score < 0.99
             for _, score in backend.vector_candidates(scan, vector, EMBEDDER.model_id, 5)

@@ -30,17 +30,17 @@ def test_a_write_by_another_process_invalidates_the_vector_cache(tmp_path: Path)
         assert len(a.recall(ME, "sailing lakes")) == 2
 
 
-def test_the_matrix_cache_is_bounded(tmp_path: Path) -> None:
-    backend = SQLiteColdBackend(tmp_path / "m.db", cache_rows=3)
+def test_the_prefix_row_lists_are_bounded(tmp_path: Path) -> None:
+    backend = SQLiteColdBackend(tmp_path / "m.db", cache_rows=1)  # 4 slots of prefix lists
     store = LongTermStore(backend, embedder=HashEmbedder())
     store.setup()
     try:
         for user in ("u1", "u2"):
-            for i in range(2):
+            for i in range(3):
                 store.remember(("t", user), f"fact {i} about {user} gardens", tags=["fact"])
-        store.recall(("t", "u1"), "gardens")
-        store.recall(("t", "u2"), "gardens")
-        assert store.backend.clear_caches() == 1  # 2 + 2 rows > 3: the older matrix left
+        assert len(store.recall(("t", "u1"), "gardens")) == 3
+        assert len(store.recall(("t", "u2"), "gardens")) == 3
+        assert store.backend.clear_caches() == 1  # 3 + 3 slots > 4: the older list left
     finally:
         store.close()
 

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from engram.backends.sqlite import _vectors
+from engram.backends.sqlite import _index_file, _vectors
 from engram.backends.sqlite._vectors import NearestRows
 from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import normalise
@@ -133,8 +133,9 @@ class _TableEmbedder:
 
 @pytest.mark.parametrize("prefix", [("t",), ("t", "u3")])
 def test_backend_search_is_the_same_with_and_without_the_int8_pass(
-    tmp_path: Path, prefix: tuple[str, ...]
+    tmp_path: Path, prefix: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(_index_file, "BLOCK", 128)  # sealed blocks at 1,500 rows
     texts = [f"fact {i} about topic {i % 13}" for i in range(1500)]
     embedder = _TableEmbedder(texts)
     path = tmp_path / "m.db"
@@ -156,7 +157,7 @@ def test_backend_search_is_the_same_with_and_without_the_int8_pass(
             assert [i for i, _ in got] == [i for i, _ in want]
             assert got == want
             assert len(got) == 25
-        assert fast._matrix(scan, embedder.model_id).nearest.quantized
+        assert fast._indexes[embedder.model_id].sessions  # the int8 pass ran
     finally:
         fast.close()
         slow.close()

@@ -13,6 +13,8 @@ from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, View, joi
 TABLE = "cold_memories"
 FTS = "cold_fts"
 TAGS = "cold_tags"
+VECTOR_LOG = "cold_vector_log"
+"""Rowids changed, in commit order: what the on-disk vector index has still to apply."""
 KEYWORDS = "engram_keywords"
 """SQL function (registered on the connection) mapping a text to its index tokens."""
 FTS_TABLE = (
@@ -73,6 +75,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"INSERT INTO {FTS} (rowid, text) SELECT rowid, {KEYWORDS}(text) FROM {TABLE} "
         "WHERE text != ''",
     ),
+    (
+        # The on-disk vector index (``_index_file``) catches up from this log: every
+        # changed rowid gets a sequence number in the transaction that changes it,
+        # so a crash between the commit and the index update loses nothing.
+        f"CREATE TABLE IF NOT EXISTS {VECTOR_LOG} "
+        "(seq INTEGER PRIMARY KEY AUTOINCREMENT, mrow INTEGER NOT NULL)",
+        f"CREATE TRIGGER IF NOT EXISTS {VECTOR_LOG}_insert AFTER INSERT ON {TABLE} "
+        f"BEGIN INSERT INTO {VECTOR_LOG} (mrow) VALUES (new.rowid); END",
+        f"CREATE TRIGGER IF NOT EXISTS {VECTOR_LOG}_update AFTER UPDATE ON {TABLE} "
+        f"BEGIN INSERT INTO {VECTOR_LOG} (mrow) VALUES (new.rowid); END",
+        f"CREATE TRIGGER IF NOT EXISTS {VECTOR_LOG}_delete AFTER DELETE ON {TABLE} "
+        f"BEGIN INSERT INTO {VECTOR_LOG} (mrow) VALUES (old.rowid); END",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements)."""
 
@@ -105,6 +120,8 @@ HISTORY = f"{SELECT} WHERE ns = ? AND key = ? ORDER BY recorded_at, id"
 STALE = f"{SELECT} WHERE text != '' AND (model IS NULL OR model != ?) ORDER BY id LIMIT ?"
 EXPIRED = f"SELECT rowid, ns, text, vector IS NOT NULL FROM {TABLE} WHERE expires_at <= ?"
 ROWIDS_OF = f"SELECT id, rowid FROM {TABLE} WHERE id IN (SELECT value FROM json_each(?))"
+PRUNE_LOG = f"DELETE FROM {VECTOR_LOG} WHERE seq <= ?"
+IDS_OF_ROWIDS = f"SELECT rowid, id, ns FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
 DELETE_ROWIDS = f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
 
 

@@ -1,15 +1,13 @@
 """Cold tier on one SQLite file: rows + FTS5 keyword index + float32 vector BLOBs.
 
-Vectors are searched without extensions: the current versions of a namespace
-prefix are loaded once into a numpy matrix (cached per prefix and model, least
-recently used first out beyond ``cache_rows`` rows, updated in place by this
-store's writes (see :mod:`~engram.backends.sqlite._heads`), dropped when another
-process commits), and searched exactly by
-:class:`~engram.backends.sqlite._vectors.NearestRows` (an int8 first pass over
-large matrices, a float32 one over small ones, then the few rows that can reach
-the top k rescored; one thread). Keyword searches use a second read-only
-connection, so a caller may run them while the vector product runs (both
-release the GIL).
+Vectors are searched without extensions, exactly, in an on-disk index beside
+the database (one per embedding model, see :mod:`~engram.backends.sqlite._index_file`)
+that every process maps and shares through the page cache: writes are logged by
+triggers in the same transaction, and the index catches up from that log (after
+a commit, or at the next search of any process), rewriting only the changed
+slots. Searches of the past (``as_of``) or of superseded versions load their rows
+from SQLite instead. Keyword searches use a second read-only connection, so a
+caller may run them while the vector product runs (both release the GIL).
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -28,7 +25,13 @@ import numpy as np
 import numpy.typing as npt
 
 from engram.backends.sqlite import _cold_sql as q
-from engram.backends.sqlite._heads import HeadMatrix, Heads
+from engram.backends.sqlite._index_file import (
+    DEPTH,
+    LAST_SEQ,
+    IndexFile,
+    existing_models,
+)
+from engram.backends.sqlite._index_search import IndexSearch, Query
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError, StaleWriteError
 from engram.recall import keyword_terms, keyword_text
@@ -44,7 +47,6 @@ from engram.stores.cold.records import (
     MemoryRecord,
     Namespace,
     Provenance,
-    View,
     from_epoch,
     in_prefix,
     join_namespace,
@@ -86,11 +88,15 @@ class SQLiteColdBackend(ColdBackend):
         """Open transactions of this connection: 1 inside :meth:`atomically`."""
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
-        self._cache: OrderedDict[tuple[Namespace, str], HeadMatrix] = OrderedDict()
+        self._vectors: sqlite3.Connection | None = None
+        """A third connection, for the vector index (its log and winners): a vector
+        search does not wait for a keyword search on the reader."""
+        self._vectors_lock = threading.Lock()
+        self._indexes: dict[str, IndexSearch] = {}
+        """The vector index of each embedding model this process has used."""
         self._cache_rows = cache_rows
-        self._data_version = -1
-        self._generation = 0
-        """Counts writes: a matrix loaded across one is not cached (it may miss it)."""
+        self._written: dict[str, int] = {}
+        """Models (and dimensions) of the vectors written by the open transaction."""
 
     @property
     def path(self) -> Path:
@@ -118,6 +124,8 @@ class SQLiteColdBackend(ColdBackend):
                         cur.execute(q.SET_VERSION, (version,))
             if self._reader is None:
                 self._reader = self._connect()
+            if self._vectors is None:
+                self._vectors = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -132,11 +140,17 @@ class SQLiteColdBackend(ColdBackend):
 
     def close(self) -> None:
         with self._lock:
-            self._cache.clear()
+            for index in self._indexes.values():
+                index.file.close()
+            self._indexes.clear()
             with self._reader_lock:
                 if self._reader is not None:
                     self._reader.close()
                     self._reader = None
+            with self._vectors_lock:
+                if self._vectors is not None:
+                    self._vectors.close()
+                    self._vectors = None
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -163,6 +177,7 @@ class SQLiteColdBackend(ColdBackend):
                 cur.execute("BEGIN IMMEDIATE")
                 yield cur
                 cur.execute("COMMIT")
+                self._after_commit()
             except sqlite3.IntegrityError as exc:
                 self._abort(cur)
                 raise _integrity(exc) from exc
@@ -178,7 +193,7 @@ class SQLiteColdBackend(ColdBackend):
 
     def _abort(self, cur: sqlite3.Cursor) -> None:
         self._rollback(cur)
-        self._cache.clear()  # it may hold what was rolled back
+        self._written.clear()
 
     @staticmethod
     def _rollback(cur: sqlite3.Cursor) -> None:
@@ -215,16 +230,17 @@ class SQLiteColdBackend(ColdBackend):
             tagged = json.dumps([n.record.id for n in changes.inserts if n.record.tags])
             cur.execute(q.TAGS_INSERT, (tagged,))
             cur.executemany(q.SET_EXPIRY, expiry)
-            rowids = dict(cur.execute(q.ROWIDS_OF, (inserted,)).fetchall()) if self._cache else {}
-            self._generation += 1
-            self._update_cache(changes, rowids, [(row_id, when) for when, row_id in expiry])
+            self._written.update(
+                (n.record.embedding_model, len(n.vector))
+                for n in changes.inserts
+                if n.vector is not None and n.record.embedding_model
+            )
+            self._prune_log(cur)
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         with self._tx() as cur:
             rows = cur.execute(*q.erase_sql(prefix, keys)).fetchall()
             self._delete_rows(cur, [(r[0], r[3]) for r in rows])
-            self._generation += 1
-            self._remove([r[0] for r in rows])
         self._read_aside("PRAGMA shrink_memory")  # no erased page stays in its cache
         return EraseCounts(
             keys=len({(r[1], r[2]) for r in rows}),
@@ -254,8 +270,6 @@ class SQLiteColdBackend(ColdBackend):
         with self._tx() as cur:
             rows = cur.execute(q.EXPIRED, (now.timestamp(),)).fetchall()
             self._delete_rows(cur, [(r[0], r[2]) for r in rows])
-            self._generation += 1
-            self._remove([r[0] for r in rows])
         return len(rows)
 
     def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:
@@ -264,8 +278,8 @@ class SQLiteColdBackend(ColdBackend):
             cur.executemany(
                 q.SET_VECTOR, [(b, model_id, i) for b, i in zip(blobs, ids, strict=True)]
             )
-            self._generation += 1
-            self._invalidate()
+            if blobs:
+                self._written[model_id] = len(blobs[0]) // 4
 
     # -- reads ------------------------------------------------------------------------
 
@@ -300,134 +314,137 @@ class SQLiteColdBackend(ColdBackend):
     def vector_candidates(
         self, scan: Scan, vector: Vector, model_id: str, k: int
     ) -> list[tuple[str, float]]:
-        heads = self._matrix(scan, model_id)
-        if not heads.count:
-            return []
         query = np.asarray(vector, dtype=np.float32)
-        rows, sims = heads.nearest.candidates(query, self._mask(scan, heads), k, heads.count)
-        ids = [heads.ids[i] for i in rows]
+        view = scan.view
+        if view.as_of is not None or view.include_superseded:
+            return self._loaded_candidates(scan, query, model_id, k)
+        index = self._index(model_id, len(query))
+        self._catch_up(index)
+        with self._vectors_lock:
+            index.refresh(self._vectors)
+        allowed = None if _hashed(scan) else self._allowed(scan)
+        found = self._indexed(index, scan, query, k, allowed)
+        if found is None:  # a row changed meanwhile (or a hash collided): ask SQLite
+            self._catch_up(index)
+            with self._vectors_lock:
+                index.refresh(self._vectors)
+            found = self._indexed(index, scan, query, k, self._allowed(scan)) or []
+        return found
+
+    def _indexed(
+        self,
+        index: IndexSearch,
+        scan: Scan,
+        query: npt.NDArray[np.float32],
+        k: int,
+        allowed: npt.NDArray[np.int64] | None,
+    ) -> list[tuple[str, float]] | None:
+        """The top ``k`` of the index, or None when a winner is no longer what the
+        index says (gone, or outside the prefix)."""
+        if allowed is None:
+            allowed = index.prefix_rows(scan.prefix)
+        view = scan.view
+        search = Query(query, allowed, view.now.timestamp(), view.include_expired, k)
+        slots, sims = index.nearest(search)
+        if not len(slots):
+            return []
+        with self._vectors_lock:
+            assert self._vectors is not None
+            rows = self._vectors.execute(q.IDS_OF_ROWIDS, (_json(slots),)).fetchall()
+        named = {r[0]: (r[1], r[2]) for r in rows}
+        if any(
+            s not in named or not in_prefix(split_namespace(named[s][1]), scan.prefix)
+            for s in slots.tolist()
+        ):
+            return None
+        ids = [named[s][0] for s in slots.tolist()]
         order = np.lexsort((np.array(ids), -sims))[:k]
         return [(ids[i], float(sims[i])) for i in order]
 
-    def _mask(self, scan: Scan, heads: Heads) -> npt.NDArray[np.bool_] | None:
-        """Rows of ``heads`` that ``scan`` admits (None: all of them)."""
-        view = scan.view
-        mask = None  # loaded with the view already applied, or every row live now
-        if view.as_of is None and not view.include_superseded:
-            now = view.now.timestamp()
-            if not heads.all_live(now, view.include_expired):
-                mask = (heads.opens <= now) & (heads.closes > now)
-                if not view.include_expired:
-                    mask &= heads.expires > now
+    def _allowed(self, scan: Scan) -> npt.NDArray[np.int64]:
+        """Slots (rowids) of the versions ``scan`` admits, from SQLite."""
+        return np.array([r[0] for r in self._read_aside(*q.rowids_sql(scan))], dtype=np.int64)
+
+    def _loaded_candidates(
+        self, scan: Scan, query: npt.NDArray[np.float32], model_id: str, k: int
+    ) -> list[tuple[str, float]]:
+        """Search of the past or of superseded versions: rows loaded from SQLite."""
+        rows = self._read(*q.vectors_sql(Scan(scan.prefix, scan.view), model_id))
+        if not rows:
+            return []
+        mask = None
         if scan.conditions or scan.tags:
-            allowed = np.array([r[0] for r in self._read(*q.rowids_sql(scan))], dtype=np.int64)
-            listed = np.isin(heads.rowids, allowed)
-            mask = listed if mask is None else mask & listed
-        return mask
+            mask = np.isin(np.array([r[0] for r in rows]), self._allowed(scan))
+        vectors = np.frombuffer(b"".join(r[2] for r in rows), np.float32).reshape(len(rows), -1)
+        found, sims = NearestRows(vectors, quantize_from=None).candidates(query, mask, k)
+        ids = [rows[i][1] for i in found]
+        order = np.lexsort((np.array(ids), -sims))[:k]
+        return [(ids[i], float(sims[i])) for i in order]
 
-    def _matrix(self, scan: Scan, model_id: str) -> Heads:
-        view = scan.view
-        if view.as_of is not None or view.include_superseded:
-            return self._load(Scan(scan.prefix, view), model_id, with_bounds=False).snapshot()
-        self._check_other_writers()
-        key = (scan.prefix, model_id)
+    # -- the vector index -------------------------------------------------------------
+
+    def _index(self, model_id: str, dim: int) -> IndexSearch:
         with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None:
-                self._cache.move_to_end(key)
-                return cached.snapshot()
-            generation = self._generation
-        heads = View(now=view.now, include_expired=True, include_superseded=True)
-        loaded = self._load(Scan(scan.prefix, heads), model_id, with_bounds=True)
-        with self._lock:
-            if generation == self._generation:  # no write since the load began
-                self._cache[key] = loaded
-                self._trim_cache()
-            return loaded.snapshot()
+            index = self._indexes.get(model_id)
+            if index is None or index.file.dim != dim:
+                if index is not None:
+                    index.file.close()
+                file = IndexFile(self._path, model_id, dim)
+                index = IndexSearch(file, self._quantize_from, self._cache_rows * 4)
+                self._indexes[model_id] = index
+            return index
 
-    def _load(self, scan: Scan, model_id: str, *, with_bounds: bool) -> HeadMatrix:
-        rows = self._read(*q.vectors_sql(scan, model_id, heads_with_bounds=with_bounds))
-        n, dim = len(rows), len(rows[0][2]) // 4 if rows else 1
-        room = n + max(1024, n // 4) if with_bounds else n  # a cached matrix grows by writes
-        data = bytearray(room * dim * 4)  # writable: erasure zeroes rows
-        data[: n * dim * 4] = b"".join(r[2] for r in rows)
-        vectors = np.frombuffer(data, dtype=np.float32).reshape(room, dim)
-        bounds = np.empty((3, room if with_bounds else 0), np.float64)
-        if with_bounds and n:
-            bounds[:, :n] = np.array([_bounds(r[3:7]) for r in rows], np.float64).T
-        rowids = np.empty(room, dtype=np.int64)
-        rowids[:n] = [r[0] for r in rows]
-        # only cached matrices are worth an int8 copy (built on their first search)
-        quantize_from = self._quantize_from if with_bounds else None
-        nearest = NearestRows(vectors, quantize_from=quantize_from, count=n)
-        return HeadMatrix([r[1] for r in rows], rowids, nearest, bounds)
+    def _catch_up(self, index: IndexSearch) -> None:
+        """Bring ``index``'s files up to SQLite (a no-op when they are current)."""
+        with self._vectors_lock:
+            if self._vectors is None:
+                raise BackendError("SQLite cold backend is not set up; call setup() first")
+            head = index.file.header()
+            if head is not None and head[0] == self._vectors.execute(LAST_SEQ).fetchone()[0]:
+                return
+            index.file.sync(self._vectors)
 
-    # -- caches -----------------------------------------------------------------------
+    def _after_commit(self) -> None:
+        """Apply a commit to every index beside the database (erased vectors leave
+        each file now), and create the index of a model written for the first time."""
+        if self._vectors is None:  # setup's migrations: the indexes follow at first use
+            return
+        models = dict(existing_models(self._path))
+        models.update(self._written)
+        self._written.clear()
+        for model_id, dim in models.items():
+            self._catch_up(self._index(model_id, dim))
 
-    def _check_other_writers(self) -> None:
-        version = self._read("PRAGMA data_version")[0][0]
-        with self._lock:
-            if version != self._data_version:
-                self._cache.clear()
-                self._data_version = version
-
-    def _invalidate(self) -> None:
-        with self._lock:
-            self._cache.clear()
-
-    def _update_cache(
-        self,
-        changes: ChangeSet,
-        rowids: dict[str, int],
-        expiry: Sequence[tuple[str, float | None]],
-    ) -> None:
-        """Bring every cached matrix up to date with a committed :class:`ChangeSet`."""
-        for (prefix, model_id), matrix in list(self._cache.items()):
-            matrix.patch(changes.closures, ())
-            new = [
-                n
-                for n in changes.inserts
-                if n.vector is not None
-                and n.record.embedding_model == model_id
-                and n.record.superseded_by is None
-                and in_prefix(n.record.namespace, prefix)
-            ]
-            if new:
-                matrix.append(
-                    [n.record.id for n in new],
-                    np.array([rowids[n.record.id] for n in new], dtype=np.int64),
-                    np.array([n.vector for n in new], dtype=np.float32),
-                    np.array([_bounds(_epochs(n.record)) for n in new], np.float64).T,
-                )
-            matrix.patch((), expiry)
-        self._drop_worn()
-        self._trim_cache()
-
-    def _remove(self, rowids: Sequence[int]) -> None:
-        """Erase these rows from every cached matrix (their vectors are zeroed)."""
-        if rowids:
-            doomed = np.array(rowids, dtype=np.int64)
-            for matrix in self._cache.values():
-                matrix.remove(doomed)
-            self._drop_worn()
-
-    def _drop_worn(self) -> None:
-        for key, matrix in list(self._cache.items()):
-            if matrix.worn():
-                del self._cache[key]
-
-    def _trim_cache(self) -> None:
-        """Drop least recently used matrices beyond ``cache_rows`` rows (keeps the newest)."""
-        while len(self._cache) > 1 and sum(len(m.ids) for m in self._cache.values()) > (
-            self._cache_rows
-        ):
-            self._cache.popitem(last=False)
+    def _prune_log(self, cur: sqlite3.Cursor) -> None:
+        """Drop change-log entries every index applied long ago (kept: the last
+        :data:`LOG_KEPT`, for processes that looked at the index before)."""
+        seqs = [IndexFile(self._path, m, d).header() for m, d in existing_models(self._path)]
+        applied = [h[0] for h in seqs if h is not None]
+        last = cur.execute(LAST_SEQ).fetchone()[0]
+        floor = min(applied, default=last) - LOG_KEPT
+        if floor > 0:
+            cur.execute(q.PRUNE_LOG, (floor,))
 
     def clear_caches(self) -> int:
         with self._lock:
-            count = len(self._cache)
-            self._cache.clear()
+            count = sum(index.cached() for index in self._indexes.values())
+            for index in self._indexes.values():
+                index.forget_caches()
         return count
+
+
+LOG_KEPT = 65536
+"""Change-log entries kept behind the oldest index (a process that looked at the
+index fewer writes ago patches its state; an older one starts over)."""
+
+
+def _hashed(scan: Scan) -> bool:
+    """Whether the index alone selects ``scan``'s rows (prefix hashes, no filter)."""
+    return len(scan.prefix) <= DEPTH and not scan.conditions and not scan.tags
+
+
+def _json(slots: npt.NDArray[np.int64]) -> str:
+    return json.dumps(slots.tolist())
 
 
 def _integrity(exc: sqlite3.IntegrityError) -> StaleWriteError | BackendError:
@@ -435,28 +452,6 @@ def _integrity(exc: sqlite3.IntegrityError) -> StaleWriteError | BackendError:
     if f"{q.TABLE}.ns, {q.TABLE}.key" in str(exc):
         return StaleWriteError(f"another writer changed this memory meanwhile: {exc}")
     return BackendError(f"SQLite cold store write failed: {exc}")
-
-
-def _bounds(row: Sequence[float | None]) -> tuple[float, float, float]:
-    """``(opens, closes, expires)`` of a head from its recorded_at, valid_from, valid_to
-    and expires_at (None: never)."""
-    recorded, valid_from, valid_to, expires = row
-    assert recorded is not None and valid_from is not None
-    inf = float("inf")
-    return (
-        max(recorded, valid_from),
-        inf if valid_to is None else valid_to,
-        inf if expires is None else expires,
-    )
-
-
-def _epochs(r: MemoryRecord) -> tuple[float | None, ...]:
-    return (
-        to_epoch(r.recorded_at),
-        to_epoch(r.valid_from),
-        to_epoch(r.valid_to),
-        to_epoch(r.expires_at),
-    )
 
 
 def _blob(vector: npt.NDArray[np.floating]) -> bytes:

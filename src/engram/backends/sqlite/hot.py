@@ -433,7 +433,6 @@ class EngramSqliteSaver(OwnedSaver, SqliteSaver):
     optional ``prune`` / ``copy_thread`` / ``delete_for_runs`` capabilities it lacks
     (checked by LangGraph's conformance suite)."""
 
-
     def delete_thread(self, thread_id: str) -> None:
         SqliteAdmin(self).run(delete_thread(thread_id), write=True)
 
@@ -449,7 +448,6 @@ class EngramSqliteSaver(OwnedSaver, SqliteSaver):
 
 class AsyncEngramSqliteSaver(AsyncOwnedSaver, AsyncSqliteSaver):
     """``AsyncSqliteSaver`` with the same owners and capabilities as :class:`EngramSqliteSaver`."""
-
 
     async def adelete_thread(self, thread_id: str) -> None:
         await SqliteAdmin(self).arun(delete_thread(thread_id), write=True)

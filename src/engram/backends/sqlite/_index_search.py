@@ -1,0 +1,339 @@
+"""Exact nearest current versions over one process's mapping of an :class:`IndexFile`.
+
+What a process keeps of its own is small and follows the file incrementally: a
+live-slot mask, the validity span of the live rows (a conservative bound: when
+``now`` lies inside it no validity mask is computed), the row lists of the
+prefixes it searched (sorted slots), and one onnxruntime session per sealed
+block of int8 codes. After another process's write it reads only the rowids
+logged since its last look and patches those slots: a patched slot inside a
+block whose session was built earlier is scored in float32 until that block is
+rebuilt (after :data:`PATCH_LIMIT` patches, or at once when a slot of it was
+erased, so no erased code stays in this process's memory).
+
+Two search paths, both exact (the two-pass logic of
+:class:`~engram.backends.sqlite._vectors.NearestRows`):
+
+- a prefix (or filter) holding few rows gathers them from the mapping and scores
+  only them: its cost follows its own size, not the store's;
+- otherwise every slot is scored by the int8 first pass (float32 over the
+  unsealed last block), masked, and the rows within reach rescored.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engram.backends.sqlite._index_file import (
+    FIRST_SEQ,
+    LOGGED,
+    IndexFile,
+    prefix_hash,
+)
+from engram.backends.sqlite._vectors import (
+    _UNIT,
+    NearestRows,
+    _Int8Pass,
+    _one_blas_thread,
+    _onnxruntime,
+    _rounding,
+    _within_reach,
+)
+from engram.stores.cold.records import Namespace
+
+F32 = npt.NDArray[np.float32]
+Slots = npt.NDArray[np.int64]
+
+PATCH_LIMIT = 4096
+"""Patched slots of a block scored in float32 before its session is rebuilt."""
+GATHER_FRACTION = 8
+"""A selection of at most 1/8 of the slots is gathered and scored alone."""
+BACKGROUND_FROM = 16
+"""Blocks without a session from which a search builds them on a background thread
+(scoring those blocks in float32 meanwhile) instead of before answering."""
+PREFIX_ROWS = 4_000_000
+"""Slots kept in prefix row lists (least recently used out beyond)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One search: the query vector, the slots allowed (None: every live slot),
+    the moment and whether expired rows count, and k."""
+
+    vector: F32
+    allowed: Slots | None
+    now: float
+    include_expired: bool
+    k: int
+
+
+class IndexSearch:
+    """This process's search state over one index file."""
+
+    def __init__(
+        self, file: IndexFile, quantize_from: int | None, prefix_rows: int = PREFIX_ROWS
+    ) -> None:
+        self.file = file
+        self.prefix_limit = prefix_rows
+        self.quantize_from = quantize_from
+        self.seq = -1
+        self.rebuilds = -1
+        self.high = 0
+        self.live = np.zeros(0, np.bool_)
+        self.span = (np.inf, -np.inf, -np.inf)
+        self.norm = 0.0
+        self.sessions: dict[int, _Int8Pass] = {}
+        self.patched: dict[int, Slots] = {}
+        self.prefixes: OrderedDict[Namespace, Slots] = OrderedDict()
+        self.lock = threading.RLock()
+        self._builder: threading.Thread | None = None
+
+    def cached(self) -> int:
+        """Sessions and prefix lists held (what :meth:`forget_caches` drops)."""
+        return len(self.sessions) + len(self.prefixes)
+
+    def forget_caches(self) -> None:
+        with self.lock:
+            self.sessions.clear()
+            self.patched.clear()
+            self.prefixes.clear()
+
+    # -- following the file -----------------------------------------------------------
+
+    def refresh(self, conn: Any) -> None:
+        """Take in what the file gained since the last look (``conn``: a SQLite
+        connection outside any transaction, for the change log)."""
+        head = self.file.header()
+        with self.lock:
+            if head is None or (head[0], head[2]) == (self.seq, self.rebuilds):
+                return
+            seq, high, rebuilds = head
+            if rebuilds != self.rebuilds and self.rebuilds >= 0:
+                self.file.close()  # rebuilt: new files, drop the old mappings
+            self.file.remap(high)
+            first = conn.execute(FIRST_SEQ).fetchone()[0]
+            stale = first is not None and first > self.seq + 1
+            if rebuilds != self.rebuilds or self.seq < 0 or stale:
+                self._reset(high)
+            else:
+                logged = conn.execute(LOGGED, (self.seq, seq)).fetchall()
+                self._patch(np.unique(np.array([r[1] for r in logged], np.int64)), high)
+            self.seq, self.rebuilds, self.high = seq, rebuilds, high
+
+    def _reset(self, high: int) -> None:
+        meta = self.file.meta
+        self.live = np.zeros(self.file.capacity, np.bool_)
+        self.live[:high] = meta["live"][:high] == 1
+        self.span = _span(meta[:high][self.live[:high]])
+        self.norm = float(meta["norm"][:high].max(initial=0.0)) * (1 + 1e-4)
+        self.forget_caches()
+
+    def _patch(self, slots: Slots, high: int) -> None:
+        if len(self.live) < self.file.capacity:
+            grown = np.zeros(self.file.capacity, np.bool_)
+            grown[: len(self.live)] = self.live
+            self.live = grown
+        if not len(slots):
+            return
+        meta = self.file.meta[slots]
+        alive = meta["live"] == 1
+        self.live[slots] = alive
+        self.span = _tighter(self.span, _span(meta[alive]))
+        self.norm = max(self.norm, float(meta["norm"].max()) * (1 + 1e-4))
+        self._patch_sessions(slots, meta["norm"] == 0)
+        for prefix, rows in list(self.prefixes.items()):
+            self.prefixes[prefix] = self._repatch(prefix, rows, slots)
+        self._trim_prefixes()
+
+    def _patch_sessions(self, slots: Slots, erased: npt.NDArray[np.bool_]) -> None:
+        for block in np.unique(slots // self.file.block).tolist():
+            if block not in self.sessions:
+                continue
+            mine = (slots // self.file.block) == block
+            patched = np.union1d(self.patched.get(block, np.empty(0, np.int64)), slots[mine])
+            if erased[mine].any() or len(patched) > PATCH_LIMIT:
+                del self.sessions[block]
+                self.patched.pop(block, None)
+            else:
+                self.patched[block] = patched
+
+    def _repatch(self, prefix: Namespace, rows: Slots, slots: Slots) -> Slots:
+        """``rows`` (sorted) with ``slots`` (sorted, unique) taken out, then those of
+        them that are live under ``prefix`` put back: O(len(rows)) copies, no sort."""
+        at = np.searchsorted(rows, slots)
+        held = at < len(rows)
+        held[held] = rows[at[held]] == slots[held]
+        kept = np.delete(rows, at[held])
+        hashes = self.file.meta["ns"][slots, len(prefix) - 1]
+        joined = slots[(hashes == prefix_hash(prefix)) & self.live[slots]]
+        return np.insert(kept, np.searchsorted(kept, joined), joined)
+
+    # -- selecting --------------------------------------------------------------------
+
+    def prefix_rows(self, prefix: Namespace) -> Slots | None:
+        """Live slots under ``prefix`` (None: every live slot); ``prefix`` at most
+        :data:`DEPTH` labels deep."""
+        if not prefix:
+            return None
+        with self.lock:
+            rows = self.prefixes.get(prefix)
+            if rows is None:
+                hashes = self.file.meta["ns"][: self.high, len(prefix) - 1]
+                found = (hashes == prefix_hash(prefix)) & self.live[: self.high]
+                rows = np.flatnonzero(found).astype(np.int64)
+                self.prefixes[prefix] = rows
+                self._trim_prefixes()
+            self.prefixes.move_to_end(prefix)
+            if len(rows) == int(np.count_nonzero(self.live[: self.high])):
+                return None  # the prefix holds every live row
+            return rows
+
+    def _trim_prefixes(self) -> None:
+        while len(self.prefixes) > 1 and sum(map(len, self.prefixes.values())) > self.prefix_limit:
+            self.prefixes.popitem(last=False)
+
+    # -- searching --------------------------------------------------------------------
+
+    def nearest(self, query: Query) -> tuple[Slots, F32]:
+        """``(slots, scores)``: every allowed slot that may rank in the top ``k``
+        (ties included), scored exactly; the caller orders and cuts."""
+        with self.lock:
+            high = self.high
+        allowed = query.allowed
+        if allowed is not None:
+            allowed = allowed[(allowed < high)]
+            allowed = allowed[self.live[allowed]]
+            if len(allowed) * GATHER_FRACTION <= high:
+                return self._gathered(query, allowed)
+        return self._scanned(query, high, allowed)
+
+    def _gathered(self, query: Query, slots: Slots) -> tuple[Slots, F32]:
+        mask = self._valid(self.file.meta[slots], query)
+        nearest = NearestRows(self.file.f32[slots], quantize_from=None)
+        rows, scores = nearest.candidates(query.vector, mask, query.k)
+        return slots[rows], scores
+
+    def _scanned(self, query: Query, high: int, allowed: Slots | None) -> tuple[Slots, F32]:
+        approx, error = self._first_pass(query.vector, high)
+        if allowed is None:
+            mask = self.live[:high].copy()
+        else:
+            mask = np.zeros(high, np.bool_)
+            mask[allowed] = True
+        if not self._all_valid(query):
+            mask &= self._valid(self.file.meta[:high], query)
+        rows = _within_reach(approx, error, mask, query.k).astype(np.int64)
+        wide = query.vector.astype(np.float64)
+        exact = self.file.f32[rows].astype(np.float64) @ wide
+        return rows, exact.astype(np.float32)
+
+    def _all_valid(self, query: Query) -> bool:
+        opens, closes, expires = self.span
+        return bool(opens <= query.now < closes and (query.include_expired or query.now < expires))
+
+    @staticmethod
+    def _valid(meta: npt.NDArray[Any], query: Query) -> npt.NDArray[np.bool_]:
+        now = query.now
+        mask: npt.NDArray[np.bool_] = (
+            (meta["live"] == 1) & (meta["opens"] <= now) & (meta["closes"] > now)
+        )
+        if not query.include_expired:
+            mask &= meta["expires"] > now
+        return mask
+
+    def _first_pass(self, query: F32, high: int) -> tuple[F32, F32]:
+        """Approximate scores of slots ``[0, high)`` and a bound on each one's error."""
+        approx = np.empty(high, np.float32)
+        error = np.empty(high, np.float32)
+        sealed = self._sealed(high)
+        bound = self._f32_bound(query)
+        missing = [b for b in range(sealed) if b not in self.sessions]
+        later = len(missing) >= BACKGROUND_FROM
+        if later:
+            self._build_later(missing)
+        for block in range(sealed):
+            part = slice(block * self.file.block, (block + 1) * self.file.block)
+            session = self.sessions.get(block) if later else self._session(block)
+            if session is None:  # being built: this block in float32 this time
+                with _one_blas_thread():
+                    approx[part] = self.file.f32[part] @ query
+                error[part] = bound
+                continue
+            approx[part], error[part] = session.scores(query)
+            self._rescore_patched(block, query, approx, error, bound)
+        tail = sealed * self.file.block
+        with _one_blas_thread():
+            approx[tail:] = self.file.f32[tail:high] @ query
+        error[tail:] = bound
+        return approx, error
+
+    def _f32_bound(self, query: F32) -> float:
+        # |fl(q.x) - q.x| <= dim * u * |q| * |x| for a float32 dot product
+        dim = self.file.dim
+        bound = (1.01 * dim * _UNIT) * float(np.linalg.norm(query)) * self.norm
+        return bound + _rounding(query, self.norm)
+
+    def _rescore_patched(
+        self, block: int, query: F32, approx: F32, error: F32, bound: float
+    ) -> None:
+        patched = self.patched.get(block)
+        if patched is not None and len(patched):
+            approx[patched] = self.file.f32[patched] @ query
+            error[patched] = bound
+
+    def _build_later(self, blocks: list[int]) -> None:
+        """Build these blocks' sessions on one background thread (a first search of a
+        large store answers in float32 instead of waiting for every session)."""
+        with self.lock:
+            if self._builder is not None and self._builder.is_alive():
+                return
+            self._builder = threading.Thread(target=self._build, args=(blocks,), daemon=True)
+            self._builder.start()
+
+    def _build(self, blocks: list[int]) -> None:
+        for block in blocks:
+            if block >= len(self.file.i8):  # closed or rebuilt meanwhile
+                return
+            self._session(block)
+
+    def _sealed(self, high: int) -> int:
+        """Blocks scored by the int8 pass (0 without onnxruntime or below ``quantize_from``)."""
+        if self.quantize_from is None or high < self.quantize_from or _onnxruntime() is None:
+            return 0
+        return high // self.file.block
+
+    def _session(self, block: int) -> _Int8Pass:
+        with self.lock:
+            session = self.sessions.get(block)
+            if session is None:
+                part = slice(block * self.file.block, (block + 1) * self.file.block)
+                meta = self.file.meta[part]
+                codes = np.ascontiguousarray(self.file.i8[block])
+                session = _Int8Pass(
+                    codes,
+                    np.ascontiguousarray(meta["scale"]),
+                    np.ascontiguousarray(meta["residual"]),
+                    self.norm,
+                    _onnxruntime(),
+                )
+                self.sessions[block] = session
+                self.patched.pop(block, None)
+            return session
+
+
+def _span(meta: npt.NDArray[Any]) -> tuple[float, float, float]:
+    """Latest opening, earliest closing and earliest expiry of these rows."""
+    if not len(meta):
+        return (-np.inf, np.inf, np.inf)
+    return (float(meta["opens"].max()), float(meta["closes"].min()), float(meta["expires"].min()))
+
+
+def _tighter(
+    old: tuple[float, float, float], new: tuple[float, float, float]
+) -> tuple[float, float, float]:
+    return (max(old[0], new[0]), min(old[1], new[1]), min(old[2], new[2]))
