@@ -57,16 +57,17 @@ def test_only_one_of_two_concurrent_approvals_stores_the_fact(home: Path) -> Non
         assert _current(memory) == [ATTACK] and memory.review_queue(ALICE) == []
 
 
+def _crash(*args: object, **kwargs: object) -> None:
+    raise RuntimeError("the process died here")
+
+
 def test_a_crash_while_storing_leaves_the_write_queued(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     memory.remember(ALICE, ATTACK)
     (entry,) = memory.review_queue(ALICE)
 
-    def crash(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("the process died here")
-
-    monkeypatch.setattr(LongTermStore, "remember", crash)
+    monkeypatch.setattr(LongTermStore, "remember", _crash)
     with pytest.raises(RuntimeError):
         memory.approve_held(ALICE, entry.id)
     monkeypatch.undo()
@@ -81,10 +82,7 @@ def test_a_crash_after_storing_is_healed_by_approving_again(
     memory.remember(ALICE, ATTACK)
     (entry,) = memory.review_queue(ALICE)
 
-    def crash(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("the process died here")
-
-    monkeypatch.setattr(layer_module, "remove_entry", crash)
+    monkeypatch.setattr(layer_module, "remove_entry", _crash)
     with pytest.raises(RuntimeError):
         memory.approve_held(ALICE, entry.id)
     monkeypatch.undo()
