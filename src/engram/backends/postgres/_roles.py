@@ -146,3 +146,34 @@ def refuse_bypass(url: str, tier: str) -> None:
             f"the {tier} must connect as a role without SUPERUSER or BYPASSRLS "
             "(row-level security would not apply); use the role setup() creates"
         )
+
+
+def setup_table(
+    admin_url: str, role: AppRole | None, table: str, migrations: Sequence[str], what: str
+) -> str:
+    """Create or migrate one table of its own (its ``migrations`` versioned in
+    ``<table>_migrations``, setups of it taking turns) and the application role with its
+    grants, as the admin; the role's connection string. Idempotent."""
+    role = role or AppRole()
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"{table}_setup",))
+            _migrate(conn, table, migrations)
+            maintain = ensure_role(conn, role)
+            versions = (f"{table}_migrations",)
+            for statement in grant_sql(role.name, (table,), read_only=versions, maintain=maintain):
+                conn.execute(statement)
+    except psycopg.Error as exc:
+        raise BackendError(f"{what} schema setup failed: {exc}") from exc
+    return role_url(admin_url, role)
+
+
+def _migrate(
+    conn: psycopg.Connection[tuple[object, ...]], table: str, migrations: Sequence[str]
+) -> None:
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {table}_migrations (version integer PRIMARY KEY)")
+    first = conn.execute(f"SELECT coalesce(max(version), 0) FROM {table}_migrations").fetchone()
+    done = int(str(first[0])) if first else 0
+    for version, script in enumerate(migrations[done:], start=done + 1):
+        conn.execute(script.encode())
+        conn.execute(f"INSERT INTO {table}_migrations VALUES (%s)", (version,))

@@ -14,10 +14,8 @@ from datetime import datetime
 
 from engram.backends.postgres._roles import (
     SET_TENANT,
-    ensure_role,
-    grant_sql,
     refuse_bypass,
-    role_url,
+    setup_table,
     tenant_policy,
 )
 from engram.config import AppRole
@@ -48,7 +46,6 @@ MIGRATIONS: tuple[str, ...] = (
     """
     + "".join(f"{statement};" for statement in tenant_policy(TABLE)),
 )
-_VERSION_TABLE = f"CREATE TABLE IF NOT EXISTS {TABLE}_migrations (version integer PRIMARY KEY)"
 _COLUMNS = "key_id, tenant_id, user_id, scopes, digest, created_at, expires_at, revoked_at, label"
 _INSERT = f"INSERT INTO {TABLE} ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
 _SELECT_ONE = f"SELECT {_COLUMNS} FROM {TABLE} WHERE tenant_id = %s AND key_id = %s"
@@ -63,29 +60,7 @@ Conn = psycopg.Connection[tuple[object, ...]]
 
 def setup(admin_url: str, role: AppRole | None = None) -> str:
     """Create or migrate the keys table and the application role; the role's URL."""
-    role = role or AppRole()
-    try:
-        with psycopg.connect(admin_url, autocommit=True) as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext('engram_api_keys_setup'))")
-            _migrate(conn)
-            maintain = ensure_role(conn, role)
-            grants = grant_sql(
-                role.name, (TABLE,), read_only=(f"{TABLE}_migrations",), maintain=maintain
-            )
-            for statement in grants:
-                conn.execute(statement)
-    except psycopg.Error as exc:
-        raise BackendError(f"API key schema setup failed: {exc}") from exc
-    return role_url(admin_url, role)
-
-
-def _migrate(conn: Conn) -> None:
-    conn.execute(_VERSION_TABLE)
-    first = conn.execute(f"SELECT coalesce(max(version), 0) FROM {TABLE}_migrations").fetchone()
-    done = int(str(first[0])) if first else 0
-    for version, script in enumerate(MIGRATIONS[done:], start=done + 1):
-        conn.execute(script.encode())
-        conn.execute(f"INSERT INTO {TABLE}_migrations VALUES (%s)", (version,))
+    return setup_table(admin_url, role, TABLE, MIGRATIONS, "API key")
 
 
 def _record(row: tuple[object, ...]) -> KeyRecord:
