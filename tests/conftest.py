@@ -17,17 +17,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from required import unavailable as _unavailable
+
 pytest_plugins = ("redis_server",)  # redis_service / redis_url: a real redis-server
-
-
-def _require_all_backends() -> bool:
-    return bool(os.environ.get("CI") or os.environ.get("ENGRAM_REQUIRE_ALL_BACKENDS"))
-
-
-def _unavailable(reason: str) -> None:
-    if _require_all_backends():
-        pytest.fail(f"backend required in CI but unavailable: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture

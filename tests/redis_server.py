@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 import redis
 
+from required import unavailable
+
 BINARY_ENV = "ENGRAM_TEST_REDIS_SERVER"
 
 
@@ -33,10 +35,7 @@ def binary() -> str | None:
 def require_binary() -> str:
     found = binary()
     if found is None:
-        reason = "redis-server is not installed (apt-get install redis-server)"
-        if os.environ.get("CI") or os.environ.get("ENGRAM_REQUIRE_ALL_BACKENDS"):
-            pytest.fail(f"backend required in CI but unavailable: {reason}")
-        pytest.skip(reason)
+        unavailable("redis-server is not installed (apt-get install redis-server)")
     return found
 
 

@@ -6,7 +6,6 @@ tests skip, or fail when ``$ENGRAM_REQUIRE_ALL_BACKENDS`` is set."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,16 +25,11 @@ from inspector_support import (
 from serve_support import Server, start
 
 from engram.server.keys import SECRET_ENV
+from required import unavailable
 
 pytestmark = pytest.mark.timeout(180)
 STEP_MS = 20_000
 """The longest a page may take to answer (a loaded 2-core machine)."""
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("ENGRAM_REQUIRE_ALL_BACKENDS") or os.environ.get("CI"):
-        pytest.fail(f"required in CI but unavailable: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +47,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, W
 def browser() -> Iterator[Any]:
     path = chromium_path()
     if path is None:
-        _missing("no Chromium (install Debian's chromium or set ENGRAM_TEST_CHROMIUM)")
+        unavailable("no Chromium (install Debian's chromium or set ENGRAM_TEST_CHROMIUM)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("playwright is not installed (pip install 'engram[dev]')")
+        unavailable("playwright is not installed (pip install 'engram[dev]')")
     with sync_playwright() as driver:
         found = driver.chromium.launch(executable_path=path, args=list(CHROMIUM_ARGS))
         yield found
