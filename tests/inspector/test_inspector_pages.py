@@ -156,7 +156,10 @@ def test_forget_needs_the_typed_user_id_then_reports_and_audits(
     assert "users/alice/notes.md" in done.text and THREAD in done.text
     with _memory(world) as memory:
         assert memory.facts(ALICE) == [] and memory.threads(ALICE) == []
-    audit = client.get("/ui/erasure").text
+    assert client.get("/ui/erasure").status_code == 303  # her key went with her
+    admin = TestClient(client.app, follow_redirects=False)
+    sign_in(admin, world.tokens["acme"], "alice")
+    audit = admin.get("/ui/erasure").text
     assert 'data-testid="audit"' in audit
     assert f"facts {len(keys)}, threads 1, versions {versions}" in audit
     assert MARKER not in audit and "Porto" not in audit

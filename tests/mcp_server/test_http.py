@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp import Client, MCPError
-from mcp_checks import CHECKS, check_forget_everything
+from mcp_checks import CHECKS, check_forget_everything, check_nothing_left
 from mcp_support import (
     ALICE,
     MARKER,
@@ -83,7 +83,8 @@ def test_protected_resource_metadata_is_published(world: World) -> None:
     metadata = httpx.get(base + METADATA, timeout=30).json()
     assert metadata["resource"] == world.url
     assert metadata["authorization_servers"] == [base + "/"] or metadata[
-        "authorization_servers"] == [base]
+        "authorization_servers"
+    ] == [base]
     refused = httpx.post(world.url, json={}, timeout=30)
     assert refused.status_code == 401
     challenge = refused.headers["www-authenticate"]
@@ -91,11 +92,17 @@ def test_protected_resource_metadata_is_published(world: World) -> None:
 
 
 def _initialize(url: str, token: str) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "1"}}}
-    headers = {"Authorization": f"Bearer {token}",
-               "Accept": "application/json, text/event-stream"}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     return httpx.post(url, json=body, headers=headers, timeout=30)
 
 
@@ -140,8 +147,10 @@ async def test_each_tool_needs_its_scope(world: World) -> None:
     async with bearer(world.url, writer) as client:
         wrote = await call(client, "remember", observation="Likes tea with lemon", slot="tea")
         assert wrote.structured_content is not None and wrote.structured_content["stored"]
-        for tool, args in [("forget", {"keys": [wrote.structured_content["key"]]}),
-                           ("memory_delete", {"path": f"/memories/{NOTES}"})]:
+        for tool, args in [
+            ("forget", {"keys": [wrote.structured_content["key"]]}),
+            ("memory_delete", {"path": f"/memories/{NOTES}"}),
+        ]:
             refused = await client.call_tool(tool, args)
             assert refused.is_error and "does not allow" in text(refused), tool
     async with bearer(world.url, world.alice) as client:
@@ -243,8 +252,10 @@ async def test_no_key_of_another_principal_reads_or_detects_alices_memory(
                 oracles += 1
                 failures.append(f"oracle {who} #{number}: {seen[:100]} | {absent[:100]}")
     with capsys.disabled():
-        print(f"\nMCP isolation: {tried} reads by {len(ADVERSARIES)} adversaries: "
-              f"{leaks} leaks, {oracles} oracles")
+        print(
+            f"\nMCP isolation: {tried} reads by {len(ADVERSARIES)} adversaries: "
+            f"{leaks} leaks, {oracles} oracles"
+        )
     assert failures == [], "\n".join(failures)
 
 
@@ -254,13 +265,23 @@ async def test_no_key_of_another_principal_changes_alices_memory(world: World) -
         async with bearer(world.url, world.key(who)) as client:
             for tool, args in [
                 ("memory_delete", {"path": "/memories/users/alice"}),
-                ("memory_str_replace", {"path": f"/memories/{NOTES}", "old_str": MARKER,
-                                        "new_str": "gone"}),
-                ("memory_rename", {"old_path": f"/memories/{NOTES}",
-                                   "new_path": "/memories/mine.md"}),
+                (
+                    "memory_str_replace",
+                    {"path": f"/memories/{NOTES}", "old_str": MARKER, "new_str": "gone"},
+                ),
+                (
+                    "memory_rename",
+                    {"old_path": f"/memories/{NOTES}", "new_path": "/memories/mine.md"},
+                ),
                 ("forget", {"keys": [key]}),
-                ("thread_fork", {"thread_id": THREAD, "checkpoint_id": checkpoint,
-                                 "new_thread_id": f"stolen-{who.user_id}"}),
+                (
+                    "thread_fork",
+                    {
+                        "thread_id": THREAD,
+                        "checkpoint_id": checkpoint,
+                        "new_thread_id": f"stolen-{who.user_id}",
+                    },
+                ),
             ]:
                 answer = await client.call_tool(tool, args)
                 assert MARKER not in text(answer), (who, tool)
@@ -278,12 +299,20 @@ async def test_no_key_of_another_principal_changes_alices_memory(world: World) -
 def test_a_session_answers_only_the_credential_that_opened_it(world: World) -> None:
     opened = _initialize(world.url, world.alice)
     session = opened.headers["mcp-session-id"]
-    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "recall", "arguments": {"query": f"codename {MARKER}"}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "recall", "arguments": {"query": f"codename {MARKER}"}},
+    }
+
     def post(token: str, message: dict[str, Any]) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {token}", "mcp-session-id": session,
-                   "Accept": "application/json, text/event-stream",
-                   "mcp-protocol-version": "2025-06-18"}
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "mcp-session-id": session,
+            "Accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-06-18",
+        }
         return httpx.post(world.url, json=message, headers=headers, timeout=30)
 
     ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -299,13 +328,19 @@ def test_a_session_answers_only_the_credential_that_opened_it(world: World) -> N
 async def test_concurrent_sessions_and_calls_all_land(world: World) -> None:
     async def session(number: int) -> list[str]:
         async with bearer(world.url, world.alice) as client:
-            calls = [call(client, "remember", observation=f"Visited harbour number {number}x{i}",
-                          slot=f"harbour-{number}-{i}") for i in range(4)]
+            calls = [
+                call(
+                    client,
+                    "remember",
+                    observation=f"Visited harbour number {number}x{i}",
+                    slot=f"harbour-{number}-{i}",
+                )
+                for i in range(4)
+            ]
             done = await asyncio.gather(*calls)
         return [str(r.structured_content["key"]) for r in done if r.structured_content]
 
-    keys = [key for found in await asyncio.gather(*(session(n) for n in range(4)))
-            for key in found]
+    keys = [key for found in await asyncio.gather(*(session(n) for n in range(4))) for key in found]
     assert len(set(keys)) == 16
     async with bearer(world.url, world.alice) as client:
         listed = text(await call(client, "list_facts"))
@@ -317,4 +352,8 @@ async def test_concurrent_sessions_and_calls_all_land(world: World) -> None:
 async def test_forget_everything_over_http(world: World) -> None:
     """Last: it erases Alice."""
     async with bearer(world.url, world.alice) as client:
-        await check_forget_everything(client)
+        report = await check_forget_everything(client)
+    assert report["participants"]["api_keys"]["keys"] >= 1  # every key bound to Alice
+    assert _initialize(world.url, world.alice).status_code == 401  # her key went with her
+    async with bearer(world.url, world.key(ALICE)) as client:  # a key made afterwards
+        await check_nothing_left(client)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from mcp_checks import CHECKS, check_forget_everything
+from mcp_checks import CHECKS, check_forget_everything, check_nothing_left
 from mcp_support import ALICE, MARKER, call, engram_mcp, make_key, revoke_key, text
 
 
@@ -30,6 +30,7 @@ async def test_every_check_over_stdio(home: Path) -> None:
 async def test_forget_everything_over_stdio(home: Path) -> None:
     async with _as_alice(home) as client:
         await check_forget_everything(client)
+        await check_nothing_left(client)
 
 
 @pytest.mark.parametrize("args", [(), ("--tenant", "acme"), ("--user", "alice")])
@@ -37,8 +38,15 @@ def test_stdio_refuses_to_start_without_a_whole_principal(
     home: Path, args: tuple[str, ...]
 ) -> None:
     params = engram_mcp(home, *args)
-    done = subprocess.run([params.command, *params.args], env={**os.environ, **(params.env or {})},
-                          input="", capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [params.command, *params.args],
+        env={**os.environ, **(params.env or {})},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1
     assert "acts for --tenant and --user" in done.stderr and done.stdout == ""
 
@@ -59,6 +67,13 @@ async def test_stdio_with_a_key_acts_for_its_user_with_its_scopes(home: Path) ->
 
 def test_stdio_refuses_to_start_with_an_invalid_key(home: Path) -> None:
     params = engram_mcp(home, "--key", "egk_nothing.YWNtZQ.secret")
-    done = subprocess.run([params.command, *params.args], env={**os.environ, **(params.env or {})},
-                          input="", capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [params.command, *params.args],
+        env={**os.environ, **(params.env or {})},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1 and "AuthenticationError" in done.stderr

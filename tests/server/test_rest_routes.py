@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -13,15 +14,21 @@ from engram.server.auth import open_keyring
 
 
 @pytest.fixture(scope="module")
-def alice(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Path]]:
     root = tmp_path_factory.mktemp("rest-routes")
     home = root / ".engram"
     Memory.open(home).close()
-    token = open_keyring(home=home).create("acme", user_id="alice", scopes=["admin"]).token
     server: Server = start(["--home", str(home), "--embedder", "hash"], cwd=root)
+    yield server, home
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def alice(served: tuple[Server, Path]) -> Iterator[httpx.Client]:
+    server, home = served
+    token = open_keyring(home=home).create("acme", user_id="alice", scopes=["admin"]).token
     with server.client(token) as client:
         yield client
-    server.stop()
 
 
 def test_remember_recall_update_history_and_delete_a_fact(alice: httpx.Client) -> None:
@@ -150,11 +157,19 @@ def test_agent_run_approve_with_the_draft_hash_then_threads(alice: httpx.Client)
     assert len(alice.get("/v1/threads/t-rest/history").json()["items"]) == pruned["kept"]
 
 
-def test_forget_reports_the_erasure_and_export_is_empty_after(alice: httpx.Client) -> None:
-    alice.post("/v1/memories", json={"observation": "Alice keeps a cat named Pixel"})
-    report = alice.post("/v1/forget", json={}).json()
-    assert report["user_id"] == "alice" and report["facts"]["keys"] >= 1
-    exported = alice.get("/v1/export").json()
+def test_forget_reports_the_erasure_and_ends_the_users_keys(served: tuple[Server, Path]) -> None:
+    server, home = served
+    keyring = open_keyring(home=home)
+    carol = keyring.create("acme", user_id="carol", scopes=["admin"]).token
+    tenant = keyring.create("acme", scopes=["admin"]).token
+    with server.client(carol) as client:
+        client.post("/v1/memories", json={"observation": "Carol keeps a cat named Pixel"})
+        report = client.post("/v1/forget", json={}).json()
+        assert report["user_id"] == "carol" and report["facts"]["keys"] >= 1
+        assert report["participants"]["api_keys"] == {"keys": 1}
+        assert client.get("/v1/export").status_code == 401  # her key went with her
+    with server.client(tenant, **{"X-Engram-User": "carol"}) as client:
+        exported = client.get("/v1/export").json()
     assert exported["facts"] == [] and exported["threads"] == []
 
 

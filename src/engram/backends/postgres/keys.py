@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from engram.backends.postgres._roles import (
+    MAY_VACUUM,
     SET_TENANT,
     refuse_bypass,
     setup_table,
@@ -54,6 +55,8 @@ _REVOKE = (
     f"UPDATE {TABLE} SET revoked_at = %s "
     "WHERE tenant_id = %s AND key_id = %s AND revoked_at IS NULL"
 )
+_DELETE_USER = f"DELETE FROM {TABLE} WHERE tenant_id = %s AND user_id = %s"
+_VACUUM = f"VACUUM (FULL) {TABLE}"
 
 Conn = psycopg.Connection[tuple[object, ...]]
 
@@ -61,6 +64,17 @@ Conn = psycopg.Connection[tuple[object, ...]]
 def setup(admin_url: str, role: AppRole | None = None) -> str:
     """Create or migrate the keys table and the application role; the role's URL."""
     return setup_table(admin_url, role, TABLE, MIGRATIONS, "API key")
+
+
+def has_keys(url: str) -> bool:
+    """Whether the database at ``url`` holds the keys table (a database the server never
+    kept keys in has none)."""
+    try:
+        with psycopg.connect(url) as conn:
+            found = conn.execute("SELECT to_regclass(%s)", (TABLE,)).fetchone()
+    except psycopg.Error as exc:
+        raise BackendError(f"API key store failed: {exc}") from exc
+    return found is not None and found[0] is not None
 
 
 def _record(row: tuple[object, ...]) -> KeyRecord:
@@ -139,3 +153,21 @@ class PostgresKeyStore(KeyStore):
     def revoke(self, tenant_id: str, key_id: str, when: datetime) -> bool:
         with self._tenant(tenant_id) as conn:
             return conn.execute(_REVOKE, (when, tenant_id, key_id)).rowcount == 1
+
+    def erase_user(self, tenant_id: str, user_id: str) -> int:
+        """Delete the user's keys, then ``VACUUM FULL`` the table when this role may (it
+        holds ``MAINTAIN`` on PostgreSQL 17+), so the dead rows leave its files."""
+        with self._tenant(tenant_id) as conn:
+            removed = conn.execute(_DELETE_USER, (tenant_id, user_id)).rowcount
+        if removed:
+            self._compact()
+        return removed
+
+    def _compact(self) -> None:
+        try:
+            with psycopg.connect(self._url, autocommit=True) as conn:
+                allowed = conn.execute(MAY_VACUUM, (TABLE,)).fetchone()
+                if allowed and allowed[0]:
+                    conn.execute(_VACUUM)
+        except psycopg.Error as exc:
+            raise BackendError(f"API key table compaction failed: {exc}") from exc

@@ -38,6 +38,9 @@ REVOKE = (
     "WHERE tenant_id = ? AND key_id = ? AND revoked_at IS NULL"
 )
 
+HAS_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'engram_api_keys'"
+DELETE_USER = "DELETE FROM engram_api_keys WHERE tenant_id = ? AND user_id = ?"
+
 
 def _time(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
@@ -118,6 +121,27 @@ class SqliteKeyStore(KeyStore):
     def revoke(self, tenant_id: str, key_id: str, when: datetime) -> bool:
         with self._connect() as conn:
             return conn.execute(REVOKE, (_time(when), tenant_id, key_id)).rowcount == 1
+
+    def erase_user(self, tenant_id: str, user_id: str) -> int:
+        with self._connect() as conn:
+            conn.execute("PRAGMA secure_delete=ON")  # freed cells are zeroed
+            removed = conn.execute(DELETE_USER, (tenant_id, user_id)).rowcount
+        if removed:
+            with self._connect() as conn:  # the old page images leave the WAL too
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return removed
+
+
+def has_keys(path: Path) -> bool:
+    """Whether the SQLite file ``path`` exists and holds the keys table (read only)."""
+    if not Path(path).is_file():
+        return False
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+            found = conn.execute(HAS_TABLE).fetchone()
+    except sqlite3.Error as exc:
+        raise BackendError(f"API keys in {path}: {exc}") from exc
+    return found is not None
 
 
 def _migrate(conn: sqlite3.Connection) -> None:

@@ -5,7 +5,7 @@ cold tier) or of a PostgreSQL URL (row-level security on the tenant, as every ot
 table). Minting and verifying tokens is the server's part (:mod:`engram.server.keys`).
 """
 
-from engram.stores.keys._open import open_keys
+from engram.stores.keys._open import KeyErasure, home_keys, open_keys, url_keys
 from engram.stores.keys.contract import KeyRecord, KeyStore
 
-__all__ = ["KeyRecord", "KeyStore", "open_keys"]
+__all__ = ["KeyErasure", "KeyRecord", "KeyStore", "home_keys", "open_keys", "url_keys"]

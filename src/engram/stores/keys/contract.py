@@ -52,6 +52,12 @@ class KeyStore(ABC):
         """Mark the key revoked at ``when``; False if the tenant has no such live key."""
 
     @abstractmethod
+    def erase_user(self, tenant_id: str, user_id: str) -> int:
+        """Delete every key bound to ``user_id`` of ``tenant_id``, revoked or not (its row
+        leaves no bytes behind: a forgotten user can neither sign in nor be read back from
+        the key table); how many went. Tenant-wide keys are kept."""
+
+    @abstractmethod
     def close(self) -> None:
         """Release connections (idempotent)."""
 
