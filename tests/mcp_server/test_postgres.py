@@ -55,4 +55,6 @@ async def test_mcp_over_postgres_keeps_tenants_apart(
             assert THREAD in text(await call(client, "thread_list"))
             forgot = await call(client, "forget", everything=True)
             assert not forgot.is_error, text(forgot)
+            assert forgot.structured_content["participants"]["api_keys"] == {"keys": 1}
+        async with bearer(served, _key(postgres_url, ALICE)) as client:  # hers went with her
             assert MARKER not in text(await call(client, "recall", query=f"codename {MARKER}"))

@@ -46,10 +46,16 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
         "Remember facts from a JSON Lines file or an export, checked before any is written.",
     ),
     "export": ("engram.cli._layer", "Print everything engram holds about the user as JSON."),
+    "erasures": (
+        "engram.cli._layer",
+        "List the tenant's recorded erasures, newest first, as JSON lines (who, when, counts; "
+        "never content); with ``--user``, that user's only.",
+    ),
     "forget": (
         "engram.cli._layer",
-        "Erase the user from every tier (facts, history, documents, threads) and the "
-        "publication outbox under the home; print the report.",
+        "Erase the user from every tier (facts, history, documents, threads), the "
+        "publication outbox and the user's API keys; print the report and, for a whole user, "
+        "keep its audit record (see ``engram erasures``).",
     ),
     "keys": ("engram.cli._keys", "Create, list and revoke the API keys ``engram serve`` accepts."),
     "mcp": (

@@ -1,4 +1,4 @@
-"""``engram remember | recall | forget | export``: the memory layer from the command line.
+"""``engram remember | recall | forget | erasures | export``: the memory layer, in a shell.
 
 A thin skin over :class:`engram.memory.Memory`: each command is the kebab-case
 name of one method, acting for the principal given by ``--tenant`` / ``--user``.
@@ -7,9 +7,11 @@ name of one method, acting for the principal given by ``--tenant`` / ``--user``.
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +22,7 @@ from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_home
 from engram.cli._options import home_option, tenant_option, user_option
 from engram.config import DEFAULT_HOME
+from engram.errors import EngramError
 from engram.memory import Memory
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -158,8 +161,9 @@ def forget_cmd(
     url: str | None,
     embedder: str,
 ) -> None:
-    """Erase the user from every tier (facts, history, documents, threads) and the
-    publication outbox under the home; print the report.
+    """Erase the user from every tier (facts, history, documents, threads), the
+    publication outbox and the user's API keys; print the report and, for a whole user,
+    keep its audit record (see ``engram erasures``).
 
     Example: engram forget --tenant acme --user alice --yes
     """
@@ -168,6 +172,56 @@ def forget_cmd(
     with open_memory(home, url, embedder) as memory:
         report = memory.forget(Principal(tenant, user), list(keys) if keys else None)
     _dump(report.to_json())
+    if not keys:
+        _audit(home, url, report.to_json())
+
+
+def _audit(home: Path | None, url: str | None, report: dict[str, Any]) -> None:
+    """Append the erasure's record to the log beside the tiers (the same log the server
+    writes), naming the operating-system user who ran the command."""
+    from engram.stores.audit import open_audit, record_of
+
+    when = datetime.now(UTC)
+    record = record_of(report["tenant_id"], report["user_id"], _actor(), report, when)
+    try:
+        with open_audit(home or DEFAULT_HOME, url=url) as log:
+            log.add(record)
+    except EngramError as exc:
+        raise click.ClickException(f"erased, but the audit record was not written: {exc}") from exc
+
+
+def _actor() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no user name in this environment
+        return "cli"
+
+
+@click.command("erasures")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=200, show_default=True)
+@click.option("--url", default=None, help="The PostgreSQL URL the tiers live on (not --home).")
+@home_option("its memory.db holds the log, unless --url", default=None)
+@user_option(required=False)
+@tenant_option()
+def erasures_cmd(
+    limit: int, home: Path | None, url: str | None, user: str | None, tenant: str
+) -> None:
+    """List the tenant's recorded erasures, newest first, as JSON lines (who, when, counts;
+    never content); with ``--user``, that user's only.
+
+    Example: engram erasures --tenant acme
+    """
+    from engram.stores.audit import open_audit
+
+    if url is None:
+        existing_home(home or DEFAULT_HOME)
+    with open_audit(home or DEFAULT_HOME, url=url) as log:
+        records = log.list(tenant, limit if user is None else 10_000)
+    if user is not None:
+        records = [r for r in records if r.user_id == user][:limit]
+    for record in records:
+        line = dataclasses.asdict(record) | {"erased_at": record.erased_at.isoformat()}
+        click.echo(json.dumps(line, sort_keys=True))
 
 
 @click.command("export")
@@ -182,6 +236,6 @@ def export_cmd(tenant: str, user: str, home: Path | None, url: str | None, embed
 
 
 def register(main: click.Group) -> None:
-    """Add ``remember``, ``recall``, ``forget`` and ``export`` to the CLI."""
-    for command in (remember_cmd, recall_cmd, forget_cmd, export_cmd):
+    """Add ``remember``, ``recall``, ``forget``, ``erasures`` and ``export`` to the CLI."""
+    for command in (remember_cmd, recall_cmd, forget_cmd, erasures_cmd, export_cmd):
         main.add_command(command)

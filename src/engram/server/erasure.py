@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from engram._principal import Principal
 from engram.memory import ErasureReport, Memory
-from engram.stores.audit import ErasureLog, ErasureRecord, counts_of
+from engram.stores.audit import ErasureLog, record_of
 
 
 def erase_user(
@@ -16,7 +16,6 @@ def erase_user(
     the record of it (``actor``: the key id or JWT subject that asked)."""
     report = memory.forget(principal)
     if audit is not None:
-        counts = counts_of(report.to_json())
         when = datetime.now(UTC)
-        audit.add(ErasureRecord(principal.tenant_id, principal.user_id, actor, when, counts))
+        audit.add(record_of(*principal.namespace, actor, report.to_json(), when))
     return report

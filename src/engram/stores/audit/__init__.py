@@ -6,6 +6,6 @@ table). A record never holds erased content: ids, a time and counts.
 """
 
 from engram.stores.audit._open import open_audit
-from engram.stores.audit.contract import ErasureLog, ErasureRecord, counts_of
+from engram.stores.audit.contract import ErasureLog, ErasureRecord, counts_of, record_of
 
-__all__ = ["ErasureLog", "ErasureRecord", "counts_of", "open_audit"]
+__all__ = ["ErasureLog", "ErasureRecord", "counts_of", "open_audit", "record_of"]

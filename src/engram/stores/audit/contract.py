@@ -42,6 +42,13 @@ def counts_of(report: Mapping[str, Any]) -> dict[str, int]:
     return counts
 
 
+def record_of(
+    tenant_id: str, user_id: str, actor: str, report: Mapping[str, Any], when: datetime
+) -> ErasureRecord:
+    """The audit record of an erasure report's JSON (``ErasureReport.to_json()``)."""
+    return ErasureRecord(tenant_id, user_id, actor, when, counts_of(report))
+
+
 class ErasureLog(ABC):
     """The erasure records of every tenant; each call acts inside one tenant."""
 
