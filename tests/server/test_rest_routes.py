@@ -191,3 +191,21 @@ def test_a_batch_of_memories_is_remembered_in_order(alice: httpx.Client) -> None
     assert alice.post("/v1/memories:batch", json={"items": bad}).status_code == 422
     recalled = alice.post("/v1/recall", json={"query": "Alice skis"}).json()
     assert "Alice skis" not in recalled["text"]
+
+
+def test_recall_min_score_leaves_out_what_the_query_is_not_about(alice: httpx.Client) -> None:
+    for observation in ("Alice's favourite opera is Tosca", "Alice's team deploys on Tuesdays"):
+        alice.post("/v1/memories", json={"observation": observation})
+    query = {"query": "Which opera does Alice like best?", "k": 100}
+
+    def texts(**extra: object) -> list[str]:
+        answer = alice.post("/v1/recall", json={**query, **extra})
+        assert answer.status_code == 200, answer.text
+        return [item["text"] for item in answer.json()["items"] if item["kind"] == "memory"]
+
+    default, everything, strict = texts(), texts(min_score=0), texts(min_score=0.99)
+    assert "Alice's favourite opera is Tosca" in default
+    assert set(default) < set(everything)  # weak matches only without a floor
+    assert strict == []
+    for bad in (-0.1, 1.5, "high"):
+        assert alice.post("/v1/recall", json={**query, "min_score": bad}).status_code == 422

@@ -10,6 +10,7 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram.memory import ContextItem, ErasureReport, RecallResult, RememberResult
+from engram.recall import DEFAULT_MIN_SCORE
 from engram.stores.cold import MemoryRecord, WriteResult
 from engram.stores.documents import DocumentInfo, SearchHit
 from engram.stores.hot import CheckpointInfo, ForkResult, PruneReport, StateDiff, ThreadInfo
@@ -91,6 +92,12 @@ class RecallIn(Body):
     include_profile: bool | None = Field(
         default=None,
         description="true: every profile fact; false: none; null: those the query is about.",
+    )
+    min_score: float = Field(
+        default=DEFAULT_MIN_SCORE,
+        ge=0.0,
+        le=1.0,
+        description="Leave out memories whose calibrated relevance is below this (0: keep all).",
     )
 
 

@@ -70,6 +70,7 @@ def recall(body: m.RecallIn, who: Reader, layer: Layer) -> m.RecallOut:
         passages=body.passages,
         as_of=body.as_of,
         include_profile=body.include_profile,
+        min_score=body.min_score,
     )
     return m.RecallOut.of(result)
 
