@@ -91,7 +91,26 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
     ("text", "slot"),
     [
         ("My risk tolerance is conservative.", "risk_tolerance"),
-        ("my favourite colour is now green", "favourite_colour"),
+        ("my favourite colour is now green", "favorite_color"),
+        ("My favorite color is green", "favorite_color"),
+        ("My new e-mail address is b@example.org", "email"),
+        ("My phone number is 555 0100", "phone"),
+        ("Blue is my favourite colour now", "favorite_color"),
+        ("That is my dog", None),
+        ("Ann: Tom is my manager now", None),
+        ("Ann is my sister", None),
+        ("I just started a new job at Initech", "employer"),
+        ("I've joined a bakery", "employer"),
+        ("I'm based in Lyon", "home"),
+        ("I work as a nurse", "occupation"),
+        ("I turned 35 yesterday", "age"),
+        ("I have three children", "number_of_children"),
+        ("I have a meeting at 3", None),
+        ("My dog's name is Max", "dog_name"),
+        ("My dog is called Rex", "dog_name"),
+        ("My manager is Sarah", "manager_name"),
+        ("Tom is my manager now", "manager_name"),
+        ("My manager is strict", None),
         ("Actually, my home city has changed to Porto", "home_city"),
         ("Risk tolerance: aggressive", None),
         ("Ann: my city is Paris", None),
@@ -99,7 +118,7 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("I work for a bakery", "employer"),
         ("I'm 41 years old", "age"),
         ("My wife is a nurse", None),
-        ("My manager is called Ana", None),
+        ("My manager is called Ana", "manager_name"),
         ("My dog is sleeping", None),
         ("I like jazz", None),
         ("Wie heißt mein Hund?", None),
@@ -110,10 +129,74 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
     assert infer_slot(text) == slot
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My favourite colour is blue", "Actually my favorite color is green"),
+        ("I work at Globex", "I just started a new job at Initech"),
+        ("My dog is called Rex", "My dog's name is Max"),
+        ("My email is a@example.com", "My new email address is b@example.org"),
+        ("I'm 34 years old", "I turned 35 yesterday"),
+        ("My manager is Sarah", "Tom is my manager now"),
+        ("I have two kids", "I have three children"),
+        ("I live in Berlin", "I'm based in Lyon these days"),
+    ],
+)
+def test_a_paraphrased_new_value_supersedes_the_old(
+    store: LongTermStore, old: str, new: str
+) -> None:
+    first = store.remember(ME, old)
+    second = store.remember(ME, new)
+    assert second.action == "updated", second.reason
+    assert first.record is not None and second.record is not None
+    assert second.record.key == first.record.key
+    assert [r.text for r in store.history(ME, first.record.key)] == [old, new]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("I like jazz", "I also like rock"),
+        ("My sister lives in Rome", "My brother lives in Oslo"),
+        ("My manager is strict", "My manager is Sarah"),
+        ("My manager is Sarah", "My manager is strict"),
+        ("My dog is called Rex", "My dog is sleeping"),
+        ("Ann is my sister", "Bea is my sister"),
+        ("My favourite colour is blue", "My favourite food is pasta"),
+        ("I live in Berlin", "I work from home on Fridays"),
+        ("My email is a@example.com", "I check my email every morning"),
+        ("I'm 34 years old", "I don't like to talk about my age"),
+        ("My phone number is 555 0100", "I lost my phone yesterday"),
+        ("My risk tolerance is low", "I read a paper on risk tolerance"),
+    ],
+)
+def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:
+    store.remember(ME, one)
+    assert store.remember(ME, other).action == "added"
+
+
+@pytest.mark.parametrize(
+    ("old", "retraction"),
+    [
+        ("I live in Berlin", "I no longer live in Berlin"),
+        ("I work at Globex", "I don't work at Globex anymore"),
+    ],
+)
+def test_a_retraction_in_the_relations_own_form_ends_it(
+    store: LongTermStore, old: str, retraction: str
+) -> None:
+    store.remember(ME, old)
+    assert store.remember(ME, retraction).action == "deleted"
+    assert store.recall(ME, old, k=5) == []
+
+
 def test_a_mention_of_a_slot_counts_only_in_a_statement() -> None:
     assert mentions_slot("I now have a high risk tolerance", "risk_tolerance")
     assert not mentions_slot("What is my risk tolerance?", "risk_tolerance")
     assert not mentions_slot("The fund's risk tolerance is low", "risk_tolerance")
+    assert mentions_slot("I'd say my risk tolerance is high", "risk_tolerance")
+    assert not mentions_slot("I read about risk tolerance", "risk_tolerance")
+    assert not mentions_slot("I work from home", "home")  # read by its own forms only
 
 
 def test_rule_resolver_is_pure() -> None:

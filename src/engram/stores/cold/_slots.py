@@ -27,13 +27,33 @@ _WORD = r"[a-z][a-z'-]*"
 _ATTRIBUTE = rf"(?P<attr>{_WORD}(?:\s+{_WORD}){{0,3}}?)"
 _COPULA = r"(?:is|are|was|were|has become|has changed to|changed to|is now|now is|'s)"
 _MY = re.compile(rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+{_COPULA}\s+(?P<value>\S.*)$")
+_NOW = r"(?:now\s+|currently\s+|just\s+|recently\s+|finally\s+|no\s+longer\s+|don't\s+)?"
+"""Words between the subject and the verb: when ("now"), or a retraction ("no longer")."""
+_NUMBER = r"(?:\d{1,2}|no|one|two|three|four|five|six|seven|eight|nine|ten)"
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("home", re.compile(r"^i\s+(?:now\s+|currently\s+)?(?:live|reside)\s+in\s+\S")),
-    ("home", re.compile(r"^i(?:'ve| have)?\s+(?:just\s+)?moved\s+to\s+\S")),
-    ("employer", re.compile(r"^i\s+(?:now\s+|currently\s+)?work\s+(?:at|for)\s+\S")),
+    ("home", re.compile(rf"^i\s+{_NOW}(?:live|reside)\s+in\s+\S")),
+    ("home", re.compile(rf"^i(?:'m| am)\s+{_NOW}(?:living|based|settled)\s+in\s+\S")),
+    ("home", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:moved|relocated)\s+to\s+\S")),
+    ("employer", re.compile(rf"^i\s+{_NOW}work\s+(?:at|for)\s+\S")),
+    ("employer", re.compile(rf"^i(?:'m| am)\s+{_NOW}working\s+(?:at|for)\s+\S")),
+    (
+        "employer",
+        re.compile(
+            rf"^i(?:'ve| have)?\s+{_NOW}(?:joined|started\s+(?:a\s+new\s+job|working)\s+"
+            rf"(?:at|for)|got\s+a\s+(?:new\s+)?job\s+(?:at|with))\s+\S"
+        ),
+    ),
+    ("occupation", re.compile(rf"^i(?:'m| am)?\s+{_NOW}work(?:ing)?\s+as\s+an?\s+\S")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}\s+(?:years?\s+old|y/?o)\b")),
+    ("age", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}turned\s+\d{{1,3}}\b")),
     ("name", re.compile(r"^(?:my name is|call me)\s+\S")),
+    (
+        "number_of_children",
+        re.compile(rf"^i\s+{_NOW}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
+    ),
 )
+_READ_BY_FORM = frozenset(name for name, _ in _RELATIONS)
+"""Slots only their own forms give a value of, never a mention of the word."""
 _NOT_ATTRIBUTES = frozenset(
     """wife husband partner girlfriend boyfriend fiance fiancee spouse son daughter child
     children kid kids baby mother mom mum father dad parents brother sister sibling siblings
@@ -42,21 +62,108 @@ _NOT_ATTRIBUTES = frozenset(
     dog cat pet pets horse bird car house flat apartment office company""".split()  # noqa: SIM905
 )
 """People, pets and things: "my daughter is ..." says something of her, not an attribute."""
+_NAMED = frozenset(
+    """wife husband partner girlfriend boyfriend fiance fiancee spouse boss manager
+    landlord landlady dog cat""".split()  # noqa: SIM905
+)
+"""Whom (or which pet) the user has one of: their name is an attribute of the user."""
+_CALLED = re.compile(
+    rf"^(?:and\s+|but\s+)?my\s+(?:new\s+)?(?P<who>{_WORD})(?:'s\s+name\s+is|\s+is\s+"
+    rf"(?:now\s+)?(?:called|named))\s+\S"
+)
+_IS_MY = re.compile(
+    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)\s+is\s+my\s+{_ATTRIBUTE}(?:\s+now)?$"
+)
+_NOT_SUBJECTS = frozenset("that this it he she who what there here which one".split())  # noqa: SIM905
+_PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
+"""A value that is a name ("Sarah", "Ana Lima")."""
 _VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always)\b")
-_PREFIX = re.compile(r"^(?:actually|now|currently|these days|lately|today)[, ]+")
+_PREFIX = re.compile(
+    r"^(?:(?:actually|now|currently|these days|lately|today|by the way|btw|update|oh|well|so)"
+    r"[, ]+)+"
+)
+_SPELLING = {
+    "favourite": "favorite",
+    "favourites": "favorites",
+    "colour": "color",
+    "colours": "colors",
+    "flavour": "flavor",
+    "neighbourhood": "neighborhood",
+    "e-mail": "email",
+    "programme": "program",
+    "centre": "center",
+    "theatre": "theater",
+}
+"""British and American spellings of a word name the same attribute."""
+_FRESH = frozenset("new current present updated latest old previous actual".split())  # noqa: SIM905
+"""Words that date a value, not name the attribute ("my *new* email address is ...")."""
+_SAME = {
+    "email_address": "email",
+    "mail_address": "email",
+    "mobile": "phone",
+    "mobile_number": "phone",
+    "cell": "phone",
+    "cell_number": "phone",
+    "cellphone_number": "phone",
+    "phone_number": "phone",
+    "telephone_number": "phone",
+    "home_address": "address",
+    "postal_address": "address",
+    "street_address": "address",
+    "home_town": "hometown",
+    "birth_date": "birthday",
+    "date_of_birth": "birthday",
+    "job": "occupation",
+    "profession": "occupation",
+    "employer": "employer",
+}
+"""Attributes spoken of in several ways."""
 
 
 def _clean(text: str) -> str:
     text = text.strip().lower().replace("\u2019", "'")
     text = re.split(r"[.!?;\n]", text, maxsplit=1)[0].strip()
-    return _PREFIX.sub("", text)
+    words = (_SPELLING.get(word, word) for word in _PREFIX.sub("", text).split())
+    return " ".join(words)
 
 
 def _slot_name(attribute: str) -> str | None:
     words = attribute.split()
+    while words and words[0] in _FRESH:
+        words = words[1:]
     if not words or words[-1] in _NOT_ATTRIBUTES or words[0] in _NOT_ATTRIBUTES:
         return None
-    return "_".join(words)
+    name = "_".join(words)
+    return _SAME.get(name, name)
+
+
+def _named(clean: str) -> str | None:
+    """``<relation>_name`` of "my wife's name is ...", "my dog is called ...": the one
+    such person or pet the user has."""
+    match = _CALLED.match(clean)
+    if match and match.group("who") in _NAMED:
+        return f"{match.group('who')}_name"
+    return None
+
+
+def _inverted(clean: str) -> str | None:
+    """The attribute of "<value> is my <attribute> (now)": "Tosca is my favourite
+    opera", "Ana is my manager now" (``manager_name``)."""
+    match = _IS_MY.match(clean)
+    if match is None or match.group("subject").split()[0] in _NOT_SUBJECTS:
+        return None
+    attribute = match.group("attr")
+    if attribute in _NAMED:
+        return f"{attribute}_name"
+    return _slot_name(attribute)
+
+
+def _value_named(attribute: str, value: str) -> str | None:
+    """``<relation>_name`` of "my manager is Sarah" (the value is a name, in ``value``'s
+    own case); ``None`` for "my manager is strict"."""
+    if attribute in _NAMED and _PROPER.match(value.strip().rstrip(".!")):
+        return f"{attribute}_name"
+    return None
 
 
 def infer_slot(text: str) -> str | None:
@@ -65,17 +172,31 @@ def infer_slot(text: str) -> str | None:
     for name, pattern in _RELATIONS:
         if pattern.search(clean):
             return name
+    if named := _named(clean) or _inverted(clean):
+        return named
     match = _MY.match(clean)
-    if match and not _VALUE_STARTS.match(match.group("value")):
-        return _slot_name(match.group("attr"))
-    return None
+    if match is None or _VALUE_STARTS.match(match.group("value")):
+        return None
+    found = re.search(re.escape(match.group("value")), text.replace("\u2019", "'"), re.I)
+    value = found.group(0) if found else ""
+    return _value_named(match.group("attr"), value) or _slot_name(match.group("attr"))
 
 
 def mentions_slot(text: str, slot: str) -> bool:
-    """Whether ``text``, a statement of the user's (first person, not a question), names
-    the attribute ``slot`` as a whole phrase."""
+    """Whether ``text``, a statement of the user's (first person, not a question), gives
+    a new value of the attribute ``slot`` by naming it: "I now have a *high* risk
+    tolerance", "honestly my risk tolerance is low". A passing mention ("I check my email
+    every morning") is not one, and the relations read only from their own forms (where
+    the user lives or works, age, names...) are never matched by a mention ("I work from
+    home on Fridays" says nothing of where the user lives)."""
     clean = _clean(text)
     if text.strip().endswith("?") or not re.match(r"^(?:i|i'm|i've|my)\b", clean):
         return False
+    if slot in _READ_BY_FORM or slot.endswith("_name"):
+        return False
     phrase = r"\s+".join(re.escape(w) for w in slot.split("_"))
-    return re.search(rf"\b{phrase}\b", clean) is not None
+    valued = (
+        rf"\bhave\s+(?:an?\s+)?(?:[\w'-]+\s+){{1,3}}{phrase}\b",
+        rf"\b{phrase}\s+{_COPULA}\s+\S",
+    )
+    return any(re.search(form, clean) for form in valued)
