@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp_checks import CHECKS, check_forget_everything, check_nothing_left
 from mcp_support import ALICE, MARKER, call, engram_mcp, make_key, revoke_key, text
 
@@ -33,20 +33,21 @@ async def test_forget_everything_over_stdio(home: Path) -> None:
         await check_nothing_left(client)
 
 
+def _run_once(params: StdioServerParameters) -> subprocess.CompletedProcess[str]:
+    """Start the server with nothing on its standard input; how it ended."""
+    env = {**os.environ, **(params.env or {})}
+    command = [params.command, *params.args]
+    return subprocess.run(
+        command, env=env, input="", capture_output=True, text=True, timeout=120, check=False
+    )
+
+
 @pytest.mark.parametrize("args", [(), ("--tenant", "acme"), ("--user", "alice")])
 def test_stdio_refuses_to_start_without_a_whole_principal(
     home: Path, args: tuple[str, ...]
 ) -> None:
     params = engram_mcp(home, *args)
-    done = subprocess.run(
-        [params.command, *params.args],
-        env={**os.environ, **(params.env or {})},
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _run_once(params)
     assert done.returncode == 1
     assert "acts for --tenant and --user" in done.stderr and done.stdout == ""
 
@@ -67,13 +68,5 @@ async def test_stdio_with_a_key_acts_for_its_user_with_its_scopes(home: Path) ->
 
 def test_stdio_refuses_to_start_with_an_invalid_key(home: Path) -> None:
     params = engram_mcp(home, "--key", "egk_nothing.YWNtZQ.secret")
-    done = subprocess.run(
-        [params.command, *params.args],
-        env={**os.environ, **(params.env or {})},
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _run_once(params)
     assert done.returncode == 1 and "AuthenticationError" in done.stderr

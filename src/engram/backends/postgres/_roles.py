@@ -40,6 +40,23 @@ MAY_VACUUM = (
     "FROM pg_class c WHERE c.oid = %s::regclass"
 )
 """Whether the current role may ``VACUUM FULL`` a table: it owns it, or holds MAINTAIN."""
+
+
+def vacuum_full(url: str, table: str, what: str) -> bool:
+    """``VACUUM FULL`` ``table`` at ``url`` when the connecting role may (it owns the table,
+    or holds ``MAINTAIN`` on PostgreSQL 17+), so deleted rows leave its files; whether it
+    ran. ``what`` names the table in an error."""
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            allowed = conn.execute(MAY_VACUUM, (table,)).fetchone()
+            if not allowed or not allowed[0]:
+                return False
+            conn.execute(f"VACUUM (FULL) {table}")
+    except psycopg.Error as exc:
+        raise BackendError(f"{what} compaction failed: {exc}") from exc
+    return True
+
+
 BYPASSES = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
 
 

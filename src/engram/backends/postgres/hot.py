@@ -217,7 +217,6 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
             except psycopg.Error as exc:
                 raise _refused(exc, thread_id, scoped_tenant()) from exc
 
-
     def delete_thread(self, thread_id: str) -> None:
         PostgresAdmin(self).run(delete_thread(str(thread_id)), write=True)
 
@@ -308,7 +307,6 @@ class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
                 await super().aput_writes(config, writes, task_id, task_path)
             except psycopg.Error as exc:
                 raise _refused(exc, thread_id, scoped_tenant()) from exc
-
 
     async def adelete_thread(self, thread_id: str) -> None:
         await PostgresAdmin(self).arun(delete_thread(str(thread_id)), write=True)

@@ -13,11 +13,11 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from engram.backends.postgres._roles import (
-    MAY_VACUUM,
     SET_TENANT,
     refuse_bypass,
     setup_table,
     tenant_policy,
+    vacuum_full,
 )
 from engram.config import AppRole
 from engram.errors import BackendError, ConflictError, MissingDependencyError
@@ -56,7 +56,6 @@ _REVOKE = (
     "WHERE tenant_id = %s AND key_id = %s AND revoked_at IS NULL"
 )
 _DELETE_USER = f"DELETE FROM {TABLE} WHERE tenant_id = %s AND user_id = %s"
-_VACUUM = f"VACUUM (FULL) {TABLE}"
 
 Conn = psycopg.Connection[tuple[object, ...]]
 
@@ -160,14 +159,5 @@ class PostgresKeyStore(KeyStore):
         with self._tenant(tenant_id) as conn:
             removed = conn.execute(_DELETE_USER, (tenant_id, user_id)).rowcount
         if removed:
-            self._compact()
+            vacuum_full(self._url, TABLE, "API key table")
         return removed
-
-    def _compact(self) -> None:
-        try:
-            with psycopg.connect(self._url, autocommit=True) as conn:
-                allowed = conn.execute(MAY_VACUUM, (TABLE,)).fetchone()
-                if allowed and allowed[0]:
-                    conn.execute(_VACUUM)
-        except psycopg.Error as exc:
-            raise BackendError(f"API key table compaction failed: {exc}") from exc

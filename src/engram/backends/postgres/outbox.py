@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from engram._principal import Principal
 from engram.backends.postgres._hot_sql import PUBLICATIONS_TABLE as TABLE
-from engram.backends.postgres._roles import MAY_VACUUM, SET_TENANT
+from engram.backends.postgres._roles import SET_TENANT, vacuum_full
 from engram.errors import BackendError, MissingDependencyError
 from engram.stores.hot.outbox import PublishedReport, draft_hash, idempotency_key
 
@@ -35,7 +35,6 @@ _SELECT_USER = (
     " ORDER BY published_at, idempotency_key"
 )
 _DELETE_USER = f"DELETE FROM {TABLE} WHERE tenant_id = %s AND user_id = %s"
-_VACUUM = f"VACUUM (FULL, ANALYZE) {TABLE}"
 
 Conn = psycopg.Connection[tuple[object, ...]]
 
@@ -88,17 +87,8 @@ class PostgresPublicationLedger:
         with self._tenant(principal.tenant_id) as conn:
             removed = conn.execute(_DELETE_USER, principal.namespace).rowcount
         if removed:
-            self._compact()
+            vacuum_full(self.url, TABLE, "publication outbox")
         return {"publications": removed}
-
-    def _compact(self) -> None:
-        try:
-            with psycopg.connect(self.url, autocommit=True) as conn:
-                allowed = conn.execute(MAY_VACUUM, (TABLE,)).fetchone()
-                if allowed and allowed[0]:
-                    conn.execute(_VACUUM)
-        except psycopg.Error as exc:
-            raise BackendError(f"publication outbox compaction failed: {exc}") from exc
 
 
 def _report(row: tuple[object, ...]) -> PublishedReport:
