@@ -281,7 +281,8 @@ def heads_sql(ns: str, keys: Sequence[str]) -> Fragment:
 
 
 def excerpts_sql(ids: Sequence[str]) -> Fragment:
-    sql = f"SELECT m.id, m.text, m.value, m.valid_from FROM {TABLE} m WHERE m.id IN "
+    columns = "m.id, m.text, m.value, m.valid_from, m.recorded_at, m.importance"
+    sql = f"SELECT {columns} FROM {TABLE} m WHERE m.id IN "
     return sql + "(SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
 
 

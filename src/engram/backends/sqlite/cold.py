@@ -296,7 +296,9 @@ class SQLiteColdBackend(ColdBackend):
 
     def excerpts(self, ids: Sequence[str]) -> dict[str, Excerpt]:
         rows = self._read(*q.excerpts_sql(ids))
-        return {r[0]: Excerpt(r[0], r[1], json.loads(r[2]), _dt(r[3])) for r in rows}
+        return {
+            r[0]: Excerpt(r[0], r[1], json.loads(r[2]), _dt(r[3]), _dt(r[4]), r[5]) for r in rows
+        }
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.scan_sql(scan))]
@@ -381,7 +383,9 @@ class SQLiteColdBackend(ColdBackend):
             if limit is None:
                 rows = self._vectors.execute(q.IDS_OF_ROWIDS, (_json(slots),)).fetchall()
             else:
-                rows = self._vectors.execute(q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)).fetchall()
+                rows = self._vectors.execute(
+                    q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)
+                ).fetchall()
         inside = _prefix_test(prefix)
         if len(rows) < (len(slots) if limit is None else limit):
             return None
@@ -391,7 +395,9 @@ class SQLiteColdBackend(ColdBackend):
             score = float(sims[0])
             return [(r[1], score) for r in rows]
         named = {r[0]: r[1] for r in rows}
-        return [(named[s], float(sim)) for s, sim in zip(slots.tolist(), sims.tolist(), strict=True)]
+        return [
+            (named[s], float(sim)) for s, sim in zip(slots.tolist(), sims.tolist(), strict=True)
+        ]
 
     def _allowed(self, scan: Scan) -> npt.NDArray[np.int64]:
         """Slots (rowids) of the versions ``scan`` admits, from SQLite."""

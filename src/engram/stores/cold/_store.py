@@ -63,6 +63,7 @@ from engram.stores.cold.contract import (
     ChangeSet,
     Closure,
     ColdBackend,
+    Excerpt,
     NewVersion,
     Scan,
     Vector,
@@ -651,7 +652,7 @@ class LongTermStore(EngramLabels):
         floor: bool = False,
     ) -> list[Recalled]:
         """The best ``k`` fused candidates, with their records."""
-        hits = self._pool(prefix, query, k, filter_, tags, view, weights, floor)
+        hits, _ = self._pool(prefix, query, k, filter_, tags, view, weights, floor)
         return self._with_records([(h, h.score, h.relevance) for h in hits])
 
     def _with_records(self, ranked: Sequence[tuple[Hit, float, float]]) -> list[Recalled]:
@@ -684,23 +685,30 @@ class LongTermStore(EngramLabels):
         weights: Weights | None = None,
         floor: bool = False,
         sized: Callable[[int], int] | None = None,
-    ) -> list[Hit]:
-        """The best ``k`` fused candidates, records not read; with ``sized``, each search
+        read: bool = False,
+    ) -> tuple[list[Hit], dict[str, Excerpt]]:
+        """The best ``k`` fused candidates, records not read (with ``read``, the
+        candidates' excerpts, which carry their signals); with ``sized``, each search
         returns ``k`` candidates and ``sized(visible memories)`` says how many to keep."""
         scan = Scan(prefix, view, parse_filter(filter_), tags)
         n = max(self.options.candidates, k if sized else 4 * k)
         keyword, vector = candidates(self.backend, self.embedder, scan, query, n)
         if floor and not is_relevant(query, keyword, vector, self.options.min_similarity):
-            return []
+            return [], {}
         if sized is not None:
             k = sized(len(vector) if self.embedder is not None and len(vector) < n else n)
         relevance = pipe.fuse(keyword, vector)
-        signals = self.backend.signals(list(relevance))
+        excerpts = self.backend.excerpts(list(relevance)) if read else {}
+        signals = (
+            {i: (e.recorded_at, e.importance) for i, e in excerpts.items()}
+            if read
+            else self.backend.signals(list(relevance))
+        )
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
         cosines = dict(vector)
         by_keyword = {row: n for n, row in enumerate(keyword, 1)}
         by_vector = {row: n for n, (row, _) in enumerate(vector, 1)}
-        return [
+        hits = [
             Hit(
                 i,
                 value,
@@ -713,6 +721,7 @@ class LongTermStore(EngramLabels):
             )
             for i, value, rel, rec in best
         ]
+        return hits, excerpts
 
     def _in_context(
         self, scope: tuple[Any, ...], query: str, k: int, boost: ContextBoost
@@ -725,18 +734,20 @@ class LongTermStore(EngramLabels):
         def sized(visible: int) -> int:
             return pool_size(boost, visible, k)
 
-        def search(text: str, floor: bool = False) -> list[Hit]:
-            return self._pool(namespace, text, probe, filter_, tags, view, weights, floor, sized)
+        def search(text: str, main: bool = False) -> tuple[list[Hit], dict[str, Excerpt]]:
+            """The pool of ``text``; for the query itself (``main``) under the relevance
+            floor and with its excerpts (the topic's search needs its cosines only)."""
+            scope = (namespace, text, probe, filter_, tags, view, weights)
+            return self._pool(*scope, main, sized, read=main)
 
         def cosines(text: str) -> dict[str, float | None]:
-            return {h.id: h.similarity for h in search(text)}
+            return {h.id: h.similarity for h in search(text)[0]}
 
         floor = self.options.min_similarity
         calibration = DEFAULT_MIN_SIMILARITY if floor is None else floor
         rank = Ranking(weights or self.options.weights, calibration)
-        hits = search(query, True)
-        excerpts = self.backend.excerpts([h.id for h in hits])
-        found = [(h, excerpts[h.id]) for h in hits if h.id in excerpts]
+        hits, excerpts = search(query, True)
+        found = [(h, excerpts[h.id]) for h in hits]
         return self._with_records(in_context(query, found, boost, cosines, rank, k))
 
     def _screen(self, note: Note) -> tuple[Note, WriteResult | None]:

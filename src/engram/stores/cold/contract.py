@@ -74,14 +74,17 @@ class ChangeSet:
 @dataclass(frozen=True, slots=True)
 class Excerpt:
     """What recall's re-ranking reads of a candidate version: its text, its value (the
-    speaker, session, position and date fields) and when it became valid. Lighter to
-    read than a whole :class:`~engram.stores.cold.records.MemoryRecord`: a re-ranked
-    recall reads one per candidate of its pool, and whole records only for its results."""
+    speaker, session, position and date fields), when it became valid, and its scoring
+    signals (:meth:`ColdBackend.signals`). Lighter to read than a whole
+    :class:`~engram.stores.cold.records.MemoryRecord`: a re-ranked recall reads one per
+    candidate, and whole records only for its results."""
 
     id: str
     text: str
     value: Mapping[str, Any]
     valid_from: datetime
+    recorded_at: datetime
+    importance: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +143,10 @@ class ColdBackend(ABC):
 
         The default fetches whole records; engines override it with a lighter query.
         """
-        return {r.id: Excerpt(r.id, r.text, r.value, r.valid_from) for r in self.fetch(ids)}
+        return {
+            r.id: Excerpt(r.id, r.text, r.value, r.valid_from, r.recorded_at, r.importance)
+            for r in self.fetch(ids)
+        }
 
     @abstractmethod
     def scan(self, scan: Scan) -> list[MemoryRecord]:
