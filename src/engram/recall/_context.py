@@ -65,7 +65,7 @@ POOL_FLOOR = 100
 """Fewest candidates re-ranked (the ``k`` asked for, when larger)."""
 
 POOL_CEILING = 1000
-"""Most candidates re-ranked: each costs a fetch and a stemmed scoring."""
+"""Most candidates re-ranked: each costs a read of its excerpt and a stemmed scoring."""
 
 
 @dataclass(frozen=True, slots=True)

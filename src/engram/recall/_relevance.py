@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
@@ -26,6 +27,9 @@ import regex
 from engram.recall._fusion import rrf
 
 _WORD = regex.compile(r"[\p{L}\p{M}\p{N}\p{Pc}]+")
+_ASCII_WORD = re.compile(r"[a-z0-9_]+")
+"""What :data:`_WORD` matches in lower-cased ASCII text (letters, digits, ``_``): the
+standard library's engine finds it several times faster."""
 _UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc]+")
 """Runs of scripts written without spaces between words (cut into character pairs)."""
 
@@ -75,7 +79,12 @@ def _split(token: str, keep_characters: bool) -> list[str]:
 
 def words(text: str) -> list[str]:
     """Lower-cased (NFKC) word tokens of a query; unspaced runs as character pairs."""
-    return [w for token in _tokens(text) for w in _split(token, keep_characters=False)]
+    if text.isascii():  # NFKC leaves ASCII alone, and it holds no unspaced run
+        return _ASCII_WORD.findall(text.lower())
+    normal = unicodedata.normalize("NFKC", text).lower()
+    if _UNSPACED.search(normal) is None:  # no run to cut: every token is a word
+        return _WORD.findall(normal)
+    return [w for token in _WORD.findall(normal) for w in _split(token, keep_characters=False)]
 
 
 def index_words(text: str) -> list[str]:

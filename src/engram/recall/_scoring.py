@@ -38,13 +38,13 @@ def recency(recorded_at: datetime, now: datetime, half_life_days: float) -> floa
 def combine(weights: Weights, *, recency: float, importance: float, relevance: float) -> float:
     """The weighted mean of the three signals (each clamped to [0, 1])."""
     total = weights.recency + weights.importance + weights.relevance
-    parts = (
-        weights.recency * _clamp(recency),
-        weights.importance * _clamp(importance),
-        weights.relevance * _clamp(relevance),
-    )
-    return sum(parts) / total
+    return (
+        weights.recency * _clamp(recency)
+        + weights.importance * _clamp(importance)
+        + weights.relevance * _clamp(relevance)
+    ) / total
 
 
 def _clamp(x: float) -> float:
-    return min(1.0, max(0.0, x))
+    """``x`` within [0, 1] (NaN as 0.0)."""
+    return 1.0 if x >= 1.0 else x if x > 0.0 else 0.0

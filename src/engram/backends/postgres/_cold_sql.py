@@ -202,6 +202,11 @@ FETCH = f"{SELECT} WHERE m.id = ANY(%s)"
 SIGNAL_COLUMNS = "m.recorded_at, m.importance"
 """What scoring needs of a version besides its relevance; both never change for an id."""
 SIGNALS = f"SELECT m.id, {SIGNAL_COLUMNS} FROM {TABLE} m WHERE m.id = ANY(%s)"
+EXCERPTS = (
+    f"SELECT m.id, m.text, m.value, m.valid_from, {SIGNAL_COLUMNS} FROM {TABLE} m "
+    "WHERE m.id = ANY(%s)"
+)
+"""What re-ranking reads of each candidate (``ColdBackend.excerpts``)."""
 HEADS = (
     f"{SELECT} WHERE m.tenant = %s AND m.ns = %s AND m.superseded_by IS NULL AND m.key = ANY(%s)"
 )

@@ -49,7 +49,14 @@ from engram.errors import (
     StaleWriteError,
 )
 from engram.recall import keyword_terms, keyword_text
-from engram.stores.cold.contract import ChangeSet, ColdBackend, NewVersion, Scan, Vector
+from engram.stores.cold.contract import (
+    ChangeSet,
+    ColdBackend,
+    Excerpt,
+    NewVersion,
+    Scan,
+    Vector,
+)
 from engram.stores.cold.records import (
     EraseCounts,
     MemoryRecord,
@@ -325,6 +332,19 @@ class PostgresColdBackend(ColdBackend):
             rows = self._read(tenant, q.SIGNALS, (missing,))
             found.update((str(r[0]), (utc(r[1]), float(r[2]))) for r in rows)
         return found
+
+    def excerpts(self, ids: Sequence[str]) -> dict[str, Excerpt]:
+        """One query; the signals the candidate searches noted of ``ids`` are dropped
+        (the excerpts carry them)."""
+        if not ids:
+            return {}
+        tenant = scoped_tenant()
+        self._pending.take(tenant or "", ids)
+        rows = self._read(tenant, q.EXCERPTS, (list(ids),))
+        return {
+            str(r[0]): Excerpt(str(r[0]), r[1], r[2], utc(r[3]), utc(r[4]), float(r[5]))
+            for r in rows
+        }
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         tenant, prefix = _scope(scan.prefix)

@@ -122,6 +122,11 @@ EXPIRED = f"SELECT rowid, ns, text, vector IS NOT NULL FROM {TABLE} WHERE expire
 ROWIDS_OF = f"SELECT id, rowid FROM {TABLE} WHERE id IN (SELECT value FROM json_each(?))"
 PRUNE_LOG = f"DELETE FROM {VECTOR_LOG} WHERE seq <= ?"
 IDS_OF_ROWIDS = f"SELECT rowid, id, ns FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
+LEAST_IDS_OF_ROWIDS = (
+    f"SELECT rowid, id, ns FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?)) "
+    "ORDER BY id LIMIT ?"
+)
+"""The rows of the smallest ids among some rowids (recall's tie-break of equal scores)."""
 DELETE_ROWIDS = f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
 
 
@@ -273,6 +278,12 @@ def heads_sql(ns: str, keys: Sequence[str]) -> Fragment:
         "AND m.key IN (SELECT value FROM json_each(?))"
     )
     return sql, (ns, json.dumps(list(keys)))
+
+
+def excerpts_sql(ids: Sequence[str]) -> Fragment:
+    columns = "m.id, m.text, m.value, m.valid_from, m.recorded_at, m.importance"
+    sql = f"SELECT {columns} FROM {TABLE} m WHERE m.id IN "
+    return sql + "(SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
 
 
 def fetch_sql(ids: Sequence[str]) -> Fragment:

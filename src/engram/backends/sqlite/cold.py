@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -38,17 +38,18 @@ from engram.recall import keyword_terms, keyword_text
 from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
+    Excerpt,
     NewVersion,
     Scan,
     Vector,
 )
 from engram.stores.cold.records import (
+    NAMESPACE_SEPARATOR,
     EraseCounts,
     MemoryRecord,
     Namespace,
     Provenance,
     from_epoch,
-    in_prefix,
     join_namespace,
     split_namespace,
     to_epoch,
@@ -293,6 +294,12 @@ class SQLiteColdBackend(ColdBackend):
     def signals(self, ids: Sequence[str]) -> dict[str, tuple[datetime, float]]:
         return {r[0]: (_dt(r[1]), r[2]) for r in self._read(*q.signals_sql(ids))}
 
+    def excerpts(self, ids: Sequence[str]) -> dict[str, Excerpt]:
+        rows = self._read(*q.excerpts_sql(ids))
+        return {
+            r[0]: Excerpt(r[0], r[1], json.loads(r[2]), _dt(r[3]), _dt(r[4]), r[5]) for r in rows
+        }
+
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.scan_sql(scan))]
 
@@ -348,18 +355,49 @@ class SQLiteColdBackend(ColdBackend):
         slots, sims = index.nearest(search)
         if not len(slots):
             return []
+        sure, tied, need = _at_kth(sims, k)
+        found = self._named(slots[sure], sims[sure], None, scan.prefix)
+        if need:
+            kth = sims[tied[:1]]
+            chosen = self._named(slots[tied], kth, need, scan.prefix)
+            found = None if found is None or chosen is None else found + chosen
+        if found is None:
+            return None
+        ids = [i for i, _ in found]
+        scores = np.array([sim for _, sim in found], dtype=np.float32)
+        order = np.lexsort((np.array(ids), -scores))[:k]
+        return [found[i] for i in order.tolist()]
+
+    def _named(
+        self,
+        slots: npt.NDArray[np.int64],
+        sims: npt.NDArray[np.float32],
+        limit: int | None,
+        prefix: Namespace,
+    ) -> list[tuple[str, float]] | None:
+        """``(id, score)`` of ``slots`` (in order; with ``limit``: the ``limit`` smallest
+        ids of slots that all score ``sims[0]``), or None when one is gone or outside
+        ``prefix`` (the index is behind SQLite)."""
         with self._vectors_lock:
             assert self._vectors is not None
-            rows = self._vectors.execute(q.IDS_OF_ROWIDS, (_json(slots),)).fetchall()
-        named = {r[0]: (r[1], r[2]) for r in rows}
-        if any(
-            s not in named or not in_prefix(split_namespace(named[s][1]), scan.prefix)
-            for s in slots.tolist()
-        ):
+            if limit is None:
+                rows = self._vectors.execute(q.IDS_OF_ROWIDS, (_json(slots),)).fetchall()
+            else:
+                rows = self._vectors.execute(
+                    q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)
+                ).fetchall()
+        inside = _prefix_test(prefix)
+        if len(rows) < (len(slots) if limit is None else limit):
             return None
-        ids = [named[s][0] for s in slots.tolist()]
-        order = np.lexsort((np.array(ids), -sims))[:k]
-        return [(ids[i], float(sims[i])) for i in order]
+        if not all(inside(r[2]) for r in rows):
+            return None
+        if limit is not None:
+            score = float(sims[0])
+            return [(r[1], score) for r in rows]
+        named = {r[0]: r[1] for r in rows}
+        return [
+            (named[s], float(sim)) for s, sim in zip(slots.tolist(), sims.tolist(), strict=True)
+        ]
 
     def _allowed(self, scan: Scan) -> npt.NDArray[np.int64]:
         """Slots (rowids) of the versions ``scan`` admits, from SQLite."""
@@ -441,6 +479,29 @@ index fewer writes ago patches its state; an older one starts over)."""
 def _hashed(scan: Scan) -> bool:
     """Whether the index alone selects ``scan``'s rows (prefix hashes, no filter)."""
     return len(scan.prefix) <= DEPTH and not scan.conditions and not scan.tags
+
+
+def _at_kth(
+    sims: npt.NDArray[np.float32], k: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], int]:
+    """Positions of the scores above the ``k``-th best, of those equal to it, and how
+    many of the equal ones the best ``k`` take (0 when all ``k`` or fewer are above:
+    then the first holds every position)."""
+    if len(sims) <= k:
+        return np.arange(len(sims)), np.arange(0), 0
+    kth = np.partition(sims, len(sims) - k)[len(sims) - k]
+    above = np.flatnonzero(sims > kth)
+    return above, np.flatnonzero(sims == kth), k - len(above)
+
+
+def _prefix_test(prefix: Namespace) -> Callable[[str], bool]:
+    """Whether a stored namespace lies under ``prefix`` (``in_prefix`` of the split
+    labels, on the joined string: labels never hold the separator)."""
+    if not prefix:
+        return lambda stored: True
+    joined = join_namespace(prefix)
+    below = joined + NAMESPACE_SEPARATOR
+    return lambda stored: stored == joined or stored.startswith(below)
 
 
 def _json(slots: npt.NDArray[np.int64]) -> str:

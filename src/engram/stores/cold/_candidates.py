@@ -11,7 +11,7 @@ thread per query cost ~4 ms on a loaded 2-core machine.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -27,8 +27,7 @@ from engram.recall import (
     rerank,
     topic_query,
 )
-from engram.stores.cold.contract import ColdBackend, Scan
-from engram.stores.cold.records import Recalled
+from engram.stores.cold.contract import ColdBackend, Excerpt, Scan
 
 Candidates = tuple[list[str], list[tuple[str, float]]]
 
@@ -54,6 +53,22 @@ def candidates(
 
 
 @dataclass(frozen=True, slots=True)
+class Hit:
+    """A fused candidate before its record is read: its id, score and the signals
+    behind it (the fields of :class:`~engram.stores.cold.records.Recalled` but the
+    record)."""
+
+    id: str
+    score: float
+    relevance: float
+    recency: float
+    importance: float
+    similarity: float | None = None
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Ranking:
     """How re-ranked candidates are scored: the store's weights, and the cosine its
     calibration centres on (its relevance floor)."""
@@ -64,19 +79,21 @@ class Ranking:
 
 def in_context(
     query: str,
-    found: Sequence[Recalled],
+    found: Sequence[tuple[Hit, Excerpt]],
     boost: ContextBoost,
-    search: Callable[[str], list[Recalled]],
+    search: Callable[[str], Mapping[str, float | None]],
     ranking: Ranking,
-) -> list[Recalled]:
-    """``found`` re-ranked by :func:`engram.recall.rerank` (when the query names
-    speakers, ``search`` recalls the query without them for the topic cosines), then by
+    k: int,
+) -> list[tuple[Hit, float, float]]:
+    """The best ``k`` of ``found`` as ``(hit, score, relevance)``, re-ranked by
+    :func:`engram.recall.rerank` (when the query names speakers, ``search`` gives the
+    cosines of the query without them, by id), then by
     ``alpha*recency + beta*importance + gamma*relevance``, scores calibrated."""
-    by_id = {r.record.id: r for r in found}
-    candidates = [_candidate(r, boost) for r in found]
+    by_id = {hit.id: hit for hit, _ in found}
+    candidates = [_candidate(hit, excerpt, boost) for hit, excerpt in found]
     topic = topic_query(query, candidates, boost)
     if topic is not None:
-        cosines = {r.record.id: r.similarity for r in search(topic)}
+        cosines = search(topic)
         candidates = [replace(c, topic_similarity=cosines.get(c.id)) for c in candidates]
     reranked = rerank(query, candidates, boost)
     top = max((score for _, score in reranked), default=0.0) or 1.0
@@ -86,38 +103,40 @@ def in_context(
     own = _confidences(query, found, ranking.floor)
     best = max(own.values(), default=0.0)
     out = []
-    for i in order:
+    for i in order[:k]:
         relevance = min(best * relative[i], own[i])
-        out.append(replace(by_id[i], score=relevance * prior[i], relevance=relevance))
+        out.append((by_id[i], relevance * prior[i], relevance))
     return out
 
 
-def _prior(hit: Recalled, ranking: Ranking) -> float:
+def _prior(hit: Hit, ranking: Ranking) -> float:
     """The weights applied with full relevance: 1.0 for a fresh memory of top importance,
     less as recency and importance fall (so a weak match never scores high for them)."""
     weights = ranking.weights
     return combine(weights, recency=hit.recency, importance=hit.importance, relevance=1.0)
 
 
-def _confidences(query: str, found: Sequence[Recalled], floor: float) -> dict[str, float]:
+def _confidences(
+    query: str, found: Sequence[tuple[Hit, Excerpt]], floor: float
+) -> dict[str, float]:
     """How well each of ``found`` matches ``query`` (:mod:`engram.recall._calibrate`)."""
-    coverage = keyword_coverage(query, [r.record.text for r in found])
+    coverage = keyword_coverage(query, [excerpt.text for _, excerpt in found])
     return {
-        r.record.id: confidence(cosine_confidence(r.similarity, floor), c)
-        for r, c in zip(found, coverage, strict=True)
+        hit.id: confidence(cosine_confidence(hit.similarity, floor), c)
+        for (hit, _), c in zip(found, coverage, strict=True)
     }
 
 
-def _candidate(hit: Recalled, boost: ContextBoost) -> Candidate:
-    value = hit.record.value
+def _candidate(hit: Hit, excerpt: Excerpt, boost: ContextBoost) -> Candidate:
+    value = excerpt.value
     position = value.get(boost.position_field)
     return Candidate(
-        hit.record.id,
+        hit.id,
         hit.relevance,
         str(value.get(boost.session_field, "")),
         position if isinstance(position, int) else -1,
         str(value.get(boost.speaker_field, "")),
-        hit.record.text,
+        excerpt.text,
         hit.similarity,
-        date=str(value.get(boost.date_field) or hit.record.valid_from.date().isoformat()),
+        date=str(value.get(boost.date_field) or excerpt.valid_from.date().isoformat()),
     )

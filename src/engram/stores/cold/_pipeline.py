@@ -76,10 +76,17 @@ def score(
     weights: Weights,
     now: datetime,
 ) -> list[tuple[str, float, float, float]]:
-    """``(id, score, relevance, recency)`` of each candidate, best first (ties by id)."""
+    """``(id, score, relevance, recency)`` of each candidate, best first (ties by id).
+
+    The same values as :func:`engram.recall.recency` and :func:`engram.recall.combine`
+    per candidate, with the recency of each distinct moment computed once (a bulk load
+    records many memories at one moment)."""
+    recencies: dict[datetime, float] = {}
     out = []
     for row_id, (recorded_at, importance) in signals.items():
-        rec = recency(recorded_at, now, weights.half_life_days)
+        rec = recencies.get(recorded_at)
+        if rec is None:
+            rec = recencies[recorded_at] = recency(recorded_at, now, weights.half_life_days)
         rel = relevance.get(row_id, 0.0)
         value = combine(weights, recency=rec, importance=importance, relevance=rel)
         out.append((row_id, value, rel, rec))

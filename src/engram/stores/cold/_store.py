@@ -46,7 +46,7 @@ from engram.recall import (
 from engram.recall.filters import parse_filter
 from engram.stores.cold import _pipeline as pipe
 from engram.stores.cold._batch import remember_batches
-from engram.stores.cold._candidates import Ranking, candidates, in_context
+from engram.stores.cold._candidates import Hit, Ranking, candidates, in_context
 from engram.stores.cold._consolidation import (
     Action,
     Existing,
@@ -63,6 +63,7 @@ from engram.stores.cold.contract import (
     ChangeSet,
     Closure,
     ColdBackend,
+    Excerpt,
     NewVersion,
     Scan,
     Vector,
@@ -649,56 +650,105 @@ class LongTermStore(EngramLabels):
         view: View,
         weights: Weights | None = None,
         floor: bool = False,
-        sized: Callable[[int], int] | None = None,
     ) -> list[Recalled]:
-        """The best ``k`` fused candidates; with ``sized``, each search returns ``k``
-        candidates and ``sized(visible memories)`` says how many to keep."""
+        """The best ``k`` fused candidates, with their records."""
+        hits, _ = self._pool(prefix, query, k, filter_, tags, view, weights, floor)
+        return self._with_records([(h, h.score, h.relevance) for h in hits])
+
+    def _with_records(self, ranked: Sequence[tuple[Hit, float, float]]) -> list[Recalled]:
+        """``(hit, score, relevance)`` as :class:`Recalled`, in order (a hit whose version
+        is gone meanwhile is left out)."""
+        records = {r.id: r for r in self.backend.fetch([h.id for h, _, _ in ranked])}
+        return [
+            Recalled(
+                records[h.id],
+                score,
+                relevance,
+                h.recency,
+                h.importance,
+                h.similarity,
+                h.keyword_rank,
+                h.vector_rank,
+            )
+            for h, score, relevance in ranked
+            if h.id in records
+        ]
+
+    def _pool(
+        self,
+        prefix: Namespace,
+        query: str,
+        k: int,
+        filter_: Mapping[str, Any] | None,
+        tags: tuple[str, ...],
+        view: View,
+        weights: Weights | None = None,
+        floor: bool = False,
+        sized: Callable[[int], int] | None = None,
+        read: bool = False,
+    ) -> tuple[list[Hit], dict[str, Excerpt]]:
+        """The best ``k`` fused candidates, records not read (with ``read``, the
+        candidates' excerpts, which carry their signals); with ``sized``, each search
+        returns ``k`` candidates and ``sized(visible memories)`` says how many to keep."""
         scan = Scan(prefix, view, parse_filter(filter_), tags)
         n = max(self.options.candidates, k if sized else 4 * k)
         keyword, vector = candidates(self.backend, self.embedder, scan, query, n)
         if floor and not is_relevant(query, keyword, vector, self.options.min_similarity):
-            return []
+            return [], {}
         if sized is not None:
             k = sized(len(vector) if self.embedder is not None and len(vector) < n else n)
         relevance = pipe.fuse(keyword, vector)
-        signals = self.backend.signals(list(relevance))
+        excerpts = self.backend.excerpts(list(relevance)) if read else {}
+        signals = (
+            {i: (e.recorded_at, e.importance) for i, e in excerpts.items()}
+            if read
+            else self.backend.signals(list(relevance))
+        )
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
-        records = {r.id: r for r in self.backend.fetch([b[0] for b in best])}
         cosines = dict(vector)
         by_keyword = {row: n for n, row in enumerate(keyword, 1)}
         by_vector = {row: n for n, (row, _) in enumerate(vector, 1)}
-        return [
-            Recalled(
-                records[i],
+        hits = [
+            Hit(
+                i,
                 value,
                 rel,
                 rec,
-                records[i].importance,
+                signals[i][1],
                 cosines.get(i),
                 by_keyword.get(i),
                 by_vector.get(i),
             )
             for i, value, rel, rec in best
-            if i in records
         ]
+        return hits, excerpts
 
     def _in_context(
         self, scope: tuple[Any, ...], query: str, k: int, boost: ContextBoost
     ) -> list[Recalled]:
-        """The candidates of a pool sized from the memory, re-ranked (``in_context``)."""
+        """The candidates of a pool sized from the memory, re-ranked (``in_context``):
+        the pool's excerpts are read, whole records only for the best ``k``."""
         namespace, filter_, tags, view, weights = scope
         probe = max(boost.pool_ceiling, boost.pool or 0, k)
 
         def sized(visible: int) -> int:
             return pool_size(boost, visible, k)
 
-        def search(text: str, floor: bool = False) -> list[Recalled]:
-            return self._recall(namespace, text, probe, filter_, tags, view, weights, floor, sized)
+        def search(text: str, main: bool = False) -> tuple[list[Hit], dict[str, Excerpt]]:
+            """The pool of ``text``; for the query itself (``main``) under the relevance
+            floor and with its excerpts (the topic's search needs its cosines only)."""
+            scope = (namespace, text, probe, filter_, tags, view, weights)
+            return self._pool(*scope, main, sized, read=main)
+
+        def cosines(text: str) -> dict[str, float | None]:
+            return {h.id: h.similarity for h in search(text)[0]}
 
         floor = self.options.min_similarity
         calibration = DEFAULT_MIN_SIMILARITY if floor is None else floor
         rank = Ranking(weights or self.options.weights, calibration)
-        return in_context(query, search(query, True), boost, search, rank)[:k]
+        hits, excerpts = search(query, True)
+        found = [(h, excerpts[h.id]) for h in hits]
+        return self._with_records(in_context(query, found, boost, cosines, rank, k))
 
     def _screen(self, note: Note) -> tuple[Note, WriteResult | None]:
         if not note.text or not note.text.strip():

@@ -26,10 +26,11 @@ Semantics every backend must keep (pinned by ``tests/cold``):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -68,6 +69,22 @@ class ChangeSet:
     inserts: tuple[NewVersion, ...] = ()
     closures: tuple[Closure, ...] = ()
     expiry: tuple[tuple[str, datetime | None], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """What recall's re-ranking reads of a candidate version: its text, its value (the
+    speaker, session, position and date fields), when it became valid, and its scoring
+    signals (:meth:`ColdBackend.signals`). Lighter to read than a whole
+    :class:`~engram.stores.cold.records.MemoryRecord`: a re-ranked recall reads one per
+    candidate, and whole records only for its results."""
+
+    id: str
+    text: str
+    value: Mapping[str, Any]
+    valid_from: datetime
+    recorded_at: datetime
+    importance: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +137,16 @@ class ColdBackend(ABC):
         The default fetches whole records; engines override it with a lighter query.
         """
         return {r.id: (r.recorded_at, r.importance) for r in self.fetch(ids)}
+
+    def excerpts(self, ids: Sequence[str]) -> dict[str, Excerpt]:
+        """``id -> Excerpt`` of the versions ``ids`` (unknown ids are skipped).
+
+        The default fetches whole records; engines override it with a lighter query.
+        """
+        return {
+            r.id: Excerpt(r.id, r.text, r.value, r.valid_from, r.recorded_at, r.importance)
+            for r in self.fetch(ids)
+        }
 
     @abstractmethod
     def scan(self, scan: Scan) -> list[MemoryRecord]:

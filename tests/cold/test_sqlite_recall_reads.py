@@ -1,0 +1,110 @@
+"""What the SQLite engine reads for a recall: the vector search's tie-break among equal
+scores (the smallest ids, as a brute-force search orders them), and the re-ranked
+recall reading whole records for its results only."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from engram import Principal
+from engram.recall import HashEmbedder
+from engram.stores.cold import LongTermStore, Scan, View, open_store
+
+DIM = 8
+
+
+class Directions:
+    """An embedder that maps the first word of a text to one of a few fixed unit vectors,
+    so many memories score exactly alike."""
+
+    model_id = "test-directions"
+    dim = DIM
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), DIM), np.float32)
+        for row, text in enumerate(texts):
+            word = text.split()[0]
+            out[row, 0] = 1.0 if word == "exact" else 0.6 if word == "tied" else 0.1
+            out[row, 1] = 0.0 if word == "exact" else 0.8 if word == "tied" else 0.99
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def _brute_force(store: LongTermStore, prefix: tuple[str, ...], query: str, k: int) -> list[str]:
+    records = store.records(prefix, limit=10_000)
+    qvec = store.embedder.embed([query])[0]  # type: ignore[union-attr]
+    vectors = store.embedder.embed([r.text for r in records])  # type: ignore[union-attr]
+    sims = (vectors.astype(np.float64) @ qvec.astype(np.float64)).round(5)
+    order = sorted(range(len(records)), key=lambda i: (-sims[i], records[i].id))
+    return [records[i].id for i in order[:k]]
+
+
+@pytest.fixture
+def tied(tmp_path: Path) -> Iterator[LongTermStore]:
+    with open_store(f"sqlite:///{tmp_path}/m.db", embedder=Directions()) as store:
+        items = []
+        for n in range(60):
+            user = f"u{n % 3}"
+            word = "exact" if n % 20 == 0 else "tied" if n % 4 else "far"
+            items.append((("acme", user), f"k{n}", {"text": f"{word} memory {n}"}))
+        store.put_many(items)
+        yield store
+
+
+@pytest.mark.parametrize("prefix", [("acme",), ("acme", "u1")])
+@pytest.mark.parametrize("k", [1, 4, 7, 30])
+def test_equal_scores_rank_by_id_as_brute_force(
+    tied: LongTermStore, prefix: tuple[str, ...], k: int
+) -> None:
+    backend, embedder = tied.backend, tied.embedder
+    assert embedder is not None
+    scan = Scan(prefix, View(tied.now()))
+    qvec = embedder.embed(["exact question"])[0]
+    found = backend.vector_candidates(scan, qvec, embedder.model_id, k)
+    assert [i for i, _ in found] == _brute_force(tied, prefix, "exact question", k)
+    sims = [s for _, s in found]
+    assert sims == sorted(sims, reverse=True)
+
+
+def test_a_tie_wider_than_k_keeps_the_smallest_ids(tied: LongTermStore) -> None:
+    embedder = tied.embedder
+    assert embedder is not None
+    scan = Scan(("acme",), View(tied.now()))
+    found = tied.backend.vector_candidates(
+        scan, embedder.embed(["tied q"])[0], "test-directions", 5
+    )
+    tied_ids = sorted(r.id for r in tied.records(("acme",), limit=100) if r.text.startswith("tied"))
+    assert len(tied_ids) > 5
+    assert [i for i, _ in found] == tied_ids[:5]
+
+
+def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Path) -> None:
+    user = Principal("acme", "bea")
+    ticks = itertools.count()
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def clock() -> datetime:
+        return start + timedelta(milliseconds=next(ticks))
+
+    with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder(), clock=clock) as store:
+        for n in range(25):
+            speaker = "Bea" if n % 2 else "Cal"
+            store.remember(user, f"{speaker}: lake trip number {n}", key=f"k{n}",
+                           value={"speaker": speaker})  # fmt: skip
+        fetched: list[list[str]] = []
+        fetch = store.backend.fetch
+
+        def counting(ids: Sequence[str]) -> list[object]:
+            fetched.append(list(ids))
+            return fetch(ids)  # type: ignore[return-value]
+
+        store.backend.fetch = counting  # type: ignore[method-assign,assignment]
+        found = store.recall(user, "Where did Bea go on the lake trip?", k=3)
+    assert len(found) == 3
+    assert fetched == [[hit.record.id for hit in found]]
