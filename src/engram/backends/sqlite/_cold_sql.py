@@ -122,6 +122,8 @@ EXPIRED = f"SELECT rowid, ns, text, vector IS NOT NULL FROM {TABLE} WHERE expire
 ROWIDS_OF = f"SELECT id, rowid FROM {TABLE} WHERE id IN (SELECT value FROM json_each(?))"
 PRUNE_LOG = f"DELETE FROM {VECTOR_LOG} WHERE seq <= ?"
 IDS_OF_ROWIDS = f"SELECT rowid, id, ns FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
+ROWID_IN = "m.rowid IN (SELECT value FROM json_each(?))"
+LOGGED_AFTER = f"SELECT DISTINCT mrow FROM {VECTOR_LOG} WHERE seq > ?"
 DELETE_ROWIDS = f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
 
 
