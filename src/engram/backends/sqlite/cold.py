@@ -382,11 +382,11 @@ class SQLiteColdBackend(ColdBackend):
         sql, params = q.vectors_sql(scan, model_id)
         rows = self._read(f"{sql} AND {q.ROWID_IN}", (*params, rowids))
         kept = [(i, sim) for i, sim in found if i not in stale]
-        if rows:
+        if rows:  # scored as the index scores its winners: float64 products, as float32
             vectors = np.frombuffer(b"".join(r[2] for r in rows), np.float32)
-            vectors = vectors.reshape(len(rows), -1)
-            slots, sims = NearestRows(vectors, quantize_from=None).candidates(query, None, k)
-            kept += [(rows[i][1], float(sim)) for i, sim in zip(slots, sims, strict=True)]
+            vectors = vectors.reshape(len(rows), -1).astype(np.float64)
+            sims = (vectors @ query.astype(np.float64)).astype(np.float32)
+            kept += [(row[1], float(sim)) for row, sim in zip(rows, sims, strict=True)]
         kept.sort(key=lambda pair: (-pair[1], pair[0]))
         return kept[:k]
 
