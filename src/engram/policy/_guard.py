@@ -54,6 +54,13 @@ def readable(readings: list[View]) -> list[View]:
     return out
 
 
+def _case_free(text: str) -> str:
+    """``text`` lower-cased when it is ASCII (the case-insensitive patterns then read it
+    as they read any other casing of it; the skeleton of an ASCII text is its lower
+    case), else ``text`` itself (full case folding beyond ASCII is the engine's)."""
+    return text.lower() if text.isascii() else text
+
+
 def _mixes_scripts(text: str) -> bool:
     latin = any("a" <= c <= "z" for c in text.lower())
     return latin and any(c.isalpha() and not c.isascii() for c in text)
@@ -108,9 +115,15 @@ class PoisoningGuard:
 
     @staticmethod
     def _pattern(readings: list[View]) -> Hold | None:
+        judged: set[str] = set()
         for view in readings:
-            read = squashed_signal if view.how == "squashed" else pattern_signal
-            signal = read(view.text)
+            if view.how == "squashed":
+                signal = squashed_signal(view.text)
+            elif (same := _case_free(view.text)) in judged:
+                continue  # the patterns ignore case: a view judged already, in other case
+            else:
+                judged.add(same)
+                signal = pattern_signal(view.text)
             if signal is not None:
                 return Hold("pattern", signal.name, view.how, signal.reason)
         return None

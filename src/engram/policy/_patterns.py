@@ -12,9 +12,12 @@ matched against every normalised reading of a text (see
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import regex
+
+from engram.policy._literals import fold, needed, screen
 
 _F = regex.IGNORECASE | regex.MULTILINE | regex.V1
 
@@ -32,6 +35,9 @@ class Signal:
     """Each must match somewhere before the ``gated`` patterns are tried (a cheap
     necessary condition: a long document without any URL skips the URL patterns)."""
     gated_sources: tuple[str, ...] = ()
+    gate_hint_sources: tuple[str, ...] = ()
+    """For each gate, a pattern that matches wherever the gate does and costs less (or
+    ``""`` for none): a text the hint misses skips the gate, with the same verdict."""
 
     @functools.cached_property
     def patterns(self) -> tuple[regex.Pattern[str], ...]:
@@ -45,14 +51,53 @@ class Signal:
     def gated(self) -> tuple[regex.Pattern[str], ...]:
         return _compiled(self.gated_sources)
 
-    def search(self, text: str) -> bool:
-        if any(p.search(text) for p in self.patterns):
+    @functools.cached_property
+    def _screened(self) -> tuple[tuple[Screened, ...], tuple[Screened, ...], tuple[Screened, ...]]:
+        hints = self.gate_hint_sources or ("",) * len(self.gate_sources)
+        gates = tuple(
+            replace(g, hint=regex.compile(h, _F) if h else None)
+            for g, h in zip(_screened(self.gate_sources), hints, strict=True)
+        )
+        return _screened(self.sources), gates, _screened(self.gated_sources)
+
+    def search(self, text: str, folded: str | None = None) -> bool:
+        """Whether ``text`` matches (``folded``: its :func:`._literals.fold`, if known)."""
+        folded = fold(text) if folded is None else folded
+        patterns, gates, gated = self._screened
+        if any(p.search(text, folded) for p in patterns):
             return True
-        return all(g.search(text) for g in self.gates) and any(p.search(text) for p in self.gated)
+        return all(g.search(text, folded) for g in gates) and any(
+            p.search(text, folded) for p in gated
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    """A pattern behind cheap tests a text must pass first, none of which a text it
+    matches fails: a needed literal in the case-folded text (:mod:`._literals`), and a
+    cheaper regex that matches wherever the pattern does (``hint``)."""
+
+    pattern: regex.Pattern[str]
+    screen: re.Pattern[str] | None
+    hint: regex.Pattern[str] | None = None
+
+    def search(self, text: str, folded: str) -> bool:
+        if self.screen is not None and self.screen.search(folded) is None:
+            return False
+        if self.hint is not None and self.hint.search(text) is None:
+            return False
+        return self.pattern.search(text) is not None
 
 
 def _compiled(sources: tuple[str, ...]) -> tuple[regex.Pattern[str], ...]:
     return tuple(regex.compile(source, _F) for source in sources)
+
+
+def _screened(sources: tuple[str, ...]) -> tuple[Screened, ...]:
+    return tuple(
+        Screened(pattern, screen(needed(source)))
+        for source, pattern in zip(sources, _compiled(sources), strict=True)
+    )
 
 
 def _signal(name: str, reason: str, *sources: str) -> Signal:
@@ -402,6 +447,13 @@ _DESTINATION = (
     r"(?:https?://|www\.|ftp://|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bwebhooks?\b|\[email\]|\bpastebin"
     r"|\b[\w-]+\.(?:com|net|org|io|ru|cn|xyz|site|example|top|info|biz|co|me|app|dev)\b)"
 )
+_DESTINATION_HINT = (
+    r"(?:https?://|www\.|ftp://|@[\w-]+(?:\.[\w-]+)+|\bwebhooks?\b|\[email\]|\bpastebin"
+    r"|\.(?:com|net|org|io|ru|cn|xyz|site|example|top|info|biz|co|me|app|dev)\b)"
+)
+"""What every match of :data:`_DESTINATION` contains, without its costly heads: an
+address from its ``@`` on, a host name from its last dot on (the same engine and flags,
+so the same verdict on every text, in a fraction of the time)."""
 
 _EXFILTRATION = _signal(
     "exfiltration",
@@ -423,6 +475,7 @@ EXFILTRATION = Signal(
         rf"{_B}{part}{_B}" if part != _DESTINATION else part
         for part in (_DESTINATION, _SEND, _SECRET)
     ),
+    gate_hint_sources=(_DESTINATION_HINT, "", ""),
     gated_sources=(
         rf"{_B}{_SEND}{_B}.{{0,100}}?{_B}{_SECRET}{_B}.{{0,100}}?{_DESTINATION}",
         rf"{_B}{_SECRET}{_B}.{{0,100}}?{_B}{_SEND}{_B}.{{0,100}}?{_DESTINATION}",
@@ -497,8 +550,9 @@ SIGNALS: tuple[Signal, ...] = (
 
 def pattern_signal(text: str) -> Signal | None:
     """The first signal whose patterns match ``text``, or ``None``."""
+    folded = fold(text)
     for signal in SIGNALS:
-        if signal.search(text):
+        if signal.search(text, folded):
             return signal
     return None
 

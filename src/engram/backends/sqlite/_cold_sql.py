@@ -127,6 +127,8 @@ LEAST_IDS_OF_ROWIDS = (
     "ORDER BY id LIMIT ?"
 )
 """The rows of the smallest ids among some rowids (recall's tie-break of equal scores)."""
+ROWID_IN = "m.rowid IN (SELECT value FROM json_each(?))"
+LOGGED_AFTER = f"SELECT DISTINCT mrow FROM {VECTOR_LOG} WHERE seq > ?"
 DELETE_ROWIDS = f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"
 
 

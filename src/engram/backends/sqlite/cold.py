@@ -8,6 +8,12 @@ a commit, or at the next search of any process), rewriting only the changed
 slots. Searches of the past (``as_of``) or of superseded versions load their rows
 from SQLite instead. Keyword searches use a second read-only connection, so a
 caller may run them while the vector product runs (both release the GIL).
+
+Inside a transaction (:meth:`SQLiteColdBackend.atomically`) the thread that holds it
+reads what it has written so far: its keyword searches run on the writing connection,
+and its vector searches add the rows the open transaction changed (listed by the
+log, scored exactly) to the index's winners among the rest, so many writes can be
+decided one after another in one transaction.
 """
 
 from __future__ import annotations
@@ -87,6 +93,10 @@ class SQLiteColdBackend(ColdBackend):
         self._lock = threading.RLock()
         self._depth = 0
         """Open transactions of this connection: 1 inside :meth:`atomically`."""
+        self._owner: int | None = None
+        """The thread whose transaction is open."""
+        self._prune_due = False
+        """Whether the open transaction has yet to prune the change log (once each)."""
         self._reader: sqlite3.Connection | None = None
         self._reader_lock = threading.Lock()
         self._vectors: sqlite3.Connection | None = None
@@ -174,6 +184,7 @@ class SQLiteColdBackend(ColdBackend):
                     cur.close()
                 return
             self._depth += 1
+            self._owner, self._prune_due = threading.get_ident(), True
             try:
                 cur.execute("BEGIN IMMEDIATE")
                 yield cur
@@ -190,6 +201,7 @@ class SQLiteColdBackend(ColdBackend):
                 raise
             finally:
                 self._depth -= 1
+                self._owner = None
                 cur.close()
 
     def _abort(self, cur: sqlite3.Cursor) -> None:
@@ -207,6 +219,15 @@ class SQLiteColdBackend(ColdBackend):
                 return self.conn.execute(sql, tuple(params)).fetchall()
             except sqlite3.Error as exc:
                 raise BackendError(f"SQLite cold store read failed: {exc}") from exc
+
+    def _mine(self) -> bool:
+        """Whether this thread holds the open transaction (so reads see its writes)."""
+        return self._owner == threading.get_ident()
+
+    def _read_current(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
+        """A read on the second connection, or on the first for the thread whose
+        transaction is open (it sees what that transaction wrote)."""
+        return self._read(sql, params) if self._mine() else self._read_aside(sql, params)
 
     def _read_aside(self, sql: str, params: Sequence[object] = ()) -> list[Any]:
         """A read on the second connection: runs while the main one is busy."""
@@ -236,7 +257,9 @@ class SQLiteColdBackend(ColdBackend):
                 for n in changes.inserts
                 if n.vector is not None and n.record.embedding_model
             )
-            self._prune_log(cur)
+            if self._prune_due:
+                self._prune_due = False
+                self._prune_log(cur)
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         with self._tx() as cur:
@@ -316,7 +339,7 @@ class SQLiteColdBackend(ColdBackend):
         terms = keyword_terms(query)
         if not terms:
             return []
-        return [r[0] for r in self._read_aside(*q.keyword_sql(scan, q.fts_query(terms), k))]
+        return [r[0] for r in self._read_current(*q.keyword_sql(scan, q.fts_query(terms), k))]
 
     def vector_candidates(
         self, scan: Scan, vector: Vector, model_id: str, k: int
@@ -329,14 +352,50 @@ class SQLiteColdBackend(ColdBackend):
         self._catch_up(index)
         with self._vectors_lock:
             index.refresh(self._vectors)
+        changed = self._uncommitted(index) if self._mine() else []
+        wanted = k + len(changed)  # the index's winners may include rows changed since
         allowed = None if _hashed(scan) else self._allowed(scan)
-        found = self._indexed(index, scan, query, k, allowed)
+        found = self._indexed(index, scan, query, wanted, allowed)
         if found is None:  # a row changed meanwhile (or a hash collided): ask SQLite
             self._catch_up(index)
             with self._vectors_lock:
                 index.refresh(self._vectors)
-            found = self._indexed(index, scan, query, k, self._allowed(scan)) or []
-        return found
+            found = self._indexed(index, scan, query, wanted, self._allowed(scan)) or []
+        return self._with_uncommitted(found, changed, scan, query, model_id, k)
+
+    def _uncommitted(self, index: IndexSearch) -> list[int]:
+        """Rowids the open transaction changed: logged after what the index holds."""
+        head = index.file.header()
+        rows = self._read(q.LOGGED_AFTER, (0 if head is None else head[0],))
+        return [r[0] for r in rows]
+
+    def _with_uncommitted(
+        self,
+        found: list[tuple[str, float]],
+        changed: list[int],
+        scan: Scan,
+        query: npt.NDArray[np.float32],
+        model_id: str,
+        k: int,
+    ) -> list[tuple[str, float]]:
+        """The top ``k`` of ``found`` (the index's, committed rows) once the rows the
+        open transaction changed are taken out of it and scored as they are now."""
+        if not changed:
+            return found[:k]
+        rowids = json.dumps(changed)
+        with self._vectors_lock:
+            assert self._vectors is not None
+            stale = {r[1] for r in self._vectors.execute(q.IDS_OF_ROWIDS, (rowids,))}
+        sql, params = q.vectors_sql(scan, model_id)
+        rows = self._read(f"{sql} AND {q.ROWID_IN}", (*params, rowids))
+        kept = [(i, sim) for i, sim in found if i not in stale]
+        if rows:  # scored as the index scores its winners: float64 products, as float32
+            vectors = np.frombuffer(b"".join(r[2] for r in rows), np.float32)
+            vectors = vectors.reshape(len(rows), -1).astype(np.float64)
+            sims = (vectors @ query.astype(np.float64)).astype(np.float32)
+            kept += [(row[1], float(sim)) for row, sim in zip(rows, sims, strict=True)]
+        kept.sort(key=lambda pair: (-pair[1], pair[0]))
+        return kept[:k]
 
     def _indexed(
         self,
@@ -401,7 +460,7 @@ class SQLiteColdBackend(ColdBackend):
 
     def _allowed(self, scan: Scan) -> npt.NDArray[np.int64]:
         """Slots (rowids) of the versions ``scan`` admits, from SQLite."""
-        return np.array([r[0] for r in self._read_aside(*q.rowids_sql(scan))], dtype=np.int64)
+        return np.array([r[0] for r in self._read_current(*q.rowids_sql(scan))], dtype=np.int64)
 
     def _loaded_candidates(
         self, scan: Scan, query: npt.NDArray[np.float32], model_id: str, k: int

@@ -7,8 +7,10 @@ of ``batch_size`` facts are embedded in one call, by a worker thread that embeds
 next batch while this one is screened and stored (the embedder releases the GIL, so
 the model runs on one core while the patterns and the store run on the other).
 Screening and embedding depend on no stored data, so they may run ahead;
-consolidation reads the store, so each fact is decided and written in its own
-transaction, after every fact before it.
+consolidation reads the store, so each fact is decided after every fact before it
+is written. A batch's facts are decided and written in one transaction, holding the
+namespace (the backend's reads inside it see the batch's earlier writes): nothing of
+a batch is stored, nor reported to ``progress``, unless all of it is.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def remember_batches(
                     ready = _prepare(store, batch)
                 finally:
                     release()
-                results += [_store(store, r) for r in ready]
+                results += _store_batch(store, namespace, ready)
                 if progress is not None:
                     progress(len(ready))
         finally:
@@ -125,6 +127,16 @@ def _embedded(embedder: Embedder | None, texts: list[str]) -> list[Vector | None
         return [None] * len(texts)
     found = iter(embedder.embed(wanted))
     return [next(found) if t else None for t in texts]
+
+
+def _store_batch(
+    store: LongTermStore, namespace: Namespace, batch: Sequence[_Ready]
+) -> list[WriteResult]:
+    """Decide and write ``batch`` in order, in one transaction (refusals write nothing)."""
+    if all(ready.refusal is not None for ready in batch):
+        return [_store(store, ready) for ready in batch]
+    with store.backend.atomically(namespace):
+        return [_store(store, ready) for ready in batch]
 
 
 def _store(store: LongTermStore, ready: _Ready) -> WriteResult:

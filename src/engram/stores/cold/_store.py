@@ -418,9 +418,9 @@ class LongTermStore(EngramLabels):
         """:meth:`remember` for each of ``facts``, in order, with the same results: every
         fact is checked before any is written, then ``batch_size`` facts at a time are
         embedded in one call (the next batch while this one is stored) and each is
-        screened, consolidated against what is stored by then (an earlier fact of the
-        same call included) and stored in its own transaction; ``progress(n)`` is called
-        after each batch of ``n`` facts."""
+        screened, then consolidated against what is stored by then (an earlier fact of
+        the same call included); a batch is written in one transaction, and
+        ``progress(n)`` is called once its ``n`` facts are committed."""
         return remember_batches(self, pipe.namespace_of(target), facts, batch_size, progress)
 
     def _noted(self, namespace: Namespace, fact: NewFact) -> tuple[Note, str | None]:
