@@ -31,7 +31,7 @@ from engram.backends.sqlite._index_file import (
     IndexFile,
     existing_models,
 )
-from engram.backends.sqlite._index_search import IndexSearch, Query
+from engram.backends.sqlite._index_search import APPROXIMATE_FROM, IndexSearch, Query
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError, StaleWriteError
 from engram.recall import keyword_terms, keyword_text
@@ -79,9 +79,13 @@ class SQLiteColdBackend(ColdBackend):
         *,
         cache_rows: int = 1_000_000,
         quantize_from: int | None = QUANTIZE_FROM,
+        approximate_from: int | None = APPROXIMATE_FROM,
     ) -> None:
+        """``approximate_from``: rows from which a search over most of the store takes
+        the approximate sign-bit pass of the vector index (None: always exact)."""
         self._path = Path(path)
         self._quantize_from = quantize_from
+        self._approximate_from = approximate_from
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._depth = 0
@@ -390,7 +394,9 @@ class SQLiteColdBackend(ColdBackend):
                 if index is not None:
                     index.file.close()
                 file = IndexFile(self._path, model_id, dim)
-                index = IndexSearch(file, self._quantize_from, self._cache_rows * 4)
+                index = IndexSearch(
+                    file, self._quantize_from, self._cache_rows * 4, self._approximate_from
+                )
                 self._indexes[model_id] = index
             return index
 
