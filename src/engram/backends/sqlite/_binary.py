@@ -70,26 +70,39 @@ def distances(codes_t: Codes, query: Codes, out: Distances) -> None:
     words, rows = codes_t.shape
     mixed = np.empty((words, min(rows, _CHUNK)), np.uint64)
     counts = np.empty(mixed.shape, np.uint8)
+    column = query[:, None]
     for start in range(0, rows, _CHUNK):
         end = min(rows, start + _CHUNK)
         width = end - start
-        np.bitwise_xor(codes_t[:, start:end], query[:, None], out=mixed[:, :width])
+        np.bitwise_xor(codes_t[:, start:end], column, out=mixed[:, :width])
         np.bitwise_count(mixed[:, :width], out=counts[:, :width])
         np.add.reduce(counts[:, :width], axis=0, dtype=np.uint16, out=out[start:end])
+
+
+class Closest:
+    """The rows closest to a query code, found block by block: each block's
+    distances are masked and counted while they are in the CPU cache."""
+
+    def __init__(self, rows: int, bits: int) -> None:
+        self.bits = bits
+        self.dist: Distances = np.empty(rows, np.uint16)
+        self.histogram = np.zeros(bits + 2, np.int64)
+
+    def add(self, start: int, codes_t: Codes, query: Codes, allowed: npt.NDArray[np.bool_]) -> None:
+        """Score the block of rows from ``start`` (``allowed``: which of them count)."""
+        part = self.dist[start : start + codes_t.shape[1]]
+        distances(codes_t, query, part)
+        np.putmask(part, ~allowed, self.bits + 1)
+        self.histogram += np.bincount(part, minlength=self.bits + 2)
+
+    def rows(self, count: int) -> npt.NDArray[np.int64]:
+        """The allowed rows whose distance is at most the ``count``-th smallest
+        (every allowed row when fewer), in row order."""
+        reach = int(np.searchsorted(np.cumsum(self.histogram[: self.bits + 1]), count))
+        return np.flatnonzero(self.dist <= min(reach, self.bits)).astype(np.int64)
 
 
 def candidate_count(k: int, rows: int) -> int:
     """Candidates kept out of ``rows`` for a top ``k``: a multiple of ``k`` plus a share
     of the rows."""
     return PER_K * k + rows // SHARE
-
-
-def closest(
-    dist: Distances, allowed: npt.NDArray[np.bool_], count: int, bits: int
-) -> npt.NDArray[np.int64]:
-    """The allowed rows whose distance is at most the ``count``-th smallest (every
-    allowed row when fewer), in row order; ``dist`` is overwritten."""
-    np.putmask(dist, ~allowed, bits + 1)
-    histogram = np.bincount(dist, minlength=bits + 2)[: bits + 1]
-    reach = int(np.searchsorted(np.cumsum(histogram), count))
-    return np.flatnonzero(dist <= min(reach, bits)).astype(np.int64)

@@ -258,6 +258,10 @@ class IndexSearch:
             mask &= self._valid(self.file.meta[:high], query)
         if self.approximate(high):
             rows = self._sign_bit_pass(query, high, mask)
+            with _one_blas_thread():
+                approx = np.asarray(self.file.f32)[rows] @ query.vector  # (float32)
+            error = np.full(len(rows), self._f32_bound(query.vector), np.float32)
+            rows = rows[_within_reach(approx, error, None, query.k)]
         else:
             approx, error = self._first_pass(query.vector, high)
             rows = _within_reach(approx, error, mask, query.k).astype(np.int64)
@@ -268,14 +272,13 @@ class IndexSearch:
     def _sign_bit_pass(self, query: Query, high: int, mask: npt.NDArray[np.bool_]) -> Slots:
         """The allowed slots whose codes lie closest to the query's."""
         code = _binary.encode(query.vector[None, :])[0]
-        dist = np.empty(high, np.uint16)
         block = self.file.block
+        codes = np.asarray(self.file.bin)  # (a plain view: no memmap per slice)
+        closest = _binary.Closest(high, self.file.words * 64)
         for start in range(0, high, block):
             end = min(high, start + block)
-            codes = self.file.bin[start // block, :, : end - start]
-            _binary.distances(codes, code, dist[start:end])
-        count = _binary.candidate_count(query.k, int(np.count_nonzero(mask)))
-        return _binary.closest(dist, mask, count, self.file.words * 64)
+            closest.add(start, codes[start // block, :, : end - start], code, mask[start:end])
+        return closest.rows(_binary.candidate_count(query.k, int(np.count_nonzero(mask))))
 
     def _all_valid(self, query: Query) -> bool:
         opens, closes, expires = self.span
