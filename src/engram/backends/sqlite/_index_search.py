@@ -144,11 +144,17 @@ class IndexSearch:
             self.seq, self.rebuilds, self.high = seq, rebuilds, high
 
     def _reset(self, high: int) -> None:
-        meta = self.file.meta[:high]
-        self.live = np.zeros(self.file.capacity, np.bool_)
-        self.live[:high] = meta["live"] == 1
-        self.span = _span(meta, self.live[:high])
-        self.norm = float(meta["norm"].max(initial=0.0)) * (1 + 1e-4)
+        """This process's state from the file, read one block of records at a time
+        (each copied once, then read column by column from the CPU cache)."""
+        live = np.zeros(self.file.capacity, np.bool_)
+        span, norm = _span(self.file.meta[:0], live[:0]), 0.0
+        for start in range(0, high, self.file.block):
+            part = np.array(self.file.meta[start : min(high, start + self.file.block)])
+            alive = part["live"] == 1
+            live[start : start + len(part)] = alive
+            span = _tighter(span, _span(part, alive))
+            norm = max(norm, float(part["norm"].max(initial=0.0)))
+        self.live, self.span, self.norm = live, span, norm * (1 + 1e-4)
         self.forget_caches()
 
     def _patch(self, slots: Slots, high: int) -> None:
