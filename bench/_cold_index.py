@@ -6,9 +6,9 @@ is in its memory yet; the files may be in the page cache), and its resident
 memory is its own: private (anon) apart from mapped files (the database and
 the index, shared with every process through the page cache).
 
-From the size at which the index takes its approximate sign-bit pass, a second
-process measures the same with the exact pass forced (``mode`` exact), so both
-appear side by side in one run; recall@10 is measured for each mode.
+From the size at which the index's approximate sign-bit pass pays (an opt-in),
+a second process measures the same with that pass on (``mode`` sign-bits), so
+both appear side by side in one run; recall@10 is measured for each mode.
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ class IndexFigures:
 def measure(
     store: Any, db: Path, url: str, embedder: str, qs: Sequence[str], size: int
 ) -> list[IndexFigures]:
-    """Figures of fresh processes on ``url`` (default mode, and exact where the
-    default is approximate); ``store`` (this process's) writes."""
+    """Figures of fresh processes on ``url`` (exact, and with the sign-bit pass on
+    where it pays); ``store`` (this process's, exact) writes."""
     from engram.backends.sqlite._index_search import APPROXIMATE_FROM
 
-    modes = ["sign-bits", "exact"] if size >= APPROXIMATE_FROM else ["exact"]
+    modes = ["exact", "sign-bits"] if size >= APPROXIMATE_FROM else ["exact"]
     return [_measure(store, db, url, embedder, qs, size, mode) for mode in modes]
 
 
@@ -57,7 +57,7 @@ def _measure(
     from bench.multiproc import Probe
 
     out = IndexFigures(size, mode)
-    probe = Probe(url, embedder, exact=mode == "exact")
+    probe = Probe(url, embedder, mode)
     try:
         out.open_ms = probe.open_ms
         out.first_ms = probe.ms(f"q all {qs[0]}")
@@ -77,17 +77,18 @@ def _measure(
         probe.close()
     files = db.parent.glob(f"{db.name}-vec-*")
     out.index_mb = sum(p.stat().st_blocks * 512 for p in files) / 2**20  # (sparse files)
-    out.recall = recall_at_10(store, db, qs[1:], exact=mode == "exact")
+    out.recall = recall_at_10(store, db, qs[1:], sign_bits=mode == "sign-bits")
     return out
 
 
-def recall_at_10(store: Any, db: Path, qs: Sequence[str], exact: bool = False) -> float:
+def recall_at_10(store: Any, db: Path, qs: Sequence[str], sign_bits: bool = False) -> float:
     """Share of the index's vector top 10 that reaches the 10th best score of a
     brute-force float64 search over every current vector read from SQLite (ties
-    at the boundary count: exact search scores 1.0); ``exact``: of an index whose
-    approximate pass is off."""
+    at the boundary count: exact search scores 1.0); ``sign_bits``: of an index
+    whose approximate pass is on."""
     import sqlite3
 
+    from engram.backends.sqlite._index_search import APPROXIMATE_FROM
     from engram.backends.sqlite.cold import SQLiteColdBackend
     from engram.stores.cold import Scan, View
 
@@ -110,14 +111,16 @@ def recall_at_10(store: Any, db: Path, qs: Sequence[str], exact: bool = False) -
             ]
     conn.close()
     scan = Scan(("bench",), View(datetime.now(UTC)))
-    backend = SQLiteColdBackend(db, approximate_from=None) if exact else store.backend
+    backend = (
+        SQLiteColdBackend(db, approximate_from=APPROXIMATE_FROM) if sign_bits else store.backend
+    )
     backend.setup()
     hits = []
     for i, vector in enumerate(vectors):
         got = backend.vector_candidates(scan, vector.astype(np.float32), emb.model_id, 10)
         floor = best[i][-1][0] - 1e-5  # tie-aware: any row scoring the 10th best counts
         hits.append(min(10, sum(1 for _, score in got if score >= floor)) / 10)
-    if exact:
+    if sign_bits:
         backend.close()
     return statistics.mean(hits)
 

@@ -18,7 +18,7 @@ Three search paths:
   first pass (float32 over the unsealed last block), masked, and the rows within
   reach rescored: exact (the two-pass logic of
   :class:`~engram.backends.sqlite._vectors.NearestRows`);
-- from ``approximate_from`` slots on, every slot's sign-bit code is compared with
+- from ``approximate_from`` slots on (opt-in), every slot's sign-bit code is compared with
   the query's (Hamming distance, :mod:`~engram.backends.sqlite._binary`), masked,
   and the closest :func:`~engram.backends.sqlite._binary.candidate_count` rows
   rescored exactly: approximate (a true neighbour whose code lies farther than the
@@ -66,8 +66,8 @@ BACKGROUND_FROM = 16
 PREFIX_ROWS = 4_000_000
 """Slots kept in prefix row lists (least recently used out beyond)."""
 APPROXIMATE_FROM = 262_144
-"""Slots from which a search over most of the store takes the sign-bit pass (the
-exact int8 pass reads 384 bytes a row for 384 dimensions: 100 MB at this size)."""
+"""Slots from which the sign-bit pass pays, for a store that opts in to it (the exact
+int8 pass reads 384 bytes a row for 384 dimensions: 100 MB at this size)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ class IndexSearch:
         file: IndexFile,
         quantize_from: int | None,
         prefix_rows: int = PREFIX_ROWS,
-        approximate_from: int | None = APPROXIMATE_FROM,
+        approximate_from: int | None = None,
     ) -> None:
         self.file = file
         self.prefix_limit = prefix_rows

@@ -31,7 +31,7 @@ from engram.backends.sqlite._index_file import (
     IndexFile,
     existing_models,
 )
-from engram.backends.sqlite._index_search import APPROXIMATE_FROM, IndexSearch, Query
+from engram.backends.sqlite._index_search import IndexSearch, Query
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError, StaleWriteError
 from engram.recall import keyword_terms, keyword_text
@@ -79,10 +79,11 @@ class SQLiteColdBackend(ColdBackend):
         *,
         cache_rows: int = 1_000_000,
         quantize_from: int | None = QUANTIZE_FROM,
-        approximate_from: int | None = APPROXIMATE_FROM,
+        approximate_from: int | None = None,
     ) -> None:
         """``approximate_from``: rows from which a search over most of the store takes
-        the approximate sign-bit pass of the vector index (None: always exact)."""
+        the approximate sign-bit pass of the vector index (None, the default: always
+        exact; it starts to pay from about 262,144 rows, ``APPROXIMATE_FROM``)."""
         self._path = Path(path)
         self._quantize_from = quantize_from
         self._approximate_from = approximate_from
