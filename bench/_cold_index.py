@@ -5,6 +5,10 @@ loaded, so its first search is the first after opening (nothing of the index
 is in its memory yet; the files may be in the page cache), and its resident
 memory is its own: private (anon) apart from mapped files (the database and
 the index, shared with every process through the page cache).
+
+From the size at which the index's approximate sign-bit pass pays (an opt-in),
+a second process measures the same with that pass on (``mode`` sign-bits), so
+both appear side by side in one run; recall@10 is measured for each mode.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ def _p95(lat: Sequence[float]) -> float:
 @dataclass
 class IndexFigures:
     size: int
+    mode: str = "exact"
     open_ms: float = 0.0
     first_ms: float = 0.0
     lat: dict[str, list[float]] = field(default_factory=dict)
@@ -37,12 +42,22 @@ class IndexFigures:
 
 def measure(
     store: Any, db: Path, url: str, embedder: str, qs: Sequence[str], size: int
+) -> list[IndexFigures]:
+    """Figures of fresh processes on ``url`` (exact, and with the sign-bit pass on
+    where it pays); ``store`` (this process's, exact) writes."""
+    from engram.backends.sqlite._index_search import APPROXIMATE_FROM
+
+    modes = ["exact", "sign-bits"] if size >= APPROXIMATE_FROM else ["exact"]
+    return [_measure(store, db, url, embedder, qs, size, mode) for mode in modes]
+
+
+def _measure(
+    store: Any, db: Path, url: str, embedder: str, qs: Sequence[str], size: int, mode: str
 ) -> IndexFigures:
-    """Figures of a fresh process on ``url``; ``store`` (this process's) writes."""
     from bench.multiproc import Probe
 
-    out = IndexFigures(size)
-    probe = Probe(url, embedder)
+    out = IndexFigures(size, mode)
+    probe = Probe(url, embedder, mode)
     try:
         out.open_ms = probe.open_ms
         out.first_ms = probe.ms(f"q all {qs[0]}")
@@ -62,16 +77,19 @@ def measure(
         probe.close()
     files = db.parent.glob(f"{db.name}-vec-*")
     out.index_mb = sum(p.stat().st_blocks * 512 for p in files) / 2**20  # (sparse files)
-    out.recall = recall_at_10(store, db, qs[1:21])
+    out.recall = recall_at_10(store, db, qs[1:], sign_bits=mode == "sign-bits")
     return out
 
 
-def recall_at_10(store: Any, db: Path, qs: Sequence[str]) -> float:
+def recall_at_10(store: Any, db: Path, qs: Sequence[str], sign_bits: bool = False) -> float:
     """Share of the index's vector top 10 that reaches the 10th best score of a
     brute-force float64 search over every current vector read from SQLite (ties
-    at the boundary count: exact search scores 1.0)."""
+    at the boundary count: exact search scores 1.0); ``sign_bits``: of an index
+    whose approximate pass is on."""
     import sqlite3
 
+    from engram.backends.sqlite._index_search import APPROXIMATE_FROM
+    from engram.backends.sqlite.cold import SQLiteColdBackend
     from engram.stores.cold import Scan, View
 
     emb = store.embedder
@@ -93,11 +111,17 @@ def recall_at_10(store: Any, db: Path, qs: Sequence[str]) -> float:
             ]
     conn.close()
     scan = Scan(("bench",), View(datetime.now(UTC)))
+    backend = (
+        SQLiteColdBackend(db, approximate_from=APPROXIMATE_FROM) if sign_bits else store.backend
+    )
+    backend.setup()
     hits = []
     for i, vector in enumerate(vectors):
-        got = store.backend.vector_candidates(scan, vector.astype(np.float32), emb.model_id, 10)
+        got = backend.vector_candidates(scan, vector.astype(np.float32), emb.model_id, 10)
         floor = best[i][-1][0] - 1e-5  # tie-aware: any row scoring the 10th best counts
         hits.append(min(10, sum(1 for _, score in got if score >= floor)) / 10)
+    if sign_bits:
+        backend.close()
     return statistics.mean(hits)
 
 
@@ -106,12 +130,12 @@ def report(figures: Sequence[IndexFigures]) -> None:
         return
     print("\nengram sqlite, shared vector index, from a freshly started process (ms, query")
     print("embedding included); 'after write': a search right after another process wrote one item")
-    head = f"{'items':>9}{'open':>7}{'first':>7}"
+    head = f"{'items':>9}{'mode':>10}{'open':>7}{'first':>7}"
     for name in ("all", "user", "interleaved", "after write"):
         head += f"{name + ' p50':>17}{'p95':>7}"
     print(head + f"{'anon MB':>9}{'mapped MB':>10}{'index MB':>9}{'recall@10':>10}")
     for f in figures:
-        line = f"{f.size:>9,}{f.open_ms:>7.0f}{f.first_ms:>7.0f}"
+        line = f"{f.size:>9,}{f.mode:>10}{f.open_ms:>7.0f}{f.first_ms:>7.0f}"
         for name in ("all", "user", "interleaved", "after write"):
             lat = f.lat.get(name) or [0.0]
             line += f"{statistics.median(lat):>17.2f}{_p95(lat):>7.2f}"
@@ -121,7 +145,7 @@ def report(figures: Sequence[IndexFigures]) -> None:
         inter = _p95(f.lat["interleaved"])
         extra = statistics.median(f.lat["after write"]) - statistics.median(f.lat["all"])
         print(
-            f"{f.size:>9,}: interleaved p95 / max(all, user) p95 = "
+            f"{f.size:>9,} {f.mode}: interleaved p95 / max(all, user) p95 = "
             f"{inter / max(all_p95, user_p95):.2f}x; "
             f"after-write p50 - all p50 = {extra:+.2f} ms"
         )

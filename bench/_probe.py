@@ -1,10 +1,12 @@
 """A store opened in a process of its own, driven line by line over stdin/stdout.
 
-    python -m bench._probe sqlite:///path/engram.db hash
+    python -m bench._probe sqlite:///path/engram.db hash [sign-bits]
 
 Prints ``ready <open ms>``, then answers each command with one line:
 ``q all|user <query>`` (search, prints ms), ``w <key> <text>`` (one write, prints
 ms), ``rss`` (prints ``<RssAnon kB> <RssFile kB>`` of this process), ``exit``.
+With ``sign-bits``, a SQLite store's vector index takes its approximate pass from
+``APPROXIMATE_FROM`` rows on (it is exact by default).
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ def main(argv: list[str]) -> int:
 
     url, embedder = argv[0], argv[1]
     start = time.perf_counter()
-    store = LongTermStore(backend_for(url), embedder=make_embedder(embedder, 1))
+    backend = backend_for(url)
+    if argv[2:] == ["sign-bits"]:
+        from engram.backends.sqlite._index_search import APPROXIMATE_FROM
+        from engram.backends.sqlite.cold import SQLiteColdBackend
+
+        path = url.removeprefix("sqlite:///")
+        backend = SQLiteColdBackend(path, approximate_from=APPROXIMATE_FROM)
+    store = LongTermStore(backend, embedder=make_embedder(embedder, 1))
     store.setup()
     print(f"ready {(time.perf_counter() - start) * 1000:.2f}", flush=True)
     for line in sys.stdin:

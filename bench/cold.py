@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import itertools
 import os
 import random
 import shutil
@@ -67,10 +68,12 @@ def corpus(n: int, seed: int = 7) -> tuple[list[Item], list[str]]:
     vocab = sorted({"".join(rng.choices(syllables, k=rng.randint(2, 4))) for _ in range(6000)})[
         :5000
     ]
-    weights = [1.0 / (rank + 1) for rank in range(len(vocab))]
+    # (cumulative weights given once: the same draws as weights=, without summing
+    # 5,000 weights per item)
+    cumulative = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(vocab))))
     items: list[Item] = []
     for i in range(n):
-        words = rng.choices(vocab, weights=weights, k=rng.randint(8, 14))
+        words = rng.choices(vocab, cum_weights=cumulative, k=rng.randint(8, 14))
         items.append(((*ROOT, f"u{i % 100}"), f"k{i}", {"text": " ".join(words), "i": i}))
     return items, vocab
 
@@ -711,7 +714,7 @@ def run_size(
             rows[0].after_write = _after_write(sqlite_store, qs, patched, dropped)
         if not args.no_index_figures:
             db = workdir / "engram-embed.db"
-            args.figures.append(
+            args.figures.extend(
                 _cold_index.measure(sqlite_store, db, sqlite_url("embed"), args.embedder, qs, size)
             )
         for row, store in systems[1:]:

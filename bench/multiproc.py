@@ -33,9 +33,9 @@ ROOT_DIR = Path(__file__).resolve().parents[1]
 class Probe:
     """One ``bench._probe`` process."""
 
-    def __init__(self, url: str, embedder: str) -> None:
+    def __init__(self, url: str, embedder: str, mode: str = "exact") -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench._probe", url, embedder],
+            [sys.executable, "-m", "bench._probe", url, embedder, mode],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

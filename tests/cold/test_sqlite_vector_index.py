@@ -7,19 +7,22 @@ middle of a write.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
-from engram.backends.sqlite import _index_file
+from engram.backends.sqlite import _binary, _index_file
 from engram.backends.sqlite._vectors import _quantize
 from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import HashEmbedder
@@ -36,29 +39,64 @@ def _small_blocks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def _store(path: Path, **options: object) -> LongTermStore:
-    store = LongTermStore(SQLiteColdBackend(path, quantize_from=1, **options), embedder=EMBEDDER)  # type: ignore[arg-type]
+MODES = {"exact": None, "sign-bits": 1}
+"""``approximate_from`` of each search mode: never, or from the first row on."""
+
+
+def _store(path: Path, mode: str = "exact", embedder: Any = EMBEDDER) -> LongTermStore:
+    backend = SQLiteColdBackend(path, quantize_from=1, approximate_from=MODES[mode])
+    store = LongTermStore(backend, embedder=embedder)
     store.setup()
     return store
 
 
 def _search(
-    backend: SQLiteColdBackend, prefix: tuple[str, ...], text: str, k: int
+    backend: SQLiteColdBackend,
+    prefix: tuple[str, ...],
+    text: str,
+    k: int,
+    embedder: Any = EMBEDDER,
+    now: datetime | None = None,
 ) -> list[tuple[str, float]]:
-    scan = Scan(prefix, View(datetime.now(UTC) + timedelta(seconds=1)), (), ())
-    return backend.vector_candidates(scan, EMBEDDER.embed([text])[0], MODEL, k)
+    view = View((now or datetime.now(UTC)) + timedelta(seconds=1))
+    scan = Scan(prefix, view, (), ())
+    return backend.vector_candidates(scan, embedder.embed([text])[0], embedder.model_id, k)
 
 
-def _exact(path: Path, prefix: tuple[str, ...], text: str, k: int) -> list[tuple[str, float]]:
+def _exact(
+    path: Path, prefix: tuple[str, ...], text: str, k: int, embedder: Any = EMBEDDER
+) -> list[tuple[str, float]]:
     """The answer of a store whose index is rebuilt from SQLite alone (float32 only)."""
     for part in path.parent.glob(f"{path.name}-vec-*"):
         part.unlink()
-    fresh = SQLiteColdBackend(path, quantize_from=None)
+    fresh = SQLiteColdBackend(path, quantize_from=None, approximate_from=None)
     fresh.setup()
     try:
-        return _search(fresh, prefix, text, k)
+        return _search(fresh, prefix, text, k, embedder)
     finally:
         fresh.close()
+
+
+class DenseEmbedder:
+    """Dense 64-dimensional vectors: ``name~i`` lies close to ``name`` (cosine about
+    0.97), unrelated names lie about orthogonal."""
+
+    model_id = "test-dense-64"
+    dim = 64
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = []
+        for text in texts:
+            name, _, twist = text.partition("~")
+            row = self._gaussian(name)
+            if twist:
+                row = row + 0.25 * self._gaussian(text)
+            rows.append(row / np.linalg.norm(row))
+        return np.array(rows, dtype=np.float32)
+
+    def _gaussian(self, text: str) -> npt.NDArray[np.float64]:
+        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        return np.random.default_rng(seed).standard_normal(self.dim)
 
 
 def _seed(store: LongTermStore, users: int, per_user: int) -> None:
@@ -89,7 +127,8 @@ from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore
 _index_file.BLOCK = 16
-store = LongTermStore(SQLiteColdBackend(sys.argv[1], quantize_from=1), embedder=HashEmbedder(32))
+backend = SQLiteColdBackend(sys.argv[1], quantize_from=1, approximate_from=int(sys.argv[2]) or None)
+store = LongTermStore(backend, embedder=HashEmbedder(32))
 store.setup()
 for line in sys.stdin:
     kind, key, text = line.rstrip("\\n").split("|")
@@ -103,11 +142,14 @@ store.close()
 """
 
 
-def test_a_searcher_sees_each_acknowledged_write_of_another_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_a_searcher_sees_each_acknowledged_write_of_another_process(
+    tmp_path: Path, mode: str
+) -> None:
     path = tmp_path / "m.db"
-    store = _store(path)
+    store = _store(path, mode)
     _seed(store, users=5, per_user=12)
-    writer = _child(WRITER, str(path))
+    writer = _child(WRITER, str(path), str(MODES[mode] or 0))
     assert writer.stdin is not None and writer.stdout is not None
     try:
         _search(store.backend, ("t",), "warm up", 5)  # this process's state is built
@@ -143,6 +185,14 @@ _index_file.BLOCK = 16
 store = LongTermStore(SQLiteColdBackend(sys.argv[1], quantize_from=1), embedder=HashEmbedder(32))
 store.setup()
 where = sys.argv[2]
+if sys.argv[3] == "sign-bits":  # (also) killed while the sign-bit codes are written
+    from engram.backends.sqlite import _binary
+    encode = _binary.encode
+    def codes_then_die(vectors):
+        if len(vectors) > 1:
+            die()
+        return encode(vectors)
+    _binary.encode = codes_then_die
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 if where == "before-header":  # slots written, the header not yet advanced
@@ -160,19 +210,20 @@ store.put_many(items)
 """
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("where", ["before-header", "before-index", "mid-slots"])
 def test_sigkill_in_the_middle_of_a_write_leaves_the_index_consistent(
-    tmp_path: Path, where: str
+    tmp_path: Path, where: str, mode: str
 ) -> None:
     path = tmp_path / "m.db"
-    store = _store(path)
+    store = _store(path, mode)
     _seed(store, users=4, per_user=10)
     _search(store.backend, ("t",), "warm up", 5)
     store.close()
-    child = _child(KILLED, str(path), where)
+    child = _child(KILLED, str(path), where, mode)
     child.communicate(timeout=60)
     assert child.returncode == -signal.SIGKILL
-    reopened = _store(path)
+    reopened = _store(path, mode)
     try:
         committed = reopened.backend.heads(("t", "killed"), [f"x{i}" for i in range(20)])
         assert len(committed) == 20  # committed before the kill: SQLite is the truth
@@ -216,7 +267,10 @@ def test_erased_content_leaves_every_file_of_the_store(tmp_path: Path) -> None:
         return any(np.all(codes == s.codes.T, axis=1).any() for s in index.sessions.values())
 
     assert in_sessions()
-    needles = (marker.encode(), vector.tobytes())
+    sign_bits = _binary.encode(vector[None, :])[0].astype(np.uint64).tobytes()
+    (code_file,) = tmp_path.glob("m.db-vec-*.bin")
+    assert sign_bits in code_file.read_bytes()  # the needle is findable before
+    needles = (marker.encode(), vector.tobytes(), sign_bits)
 
     def holding() -> list[str]:
         files = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -307,3 +361,142 @@ def test_the_change_log_is_pruned_and_a_state_older_than_it_starts_over(
     finally:
         writer.close()
         reader.close()
+
+
+# -- the approximate (sign-bit) pass ---------------------------------------------------
+
+
+SIGN_BITS_CHILD = """
+import sys
+import numpy as np
+from engram.backends.sqlite._binary import encode
+vector = np.array([float(x) for x in sys.argv[1].split(",")], dtype=np.float32)
+print(encode(vector[None, :]).tobytes().hex())
+"""
+
+
+def test_sign_bit_codes_are_the_same_in_another_process() -> None:
+    vector = DenseEmbedder().embed(["shared"])[0]
+    child = _child(SIGN_BITS_CHILD, ",".join(repr(float(x)) for x in vector))
+    out, _ = child.communicate(timeout=60)
+    mine = _binary.encode(vector[None, :])
+    assert out.strip() == mine.tobytes().hex()
+    assert mine.any() and (~mine).any()  # a code with both kinds of bits
+
+
+def test_sign_bit_distances_count_the_differing_bits() -> None:
+    vectors = DenseEmbedder().embed([f"row {i}" for i in range(300)] + ["row 7~1"])
+    codes = _binary.encode(vectors)
+    got = np.empty(len(codes), np.uint16)
+    _binary.distances(np.ascontiguousarray(codes.T), codes[-1], got)
+    bits = np.unpackbits(codes.view(np.uint8), axis=1)
+    assert got.tolist() == (bits != bits[-1]).sum(axis=1).tolist()
+    assert got[7] < np.delete(got, [7, 300]).min()  # the near twin is the closest
+    assert not _binary.encode(np.zeros((1, 64), np.float32)).any()  # erased: no bit set
+
+
+def test_the_sign_bit_pass_finds_planted_neighbours_keeping_few_candidates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_binary, "PER_K", 4)  # 20 candidates for 5 out of 606 rows
+    dense = DenseEmbedder()
+    store = _store(tmp_path / "m.db", "sign-bits", dense)
+    items = [(("t", f"u{i % 3}"), f"k{i}", {"text": f"unrelated {i}"}) for i in range(600)]
+    planted = [(("t", "u1"), f"near{i}", {"text": f"target~{i}"}) for i in range(6)]
+    store.put_many(items[:300] + planted + items[300:])
+    try:
+        index = store.backend._indexes[dense.model_id]
+        got = _search(store.backend, ("t",), "target", 5, dense)
+        assert index.approximate(index.high)
+        assert _binary.candidate_count(5, 606) < 606 // 10
+        records = store.backend.fetch([i for i, _ in got])
+        assert len(got) == 5 and all(r.key.startswith("near") for r in records)
+        assert got == _exact(tmp_path / "m.db", ("t",), "target", 5, dense)
+    finally:
+        store.close()
+
+
+def test_the_sign_bit_pass_returns_k_valid_rows_under_a_selective_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_binary, "PER_K", 1)  # candidates: exactly k of the allowed rows
+    dense = DenseEmbedder()
+    store = _store(tmp_path / "m.db", "sign-bits", dense)
+    mine = [(("t", "me"), f"m{i}", {"text": f"mine {i}"}) for i in range(60)]
+    others = [(("t", f"o{i % 4}"), f"o{i}", {"text": f"target~{i}"}) for i in range(300)]
+    store.put_many(others[:150] + mine + others[150:])  # "me": 1/6 of the rows, scanned
+    try:
+        got = _search(store.backend, ("t", "me"), "target", 12, dense)
+        assert len(got) == 12  # the near rows of other users take no candidate place
+        assert {r.namespace for r in store.backend.fetch([i for i, _ in got])} == {("t", "me")}
+        later = datetime.now(UTC) + timedelta(days=30)
+        for i in range(0, 60, 2):
+            store.put(("t", "me"), f"m{i}", {"text": f"mine {i}"}, ttl=60.0)  # expires in 1 h
+        got = _search(store.backend, ("t", "me"), "target", 40, dense, now=later)
+        assert len(got) == 30  # only the rows still valid then, every one of them
+        keys = {r.key for r in store.backend.fetch([i for i, _ in got])}
+        assert keys == {f"m{i}" for i in range(1, 60, 2)}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("prefix", [("t",), ("t", "u3"), ()])
+def test_the_sign_bit_pass_equals_exact_when_its_candidates_cover_the_rows(
+    tmp_path: Path, prefix: tuple[str, ...]
+) -> None:
+    path = tmp_path / "m.db"
+    store = _store(path, "sign-bits")
+    _seed(store, users=5, per_user=30)  # 150 rows, fewer than 32 candidates per result
+    try:
+        for text in ("topic 2 lake", "fact 17 about"):
+            got = _search(store.backend, prefix, text, 8)
+            assert len(got) == 8
+            assert got == _exact(path, prefix, text, 8)
+            store.close()
+            store = _store(path, "sign-bits")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("damage", ["missing", "short"])
+def test_a_missing_or_short_code_file_makes_the_index_rebuild(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "m.db"
+    store = _store(path, "sign-bits")
+    _seed(store, users=3, per_user=20)
+    want = _search(store.backend, ("t",), "topic 4 lake", 6)
+    rebuilds = store.backend._indexes[MODEL].rebuilds
+    store.close()
+    (code_file,) = tmp_path.glob("m.db-vec-*.bin")
+    if damage == "missing":
+        code_file.unlink()
+    else:
+        code_file.write_bytes(code_file.read_bytes()[:100])
+    reopened = _store(path, "sign-bits")
+    try:
+        assert _search(reopened.backend, ("t",), "topic 4 lake", 6) == want
+        index = reopened.backend._indexes[MODEL]
+        assert index.rebuilds == rebuilds + 1
+        file, high = index.file, index.high
+        stored = np.concatenate(list(file.bin), axis=1).T[:high]
+        assert np.array_equal(stored, _binary.encode(np.asarray(file.f32[:high])))
+    finally:
+        reopened.close()
+
+
+def test_a_prefix_holding_every_row_stops_doing_so_when_a_row_lands_outside(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "m.db"
+    store = _store(path)
+    _seed(store, users=3, per_user=10)
+    try:
+        assert len(_search(store.backend, ("t",), "outsider lake", 5)) == 5
+        index = store.backend._indexes[MODEL]
+        assert ("t",) in index.whole  # searched as the whole store
+        store.put(("x",), "out", {"text": "outsider lake"})
+        got = _search(store.backend, ("t",), "outsider lake", 40)
+        assert ("t",) not in index.whole
+        assert len(got) == 30
+        assert {r.namespace[0] for r in store.backend.fetch([i for i, _ in got])} == {"t"}
+    finally:
+        store.close()

@@ -1,6 +1,6 @@
 """The on-disk vector index of the SQLite cold tier: memory-mapped files beside the database.
 
-One index per embedding model, four files named after the database
+One index per embedding model, five files named after the database
 (``memory.db-vec-<model hash>.<part>``):
 
 - ``head``: magic, dimension, the last change-log sequence applied (``seq``), the
@@ -8,6 +8,9 @@ One index per embedding model, four files named after the database
 - ``f32``: one float32 row per slot (the exact vectors, read for rescoring);
 - ``i8``: int8 codes of the rows, stored per block of :data:`BLOCK` slots
   transposed (``dim x BLOCK``), as the integer first pass reads them;
+- ``bin``: sign-bit codes of the rows (:mod:`~engram.backends.sqlite._binary`),
+  per block transposed (``words x BLOCK`` 64-bit words), for the approximate
+  first pass over large stores;
 - ``meta``: per slot the validity bounds, hashes of the namespace's first
   :data:`DEPTH` prefixes, the int8 scale, residual and norm, and whether it is a
   current version.
@@ -22,7 +25,7 @@ rows logged after ``seq`` from their current SQLite state, in one read snapshot,
 and only then advances ``seq``. A process killed in the middle leaves ``seq``
 behind, so the next sync rewrites the same slots again; a header that is
 missing, torn or of another dimension makes the index rebuild from SQLite.
-Erased rows have their slots zeroed in place in all three data files.
+Erased rows have their slots zeroed in place in all four data files.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engram.backends.sqlite import _binary
 from engram.backends.sqlite import _cold_sql as q
 from engram.backends.sqlite._vectors import _quantize
 from engram.errors import BackendError
@@ -51,7 +55,8 @@ BLOCK = 32768
 scored in float32)."""
 DEPTH = 4
 """Namespace prefixes hashed per slot (deeper prefixes are checked in SQLite)."""
-MAGIC = b"ENGVEC01"
+MAGIC = b"ENGVEC02"
+"""(version 2 added the ``bin`` file: an index of version 1 is rebuilt from SQLite)"""
 _HEAD = struct.Struct("<8sIIqqq")
 """magic, dim, block, seq, high-water slot, rebuilds."""
 META = np.dtype(
@@ -67,6 +72,8 @@ META = np.dtype(
         ("pad", "u1", (3,)),
     ]
 )
+DATA = ("f32", "i8", "meta", "bin")
+"""The data files (besides ``head``), all rewritten slot by slot."""
 _ROWS = 8192
 """Rows read from SQLite per statement while syncing."""
 _INF = float("inf")
@@ -99,11 +106,9 @@ def namespace_hashes(namespace: Namespace) -> list[int]:
 
 
 def index_paths(db: Path, model_id: str) -> dict[str, Path]:
-    """The four files of ``model_id``'s index beside ``db``."""
+    """The files of ``model_id``'s index beside ``db`` (its lock file aside)."""
     tag = hashlib.sha256(model_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return {
-        part: db.with_name(f"{db.name}-vec-{tag}.{part}") for part in ("head", "f32", "i8", "meta")
-    }
+    return {part: db.with_name(f"{db.name}-vec-{tag}.{part}") for part in ("head", *DATA)}
 
 
 def existing_models(db: Path) -> list[tuple[str, int]]:
@@ -131,12 +136,15 @@ class IndexFile:
         self.f32: npt.NDArray[np.float32] = np.zeros((0, dim), np.float32)
         self.i8: npt.NDArray[np.int8] = np.zeros((0, dim, self.block), np.int8)
         self.meta: npt.NDArray[Any] = np.zeros(0, META)
+        self.words = _binary.bits_for(dim) // 64
+        self.bin: npt.NDArray[np.uint64] = np.zeros((0, self.words, self.block), np.uint64)
         self._head: np.memmap[Any, np.dtype[np.uint8]] | None = None
 
     # -- header -------------------------------------------------------------------
 
     def header(self) -> tuple[int, int, int] | None:
-        """``(seq, high-water, rebuilds)``, or None when missing, torn or not this shape."""
+        """``(seq, high-water, rebuilds)``, or None when missing, torn, not this shape,
+        or when a data file is missing or shorter than the high-water mark."""
         if self._head is None:
             self._open_head()
         if self._head is None:
@@ -144,7 +152,30 @@ class IndexFile:
         magic, dim, block, seq, high, rebuilds = _HEAD.unpack(bytes(self._head[: _HEAD.size]))
         if magic != MAGIC or dim != self.dim or block != self.block or seq < 0 or high < 0:
             return None
-        return seq, high, rebuilds
+        return (seq, high, rebuilds) if self._complete(high) else None
+
+    def _complete(self, high: int) -> bool:
+        """Whether every data file holds ``high`` slots (files only grow in place)."""
+        for part, width in zip(DATA, self._widths(), strict=True):
+            try:
+                if self.paths[part].stat().st_size < high * width:
+                    return False
+            except FileNotFoundError:
+                return False
+        return True
+
+    def _widths(self) -> tuple[int, ...]:
+        """Bytes per slot of each data file."""
+        return (self.dim * 4, self.dim, META.itemsize, self.words * 8)
+
+    def _next_rebuild(self) -> int:
+        """The rebuild counter a rebuild writes: one more than the header's when it
+        reads, else a random one (every process mapping the old files must notice)."""
+        if self._head is not None:
+            magic, *_, rebuilds = _HEAD.unpack(bytes(self._head[: _HEAD.size]))
+            if magic == MAGIC and rebuilds >= 0:
+                return int(rebuilds) + 1
+        return int.from_bytes(os.urandom(6), "little")
 
     def _open_head(self) -> None:
         path = self.paths["head"]
@@ -167,7 +198,7 @@ class IndexFile:
         if high <= self.capacity and self.capacity:
             return
         size = max(self._file_slots(), _rounded(high, self.block))
-        for part, width in (("f32", self.dim * 4), ("i8", self.dim), ("meta", META.itemsize)):
+        for part, width in zip(DATA, self._widths(), strict=True):
             path = self.paths[part]
             with open(path, "ab") as handle:
                 if handle.tell() < size * width:
@@ -176,6 +207,8 @@ class IndexFile:
         blocks = (size // self.block, self.dim, self.block)
         self.i8 = np.memmap(self.paths["i8"], np.int8, "r+", shape=blocks)
         self.meta = np.memmap(self.paths["meta"], META, "r+", shape=(size,))
+        words = (size // self.block, self.words, self.block)
+        self.bin = np.memmap(self.paths["bin"], np.uint64, "r+", shape=words)
         self.capacity = size
 
     def _file_slots(self) -> int:
@@ -188,6 +221,7 @@ class IndexFile:
         self.f32 = np.zeros((0, self.dim), np.float32)
         self.i8 = np.zeros((0, self.dim, self.block), np.int8)
         self.meta = np.zeros(0, META)
+        self.bin = np.zeros((0, self.words, self.block), np.uint64)
         self._head = None
         self.capacity = 0
 
@@ -216,7 +250,7 @@ class IndexFile:
                     return []
                 first = conn.execute(FIRST_SEQ).fetchone()[0]
                 if head is None or head[0] > last or (first is not None and first > head[0] + 1):
-                    return self._rebuild(conn, last, 0 if head is None else head[2] + 1)
+                    return self._rebuild(conn, last, self._next_rebuild())
                 return self._catch_up(conn, head, last)
             except sqlite3.Error as exc:
                 raise BackendError(f"cannot sync the vector index: {exc}") from exc
@@ -242,7 +276,7 @@ class IndexFile:
 
     def _rebuild(self, conn: sqlite3.Connection, last: int, rebuilds: int) -> list[int]:
         self.close()
-        for part in ("f32", "i8", "meta"):
+        for part in DATA:
             self.paths[part].unlink(missing_ok=True)  # (a zeroed file: no old bytes remain)
         self.remap(1)
         high, after = 0, 0
@@ -268,6 +302,7 @@ class IndexFile:
         self.f32[slots] = vectors
         blocks, offsets = np.divmod(slots, self.block)
         self.i8[blocks, :, offsets] = codes
+        self.bin[blocks, :, offsets] = _binary.encode(vectors)
         meta = np.zeros(len(rows), META)
         meta["opens"], meta["closes"], meta["expires"] = np.array([_bounds(r) for r in rows]).T
         meta["ns"] = [namespace_hashes(split_namespace(r[1])) for r in rows]
@@ -283,6 +318,7 @@ class IndexFile:
             self.f32[slots] = 0
             blocks, offsets = np.divmod(slots, self.block)
             self.i8[blocks, :, offsets] = 0
+            self.bin[blocks, :, offsets] = 0
             self.meta[slots] = np.zeros(1, META)
 
 

@@ -10,13 +10,19 @@ block whose session was built earlier is scored in float32 until that block is
 rebuilt (after :data:`PATCH_LIMIT` patches, or at once when a slot of it was
 erased, so no erased code stays in this process's memory).
 
-Two search paths, both exact (the two-pass logic of
-:class:`~engram.backends.sqlite._vectors.NearestRows`):
+Three search paths:
 
 - a prefix (or filter) holding few rows gathers them from the mapping and scores
-  only them: its cost follows its own size, not the store's;
-- otherwise every slot is scored by the int8 first pass (float32 over the
-  unsealed last block), masked, and the rows within reach rescored.
+  only them, exactly: its cost follows its own size, not the store's;
+- otherwise, below ``approximate_from`` slots, every slot is scored by the int8
+  first pass (float32 over the unsealed last block), masked, and the rows within
+  reach rescored: exact (the two-pass logic of
+  :class:`~engram.backends.sqlite._vectors.NearestRows`);
+- from ``approximate_from`` slots on (opt-in), every slot's sign-bit code is compared with
+  the query's (Hamming distance, :mod:`~engram.backends.sqlite._binary`), masked,
+  and the closest :func:`~engram.backends.sqlite._binary.candidate_count` rows
+  rescored exactly: approximate (a true neighbour whose code lies farther than the
+  candidates' is missed), reading 48 bytes a row instead of 384.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engram.backends.sqlite import _binary
 from engram.backends.sqlite._index_file import (
     FIRST_SEQ,
     LOGGED,
@@ -58,6 +65,9 @@ BACKGROUND_FROM = 16
 (scoring those blocks in float32 meanwhile) instead of before answering."""
 PREFIX_ROWS = 4_000_000
 """Slots kept in prefix row lists (least recently used out beyond)."""
+APPROXIMATE_FROM = 262_144
+"""Slots from which the sign-bit pass pays, for a store that opts in to it (the exact
+int8 pass reads 384 bytes a row for 384 dimensions: 100 MB at this size)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +86,16 @@ class IndexSearch:
     """This process's search state over one index file."""
 
     def __init__(
-        self, file: IndexFile, quantize_from: int | None, prefix_rows: int = PREFIX_ROWS
+        self,
+        file: IndexFile,
+        quantize_from: int | None,
+        prefix_rows: int = PREFIX_ROWS,
+        approximate_from: int | None = None,
     ) -> None:
         self.file = file
         self.prefix_limit = prefix_rows
         self.quantize_from = quantize_from
+        self.approximate_from = approximate_from
         self.seq = -1
         self.rebuilds = -1
         self.high = 0
@@ -90,6 +105,8 @@ class IndexSearch:
         self.sessions: dict[int, _Int8Pass] = {}
         self.patched: dict[int, Slots] = {}
         self.prefixes: OrderedDict[Namespace, Slots] = OrderedDict()
+        self.whole: set[Namespace] = set()
+        """Prefixes holding every live row (searched as the whole store, no list kept)."""
         self.lock = threading.RLock()
         self._builder: threading.Thread | None = None
 
@@ -102,6 +119,7 @@ class IndexSearch:
             self.sessions.clear()
             self.patched.clear()
             self.prefixes.clear()
+            self.whole.clear()
 
     # -- following the file -----------------------------------------------------------
 
@@ -126,11 +144,17 @@ class IndexSearch:
             self.seq, self.rebuilds, self.high = seq, rebuilds, high
 
     def _reset(self, high: int) -> None:
-        meta = self.file.meta
-        self.live = np.zeros(self.file.capacity, np.bool_)
-        self.live[:high] = meta["live"][:high] == 1
-        self.span = _span(meta[:high][self.live[:high]])
-        self.norm = float(meta["norm"][:high].max(initial=0.0)) * (1 + 1e-4)
+        """This process's state from the file, read one block of records at a time
+        (each copied once, then read column by column from the CPU cache)."""
+        live = np.zeros(self.file.capacity, np.bool_)
+        span, norm = _span(self.file.meta[:0], live[:0]), 0.0
+        for start in range(0, high, self.file.block):
+            part = np.array(self.file.meta[start : min(high, start + self.file.block)])
+            alive = part["live"] == 1
+            live[start : start + len(part)] = alive
+            span = _tighter(span, _span(part, alive))
+            norm = max(norm, float(part["norm"].max(initial=0.0)))
+        self.live, self.span, self.norm = live, span, norm * (1 + 1e-4)
         self.forget_caches()
 
     def _patch(self, slots: Slots, high: int) -> None:
@@ -143,11 +167,15 @@ class IndexSearch:
         meta = self.file.meta[slots]
         alive = meta["live"] == 1
         self.live[slots] = alive
-        self.span = _tighter(self.span, _span(meta[alive]))
+        self.span = _tighter(self.span, _span(meta, alive))
         self.norm = max(self.norm, float(meta["norm"].max()) * (1 + 1e-4))
         self._patch_sessions(slots, meta["norm"] == 0)
         for prefix, rows in list(self.prefixes.items()):
             self.prefixes[prefix] = self._repatch(prefix, rows, slots)
+        for prefix in list(self.whole):
+            outside = meta["ns"][:, len(prefix) - 1] != prefix_hash(prefix)
+            if (outside & alive).any():  # a live row outside: no longer every row
+                self.whole.discard(prefix)
         self._trim_prefixes()
 
     def _patch_sessions(self, slots: Slots, erased: npt.NDArray[np.bool_]) -> None:
@@ -181,16 +209,19 @@ class IndexSearch:
         if not prefix:
             return None
         with self.lock:
+            if prefix in self.whole:
+                return None
             rows = self.prefixes.get(prefix)
             if rows is None:
                 hashes = self.file.meta["ns"][: self.high, len(prefix) - 1]
                 found = (hashes == prefix_hash(prefix)) & self.live[: self.high]
                 rows = np.flatnonzero(found).astype(np.int64)
+                if len(rows) == int(np.count_nonzero(self.live[: self.high])):
+                    self.whole.add(prefix)  # the prefix holds every live row
+                    return None
                 self.prefixes[prefix] = rows
                 self._trim_prefixes()
             self.prefixes.move_to_end(prefix)
-            if len(rows) == int(np.count_nonzero(self.live[: self.high])):
-                return None  # the prefix holds every live row
             return rows
 
     def _trim_prefixes(self) -> None:
@@ -200,8 +231,9 @@ class IndexSearch:
     # -- searching --------------------------------------------------------------------
 
     def nearest(self, query: Query) -> tuple[Slots, F32]:
-        """``(slots, scores)``: every allowed slot that may rank in the top ``k``
-        (ties included), scored exactly; the caller orders and cuts."""
+        """``(slots, scores)``: the allowed slots of the top ``k`` (ties at the k-th
+        score included), scored exactly; the caller orders and cuts. Exact but for
+        the sign-bit pass (see the module)."""
         with self.lock:
             high = self.high
         allowed = query.allowed
@@ -209,8 +241,12 @@ class IndexSearch:
             allowed = allowed[(allowed < high)]
             allowed = allowed[self.live[allowed]]
             if len(allowed) * GATHER_FRACTION <= high:
-                return self._gathered(query, allowed)
-        return self._scanned(query, high, allowed)
+                return _best(*self._gathered(query, allowed), query.k)
+        return _best(*self._scanned(query, high, allowed), query.k)
+
+    def approximate(self, high: int) -> bool:
+        """Whether a scan of ``high`` slots takes the sign-bit pass."""
+        return self.approximate_from is not None and high >= self.approximate_from
 
     def _gathered(self, query: Query, slots: Slots) -> tuple[Slots, F32]:
         mask = self._valid(self.file.meta[slots], query)
@@ -219,7 +255,6 @@ class IndexSearch:
         return slots[rows], scores
 
     def _scanned(self, query: Query, high: int, allowed: Slots | None) -> tuple[Slots, F32]:
-        approx, error = self._first_pass(query.vector, high)
         if allowed is None:
             mask = self.live[:high].copy()
         else:
@@ -227,10 +262,29 @@ class IndexSearch:
             mask[allowed] = True
         if not self._all_valid(query):
             mask &= self._valid(self.file.meta[:high], query)
-        rows = _within_reach(approx, error, mask, query.k).astype(np.int64)
+        if self.approximate(high):
+            rows = self._sign_bit_pass(query, high, mask)
+            with _one_blas_thread():
+                approx = np.asarray(self.file.f32)[rows] @ query.vector  # (float32)
+            error = np.full(len(rows), self._f32_bound(query.vector), np.float32)
+            rows = rows[_within_reach(approx, error, None, query.k)]
+        else:
+            approx, error = self._first_pass(query.vector, high)
+            rows = _within_reach(approx, error, mask, query.k).astype(np.int64)
         wide = query.vector.astype(np.float64)
         exact = self.file.f32[rows].astype(np.float64) @ wide
         return rows, exact.astype(np.float32)
+
+    def _sign_bit_pass(self, query: Query, high: int, mask: npt.NDArray[np.bool_]) -> Slots:
+        """The allowed slots whose codes lie closest to the query's."""
+        code = _binary.encode(query.vector[None, :])[0]
+        block = self.file.block
+        codes = np.asarray(self.file.bin)  # (a plain view: no memmap per slice)
+        closest = _binary.Closest(high, self.file.words * 64)
+        for start in range(0, high, block):
+            end = min(high, start + block)
+            closest.add(start, codes[start // block, :, : end - start], code, mask[start:end])
+        return closest.rows(_binary.candidate_count(query.k, int(np.count_nonzero(mask))))
 
     def _all_valid(self, query: Query) -> bool:
         opens, closes, expires = self.span
@@ -326,11 +380,21 @@ class IndexSearch:
             return session
 
 
-def _span(meta: npt.NDArray[Any]) -> tuple[float, float, float]:
-    """Latest opening, earliest closing and earliest expiry of these rows."""
-    if not len(meta):
+def _best(slots: Slots, scores: F32, k: int) -> tuple[Slots, F32]:
+    """The slots scoring at least the ``k``-th best score."""
+    if len(scores) <= k:
+        return (slots, scores) if k > 0 else (slots[:0], scores[:0])
+    keep = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
+    return slots[keep], scores[keep]
+
+
+def _span(meta: npt.NDArray[Any], alive: npt.NDArray[np.bool_]) -> tuple[float, float, float]:
+    """Latest opening, earliest closing and earliest expiry of the ``alive`` rows
+    (read column by column: no copy of whole records)."""
+    if not alive.any():
         return (-np.inf, np.inf, np.inf)
-    return (float(meta["opens"].max()), float(meta["closes"].min()), float(meta["expires"].min()))
+    opens, closes = meta["opens"][alive], meta["closes"][alive]
+    return (float(opens.max()), float(closes.min()), float(meta["expires"][alive].min()))
 
 
 def _tighter(

@@ -86,9 +86,14 @@ class SQLiteColdBackend(ColdBackend):
         *,
         cache_rows: int = 1_000_000,
         quantize_from: int | None = QUANTIZE_FROM,
+        approximate_from: int | None = None,
     ) -> None:
+        """``approximate_from``: rows from which a search over most of the store takes
+        the approximate sign-bit pass of the vector index (None, the default: always
+        exact; it starts to pay from about 262,144 rows, ``APPROXIMATE_FROM``)."""
         self._path = Path(path)
         self._quantize_from = quantize_from
+        self._approximate_from = approximate_from
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._depth = 0
@@ -487,7 +492,9 @@ class SQLiteColdBackend(ColdBackend):
                 if index is not None:
                     index.file.close()
                 file = IndexFile(self._path, model_id, dim)
-                index = IndexSearch(file, self._quantize_from, self._cache_rows * 4)
+                index = IndexSearch(
+                    file, self._quantize_from, self._cache_rows * 4, self._approximate_from
+                )
                 self._indexes[model_id] = index
             return index
 
