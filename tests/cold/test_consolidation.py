@@ -123,6 +123,16 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("I like jazz", None),
         ("Wie heißt mein Hund?", None),
         ("Note: call the bank", None),
+        ("I'm a strict vegan", "diet"),
+        ("I don't eat meat", "diet"),
+        ("I eat meatballs on Sundays", None),
+        ("I'm engaged to Tom", "relationship_status"),
+        ("I'm engaged in a long project", None),
+        ("I own a red pickup truck", "car"),
+        ("I own a bakery", None),
+        ("I drive a hard bargain", None),
+        ("I was laid off in May", "employer"),
+        ("I retired last year", "occupation"),
     ],
 )
 def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | None) -> None:
@@ -140,6 +150,12 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My manager is Sarah", "Tom is my manager now"),
         ("I have two kids", "I have three children"),
         ("I live in Berlin", "I'm based in Lyon these days"),
+        ("I am vegetarian", "I eat meat now"),
+        ("I'm on a keto diet", "I've gone vegan"),
+        ("I'm single", "I got married in June"),
+        ("I drive an electric car", "I sold my car"),
+        ("I work as a nurse", "I retired last year"),
+        ("I work at Globex", "I was laid off last week"),
     ],
 )
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -168,6 +184,9 @@ def test_a_paraphrased_new_value_supersedes_the_old(
         ("I'm 34 years old", "I don't like to talk about my age"),
         ("My phone number is 555 0100", "I lost my phone yesterday"),
         ("My risk tolerance is low", "I read a paper on risk tolerance"),
+        ("I am vegetarian", "I eat meatballs on Sundays"),
+        ("I'm married", "I'm engaged in a long project"),
+        ("I drive an electric car", "I own a bakery"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:
@@ -180,6 +199,8 @@ def test_different_things_are_not_superseded(store: LongTermStore, one: str, oth
     [
         ("I live in Berlin", "I no longer live in Berlin"),
         ("I work at Globex", "I don't work at Globex anymore"),
+        ("I work at Globex", "I quit my job"),
+        ("I eat meat", "I stopped eating meat"),
     ],
 )
 def test_a_retraction_in_the_relations_own_form_ends_it(

@@ -6,7 +6,8 @@ served as current. :func:`infer_slot` reads the attribute from the common Englis
 of a statement about oneself:
 
 - ``My <attribute> is|are|was|has become|changed to <value>``;
-- a few single-valued relations: where the user lives, where they work, their age and name.
+- a few single-valued relations: where the user lives, where they work (or that they left
+  their job), their occupation, age, name, diet, relationship status and car.
 
 ``<Label>: <value>`` is not read: it is also how a conversation turn names its speaker
 ("Ann: yesterday I went to the museum"), and two turns of one speaker are no contradiction.
@@ -30,6 +31,8 @@ _MY = re.compile(rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+{_COPULA}\s+(?P
 _NOW = r"(?:now\s+|currently\s+|just\s+|recently\s+|finally\s+|no\s+longer\s+|don't\s+)?"
 """Words between the subject and the verb: when ("now"), or a retraction ("no longer")."""
 _NUMBER = r"(?:\d{1,2}|no|one|two|three|four|five|six|seven|eight|nine|ten)"
+_DIETS = r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore|omnivore|keto)"
+_VEHICLES = r"(?:car|suv|truck|pickup|van|minivan|hatchback|sedan|convertible)"
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("home", re.compile(rf"^i\s+{_NOW}(?:live|reside)\s+in\s+\S")),
     ("home", re.compile(rf"^i(?:'m| am)\s+{_NOW}(?:living|based|settled)\s+in\s+\S")),
@@ -51,6 +54,28 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "number_of_children",
         re.compile(rf"^i\s+{_NOW}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
     ),
+    ("employer", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:left|quit|lost)\s+my\s+job\b")),
+    ("employer", re.compile(r"^i\s+(?:was|got|have\s+been)\s+(?:laid\s+off|fired|let\s+go)\b")),
+    ("occupation", re.compile(rf"^i(?:'m| am|'ve| have)?\s+{_NOW}(?:retired|unemployed)\b")),
+    ("diet", re.compile(rf"^i(?:'m| am)\s+{_NOW}(?:not\s+)?(?:an?\s+)?(?:strict\s+)?{_DIETS}\b")),
+    ("diet", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:gone|turned|become|went)\s+{_DIETS}\b")),
+    ("diet", re.compile(rf"^i\s+{_NOW}(?:(?:do\s+not|don't|never)\s+)?eat\s+meat\b")),
+    ("diet", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:started|stopped|quit)\s+eating\s+meat\b")),
+    ("diet", re.compile(rf"^i(?:'m| am)?\s+{_NOW}(?:on|follow(?:ing)?)\s+an?\s+(?:\S+\s+)?diet\b")),
+    (
+        "relationship_status",
+        re.compile(
+            rf"^i(?:'m| am)\s+{_NOW}(?:single|married|engaged|divorced|separated|widowed"
+            rf"|in\s+a\s+relationship)\b(?!\s+(?:in|from|by|on|at|about)\b)"
+        ),
+    ),
+    (
+        "relationship_status",
+        re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:got|gotten)\s+(?:married|engaged|divorced)\b"),
+    ),
+    ("car", re.compile(rf"^i\s+{_NOW}(?:drive|own)\s+an?\s+(?:[\w-]+\s+){{0,3}}?{_VEHICLES}\b")),
+    ("car", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:sold|bought|got\s+rid\s+of)\s+my\s+car\b")),
+    ("car", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:bought|got)\s+an?\s+(?:new\s+)?car\b")),
 )
 _READ_BY_FORM = frozenset(name for name, _ in _RELATIONS)
 """Slots only their own forms give a value of, never a mention of the word."""
