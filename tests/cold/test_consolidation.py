@@ -133,6 +133,15 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("I drive a hard bargain", None),
         ("I was laid off in May", "employer"),
         ("I retired last year", "occupation"),
+        ("The user now works at Initech.", "employer"),
+        ("The user's email is a@example.com", "email"),
+        ("Carol lives in Lisbon.", "carol_home"),
+        ("Kim's favourite colour is blue", "kim_favorite_color"),
+        ("Ana Lima is based in Porto", "ana_lima_home"),
+        ("He lives in Rome", None),
+        ("Yesterday I moved to Rome", "home"),
+        ("Melanie's daughter is learning Python", None),
+        ("Users love this feature", None),
     ],
 )
 def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | None) -> None:
@@ -156,6 +165,9 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I drive an electric car", "I sold my car"),
         ("I work as a nurse", "I retired last year"),
         ("I work at Globex", "I was laid off last week"),
+        ("Carol lives in Lisbon.", "Carol moved to Berlin and lives there now."),
+        ("The user works at Globex as an analyst.", "The user now works at Initech."),
+        ("Kim's favourite colour is blue.", "Kim's favorite color is now green."),
     ],
 )
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -187,6 +199,8 @@ def test_a_paraphrased_new_value_supersedes_the_old(
         ("I am vegetarian", "I eat meatballs on Sundays"),
         ("I'm married", "I'm engaged in a long project"),
         ("I drive an electric car", "I own a bakery"),
+        ("I live in Oslo", "Tom lives in Paris"),
+        ("Tom lives in Paris", "Ann lives in Paris"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -104,7 +104,8 @@ _PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
 """A value that is a name ("Sarah", "Ana Lima")."""
 _VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always)\b")
 _PREFIX = re.compile(
-    r"^(?:(?:actually|now|currently|these days|lately|today|by the way|btw|update|oh|well|so)"
+    r"^(?:(?:actually|now|currently|these days|lately|today|yesterday|recently|by the way|btw"
+    r"|update|oh|well|so|last (?:week|month|year)|this (?:week|month|year)|in \d{4})"
     r"[, ]+)+"
 )
 _SPELLING = {
@@ -191,8 +192,59 @@ def _value_named(attribute: str, value: str) -> str | None:
     return None
 
 
+_THIRD_PERSON = {
+    "is": "am", "'s": "'m", "has": "have", "lives": "live", "resides": "reside",
+    "works": "work", "eats": "eat", "drives": "drive", "owns": "own", "follows": "follow",
+    "doesn't": "don't", "does": "do",
+}  # fmt: skip
+"""Verbs of a statement about someone in the third person, as the first person says them."""
+_ADVERBS = frozenset("now currently just recently finally still no longer".split())  # noqa: SIM905
+_SUBJECT = re.compile(
+    r"^(?:(?P<user>(?i:the\s+user|user))|(?P<name>[A-Z][\w-]*(?: [A-Z][\w-]*)?))(?P<rest>'s\s.*|\s.*)$"
+)
+_NOT_NAMES = frozenset(
+    """i my we our you your he his she her they their it its this that these those there
+    the a an today yesterday tomorrow now actually also then so but and""".split()  # noqa: SIM905
+)
+
+
+def _as_first_person(text: str) -> tuple[str, str | None] | None:
+    """``text`` about "the user" or a named person, said in the first person, and whose
+    it is (``None``: the user's own): "Carol moved to Berlin" → ("I moved to Berlin",
+    "carol"), "The user's email is ..." → ("my email is ...", None)."""
+    match = _SUBJECT.match(text.strip().replace("\u2019", "'"))
+    if match is None:
+        return None
+    name = match.group("name")
+    if name is not None and name.split()[0].lower() in _NOT_NAMES:
+        return None
+    owner = None if name is None else name.lower().replace(" ", "_")
+    rest = match.group("rest")
+    if rest.startswith("'s "):
+        return "my " + rest[3:], owner
+    words = rest.split()
+    for i, word in enumerate(words):
+        if word.lower() not in _ADVERBS:
+            words[i] = _THIRD_PERSON.get(word.lower(), word)
+            break
+    return "I " + " ".join(words), owner
+
+
 def infer_slot(text: str) -> str | None:
-    """The attribute ``text`` gives a value of (``"risk_tolerance"``), or ``None``."""
+    """The attribute ``text`` gives a value of (``"risk_tolerance"``), or ``None``.
+
+    A statement about "the user" reads as the user's own; one about a named person
+    ("Carol lives in Lisbon", "Kim's favourite colour is blue") gets that person's slot
+    (``carol_home``), which never supersedes the user's own (``home``)."""
+    if (own := _first_person_slot(text)) is not None:
+        return own
+    said = _as_first_person(text)
+    if said is None or (slot := _first_person_slot(said[0])) is None:
+        return None
+    return slot if said[1] is None else f"{said[1]}_{slot}"
+
+
+def _first_person_slot(text: str) -> str | None:
     clean = _clean(text)
     for name, pattern in _RELATIONS:
         if pattern.search(clean):
