@@ -168,6 +168,9 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("Carol lives in Lisbon.", "Carol moved to Berlin and lives there now."),
         ("The user works at Globex as an analyst.", "The user now works at Initech."),
         ("Kim's favourite colour is blue.", "Kim's favorite color is now green."),
+        ("Bob takes his coffee black.", "Bob now takes his coffee with oat milk."),
+        ("I prefer email for updates", "These days I prefer Slack for updates"),
+        ("I drink tea in the morning", "I now drink coffee in the morning instead"),
     ],
 )
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -200,6 +203,10 @@ def test_a_paraphrased_new_value_supersedes_the_old(
         ("I'm married", "I'm engaged in a long project"),
         ("I drive an electric car", "I own a bakery"),
         ("I live in Oslo", "Tom lives in Paris"),
+        ("I like jazz", "I now like rock"),
+        ("I like jazz", "I now also like jazz fusion"),
+        ("I use Windows at work", "Now I use a Mac at home"),
+        ("I play tennis with Tom", "Tom now plays tennis with Ann"),
         ("Tom lives in Paris", "Ann lives in Paris"),
     ],
 )
@@ -215,6 +222,7 @@ def test_different_things_are_not_superseded(store: LongTermStore, one: str, oth
         ("I work at Globex", "I don't work at Globex anymore"),
         ("I work at Globex", "I quit my job"),
         ("I eat meat", "I stopped eating meat"),
+        ("I take sugar in my coffee", "I no longer take sugar in my coffee"),
     ],
 )
 def test_a_retraction_in_the_relations_own_form_ends_it(

@@ -200,7 +200,8 @@ _THIRD_PERSON = {
 """Verbs of a statement about someone in the third person, as the first person says them."""
 _ADVERBS = frozenset("now currently just recently finally still no longer".split())  # noqa: SIM905
 _SUBJECT = re.compile(
-    r"^(?:(?P<user>(?i:the\s+user|user))|(?P<name>[A-Z][\w-]*(?: [A-Z][\w-]*)?))(?P<rest>'s\s.*|\s.*)$"
+    r"^(?:(?P<user>(?i:the\s+user|user))|(?P<name>[A-Z][\w-]*(?: [A-Z][\w-]*)?))"
+    r"(?P<rest>'s\s.*|\s.*)$"
 )
 _NOT_NAMES = frozenset(
     """i my we our you your he his she her they their it its this that these those there
@@ -277,3 +278,42 @@ def mentions_slot(text: str, slot: str) -> bool:
         rf"\b{phrase}\s+{_COPULA}\s+\S",
     )
     return any(re.search(form, clean) for form in valued)
+
+
+_CHANGE = re.compile(
+    r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer)\b"
+)
+"""Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
+_ALSO = re.compile(r"\b(?:also|too|as well|another|more|again and again)\b")
+_FILLER = frozenset(
+    """a an the my his her their our your its of in on at to for with and or but by from
+    now nowadays these days anymore any more instead switched changed no longer not don't
+    doesn't do does is are am was were be been has have had i me he she they we it this that
+    just really very usually always often still currently mostly""".split()  # noqa: SIM905
+)
+
+
+def _clause(text: str) -> tuple[str, str, frozenset[str]] | None:
+    """(subject, verb stem, content words after the verb) of a short statement."""
+    words = re.findall(r"[a-z][a-z'-]*", _clean(text))
+    if len(words) < 3 or words[0] in _NOT_NAMES - {"i"}:
+        return None
+    rest = [w for w in words[1:] if w not in _FILLER]
+    if len(rest) < 2:
+        return None
+    verb = re.sub(r"(?:es|s)$", "", rest[0]) if len(rest[0]) > 3 else rest[0]
+    return words[0], verb, frozenset(rest[1:])
+
+
+def changes_value(new: str, old: str) -> bool:
+    """Whether ``new`` says that ``old`` has changed: a change word ("now", "these days",
+    "instead"), the same subject and verb, and a thing both speak of ("Bob takes his
+    coffee black" → "Bob now takes his coffee with oat milk"); never with "also" or "too"
+    ("I now also like rock" adds to "I like jazz")."""
+    lowered = new.lower()
+    if not _CHANGE.search(lowered) or _ALSO.search(lowered):
+        return False
+    said, before = _clause(new), _clause(old)
+    if said is None or before is None:
+        return False
+    return said[:2] == before[:2] and bool(said[2] & before[2])
