@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cold_support import Clock
 
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore, open_store
@@ -32,20 +32,6 @@ BACKENDS = [
 
 
 StoreFactory = Callable[..., LongTermStore]
-
-
-class Clock:
-    """A test clock: starts at a fixed instant and ticks one microsecond per reading."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(microseconds=1)
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 @pytest.fixture

@@ -14,12 +14,13 @@ import itertools
 import tempfile
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from cold_support import Clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,15 +32,6 @@ NAMESPACES = [("t", "u1"), ("t", "u10"), ("t", "u1", "a"), ("t2", "u1")]
 PREFIXES = [(), ("t",), ("t", "u1"), ("t", "u10"), ("t2",)]
 WORDS = ["sail", "lake", "tea", "bike", "rain", "jazz"]
 EMBEDDER = HashEmbedder(32)
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(microseconds=1)
-        return self.now
 
 
 def _text(words: list[int]) -> str:
@@ -59,7 +51,7 @@ operations = st.one_of(
 )
 
 
-def _apply(store: LongTermStore, clock: _Clock, step: tuple[Any, ...]) -> None:
+def _apply(store: LongTermStore, clock: Clock, step: tuple[Any, ...]) -> None:
     kind, *args = step
     if kind == "put":
         space, key, text, ttl = args
@@ -92,7 +84,7 @@ def _answers(backend: SQLiteColdBackend, now: datetime) -> list[object]:
     return found
 
 
-def _store(path: Path, clock: _Clock) -> LongTermStore:
+def _store(path: Path, clock: Clock) -> LongTermStore:
     store = LongTermStore(SQLiteColdBackend(path), embedder=EMBEDDER, clock=clock, policy=None)
     store.setup()
     serial = itertools.count()
@@ -100,9 +92,9 @@ def _store(path: Path, clock: _Clock) -> LongTermStore:
     return store
 
 
-def _both(run: Callable[[LongTermStore, LongTermStore, _Clock, _Clock], None]) -> None:
+def _both(run: Callable[[LongTermStore, LongTermStore, Clock, Clock], None]) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        inside_clock, outside_clock = _Clock(), _Clock()
+        inside_clock, outside_clock = Clock(), Clock()
         inside = _store(Path(folder) / "inside.db", inside_clock)
         outside = _store(Path(folder) / "outside.db", outside_clock)
         try:
@@ -119,7 +111,7 @@ def _both(run: Callable[[LongTermStore, LongTermStore, _Clock, _Clock], None]) -
 def test_reads_inside_a_transaction_see_its_writes_as_if_committed(
     before: list[tuple[Any, ...]], steps: list[tuple[Any, ...]]
 ) -> None:
-    def run(inside: LongTermStore, outside: LongTermStore, ic: _Clock, oc: _Clock) -> None:
+    def run(inside: LongTermStore, outside: LongTermStore, ic: Clock, oc: Clock) -> None:
         for step in before:  # committed first: the index holds these
             _apply(inside, ic, step)
             _apply(outside, oc, step)
@@ -135,7 +127,7 @@ def test_reads_inside_a_transaction_see_its_writes_as_if_committed(
 
 
 def test_another_thread_sees_only_what_is_committed(tmp_path: Path) -> None:
-    clock = _Clock()
+    clock = Clock()
     store = _store(tmp_path / "m.db", clock)
     scan = Scan(("t",), View(clock.now + timedelta(hours=1)), (), ())
     try:
@@ -161,7 +153,7 @@ def test_another_thread_sees_only_what_is_committed(tmp_path: Path) -> None:
 
 
 def test_a_failed_transaction_leaves_the_reads_as_they_were(tmp_path: Path) -> None:
-    clock = _Clock()
+    clock = Clock()
     store = _store(tmp_path / "m.db", clock)
     try:
         store.put(("t", "u1"), "old", {"text": "sail lake"})

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cold_support import Clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -39,15 +40,6 @@ def _block_size_restored() -> Iterator[None]:
     _index_file.BLOCK = block
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(microseconds=1)
-        return self.now
-
-
 def _text(words: list[int]) -> str:
     return " ".join(WORDS[w] for w in words)
 
@@ -66,7 +58,7 @@ operations = st.one_of(
 )
 
 
-def _apply(store: LongTermStore, clock: _Clock, step: tuple[Any, ...], serial: int) -> None:
+def _apply(store: LongTermStore, clock: Clock, step: tuple[Any, ...], serial: int) -> None:
     kind, *args = step
     if kind == "put":
         space, key, text, ttl = args
@@ -126,7 +118,7 @@ def test_a_long_lived_store_answers_as_a_freshly_opened_one(
     monkeypatch.setattr(_index_search, "PATCH_LIMIT", 2)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "m.db"
-        clock = _Clock()
+        clock = Clock()
         store = LongTermStore(
             SQLiteColdBackend(path, quantize_from=1), embedder=EMBEDDER, clock=clock
         )
@@ -145,7 +137,7 @@ def test_a_long_lived_store_answers_as_a_freshly_opened_one(
             store.close()
 
 
-def _cached_store(path: Path, clock: _Clock) -> tuple[LongTermStore, SQLiteColdBackend]:
+def _cached_store(path: Path, clock: Clock) -> tuple[LongTermStore, SQLiteColdBackend]:
     _index_file.BLOCK = 16  # (put back by the autouse fixture)
     backend = SQLiteColdBackend(path, quantize_from=1)
     store = LongTermStore(backend, embedder=EMBEDDER, clock=clock)
@@ -157,7 +149,7 @@ def _cached_store(path: Path, clock: _Clock) -> tuple[LongTermStore, SQLiteColdB
 
 
 def test_a_write_patches_the_index_state_instead_of_reloading_it(tmp_path: Path) -> None:
-    clock = _Clock()
+    clock = Clock()
     store, backend = _cached_store(tmp_path / "m.db", clock)
     try:
         scan = _scan(("t",), clock.now)
@@ -177,7 +169,7 @@ def test_a_write_patches_the_index_state_instead_of_reloading_it(tmp_path: Path)
 
 
 def test_an_erased_vector_leaves_the_index_and_its_sessions(tmp_path: Path) -> None:
-    clock = _Clock()
+    clock = Clock()
     store, backend = _cached_store(tmp_path / "m.db", clock)
     marker = "zanzibar quokka marmalade"
     try:
@@ -219,7 +211,7 @@ store.close()
 
 
 def test_writes_by_another_process_still_reach_a_patched_cache(tmp_path: Path) -> None:
-    clock = _Clock()
+    clock = Clock()
     path = tmp_path / "m.db"
     store, backend = _cached_store(path, clock)
     try:

@@ -96,6 +96,18 @@ async def check_recall_keeps_to_the_budget_and_asks_the_past(client: Client) -> 
     assert naive.is_error and "as_of" in text(naive)
 
 
+async def check_recall_takes_the_profile_and_score_options(client: Client) -> None:
+    unrelated = "Which harbour ferries run on Sundays?"
+    assert MARKER not in text(await call(client, "recall", query=unrelated))
+    forced = text(await call(client, "recall", query=unrelated, include_profile=True))
+    assert MARKER in forced  # every profile fact, asked for
+    strict = text(await call(client, "recall", query="ferries", min_score=1.0))
+    assert strict.startswith("(nothing remembered")
+    for bad in (-0.1, 1.5):
+        refused = await call(client, "recall", query="codename", min_score=bad)
+        assert refused.is_error and "min_score" in text(refused)
+
+
 async def check_memory_tool_commands_edit_documents(client: Client) -> None:
     created = await call(
         client, "memory_create", path="/memories/plan.md", file_text="# Plan\nstep one\n"
@@ -198,6 +210,7 @@ CHECKS = (
     check_tools_have_descriptions_scopes_and_schemas,
     check_remember_recall_forget_round_trip,
     check_recall_keeps_to_the_budget_and_asks_the_past,
+    check_recall_takes_the_profile_and_score_options,
     check_memory_tool_commands_edit_documents,
     check_a_document_write_that_gives_orders_is_held,
     check_recalled_text_comes_back_escaped_as_data,

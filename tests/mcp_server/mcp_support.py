@@ -32,6 +32,7 @@ from engram.policy import WritePolicy
 from engram.recall import HashEmbedder
 from engram.server.auth import open_keyring
 from engram.server.keys import split_token
+from engram.stores.audit import ErasureRecord, open_audit
 from engram.stores.hot import thread_config
 
 MARKER = "quokka-4471"
@@ -167,3 +168,9 @@ def revoke_key(home: Path, token: str) -> None:
     key_id, tenant = split_token(token)
     with keyring.store:
         keyring.revoke(tenant, key_id)
+
+
+def erasures(home: Path, principal: Principal) -> list[ErasureRecord]:
+    """The erasure log's records of ``principal`` in ``home``, newest first."""
+    with open_audit(home) as log:
+        return [r for r in log.list(principal.tenant_id) if r.user_id == principal.user_id]

@@ -28,6 +28,7 @@ from mcp_support import (
     THREAD,
     bearer,
     call,
+    erasures,
     http_server,
     make_key,
     revoke_key,
@@ -36,6 +37,7 @@ from mcp_support import (
 )
 
 from engram import Principal
+from engram.server.keys import split_token
 from engram.server.mcp import TENANT_LEVEL
 
 EVERY = ("read", "write", "erase")
@@ -354,6 +356,9 @@ async def test_forget_everything_over_http(world: World) -> None:
     async with bearer(world.url, world.alice) as client:
         report = await check_forget_everything(client)
     assert report["participants"]["api_keys"]["keys"] >= 1  # every key bound to Alice
+    (record,) = erasures(world.home, ALICE)  # on record, naming the key that asked
+    assert record.actor == split_token(world.alice)[0]
+    assert record.counts["facts"] == report["facts"]["keys"]
     assert _initialize(world.url, world.alice).status_code == 401  # her key went with her
     async with bearer(world.url, world.key(ALICE)) as client:  # a key made afterwards
         await check_nothing_left(client)

@@ -7,6 +7,7 @@ a session of its own.
 
 from __future__ import annotations
 
+import getpass
 import os
 import subprocess
 from pathlib import Path
@@ -14,7 +15,9 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp_checks import CHECKS, check_forget_everything, check_nothing_left
-from mcp_support import ALICE, MARKER, call, engram_mcp, make_key, revoke_key, text
+from mcp_support import ALICE, MARKER, call, engram_mcp, erasures, make_key, revoke_key, text
+
+from engram import Principal
 
 
 def _as_alice(home: Path) -> Client:
@@ -28,9 +31,23 @@ async def test_every_check_over_stdio(home: Path) -> None:
 
 
 async def test_forget_everything_over_stdio(home: Path) -> None:
+    assert erasures(home, ALICE) == []
     async with _as_alice(home) as client:
-        await check_forget_everything(client)
+        report = await check_forget_everything(client)
         await check_nothing_left(client)
+    (record,) = erasures(home, ALICE)  # the erasure is on record: who, and how much
+    assert record.actor == f"mcp:{getpass.getuser()}"
+    assert record.counts["facts"] == report["facts"]["keys"] >= 2
+    assert erasures(home, Principal(ALICE.tenant_id, "bob")) == []
+
+
+async def test_forgetting_facts_by_key_is_not_an_erasure_of_the_user(home: Path) -> None:
+    async with _as_alice(home) as client:
+        kept = await call(client, "remember", observation="Collects vintage fountain pens")
+        key = kept.structured_content["key"] if kept.structured_content else None
+        report = (await call(client, "forget", keys=[key])).structured_content
+    assert report is not None and report["facts"]["keys"] == 1
+    assert erasures(home, ALICE) == []
 
 
 def _run_once(params: StdioServerParameters) -> subprocess.CompletedProcess[str]:

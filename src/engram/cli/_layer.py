@@ -182,7 +182,7 @@ def _audit(home: Path | None, url: str | None, report: dict[str, Any]) -> None:
     from engram.stores.audit import open_audit, record_of
 
     when = datetime.now(UTC)
-    record = record_of(report["tenant_id"], report["user_id"], _actor(), report, when)
+    record = record_of(report["tenant_id"], report["user_id"], local_actor("cli"), report, when)
     try:
         with open_audit(home or DEFAULT_HOME, url=url) as log:
             log.add(record)
@@ -190,11 +190,13 @@ def _audit(home: Path | None, url: str | None, report: dict[str, Any]) -> None:
         raise click.ClickException(f"erased, but the audit record was not written: {exc}") from exc
 
 
-def _actor() -> str:
+def local_actor(channel: str) -> str:
+    """``channel:login``, the operating-system user running this process, as the erasure
+    log names who asked (``channel`` alone when the environment has no user name)."""
     try:
-        return f"cli:{getpass.getuser()}"
+        return f"{channel}:{getpass.getuser()}"
     except (KeyError, OSError):  # no user name in this environment
-        return "cli"
+        return channel
 
 
 @click.command("erasures")

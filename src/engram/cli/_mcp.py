@@ -47,11 +47,14 @@ def _stdio_access(
         return mcp.KeyAccess(authenticator, key, user)
     if tenant is None or user is None:
         raise InvalidInputError("engram mcp over stdio acts for --tenant and --user, or --key")
-    return mcp.FixedAccess(Principal(tenant, user))
+    from engram.cli._layer import local_actor
+
+    return mcp.FixedAccess(Principal(tenant, user), started_by=local_actor("mcp"))
 
 
-def _serve_http(memory: Memory, options: dict[str, Any], home: Path | None, url: str | None
-                ) -> None:
+def _serve_http(
+    memory: Memory, audit: Any, options: dict[str, Any], home: Path | None, url: str | None
+) -> None:
     mcp = _server_module()
     from engram.server.auth import open_authenticator
 
@@ -69,6 +72,7 @@ def _serve_http(memory: Memory, options: dict[str, Any], home: Path | None, url:
         issuer_url=options["issuer_url"],
         user=options["user"],
         host=host,
+        audit=audit,
     )
     click.echo(f"engram MCP server at {resource}", err=True)
     mcp.serve_http(app, host, port)
@@ -121,12 +125,17 @@ def mcp_cmd(
         raise InvalidInputError("over --http the tenant comes from each request's credential")
     if not http and options["jwt"] is not None:
         raise InvalidInputError("--jwt-* options verify bearer tokens over --http only")
+    from engram.stores.audit import open_audit
+
     access = None if http else _stdio_access(tenant, user, key, home, url)
-    with Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory:
+    with (
+        Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory,
+        open_audit(home or DEFAULT_HOME, url=url) as audit,
+    ):
         if access is None:
-            _serve_http(memory, {**options, "user": user}, home, url)
+            _serve_http(memory, audit, {**options, "user": user}, home, url)
         else:
-            _server_module().run_stdio(memory, access)
+            _server_module().run_stdio(memory, access, audit)
 
 
 def register(main: click.Group) -> None:

@@ -140,6 +140,10 @@ OVERRIDE = _signal(
     r"|superseded|overridden|disabled|removed|withdrawn|no longer (?:valid|in effect|active|applicable)"
     r"|out of date|outdated)\b",
     rf"\b{_OBJECT}\s+(?:\S+\s+){{0,3}}?no longer (?:apply|applies|count|counts|matter|hold)\b",
+    r"\b(?:supersedes?|replaces?|overrides?|overrules?|takes? precedence over|trumps?|outranks?)"
+    r"\s+(?:all\s+|any\s+)?(?:your|the (?:assistant|ai|agent|model)'s|(?:previous|prior|earlier"
+    r"|original|other|existing) (?:system )?)\s*(?:\S+\s+)?(?:instructions?|prompts?|guidelines"
+    r"|directives?|programming|system (?:message|prompt)|rules|polic(?:y|ies)|orders)\b",
     r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all|what)\s+(?:\S+\s+){0,3}?"
     r"(?:above|before|previously|earlier|prior|you (?:were|have been|'ve been) told)",
     # de
@@ -210,7 +214,8 @@ ROLE = _signal(
     r" sin (?:restricciones|reglas)|\bsem (?:restrições|regras)\b|\bsenza (?:restrizioni|regole)\b"
     r"|\bzonder (?:beperkingen|regels)\b|बिना (?:किसी )?(?:प्रतिबंध|नियम)|(?:بلا|بدون) (?:أي )?(?:قيود|قواعد)"
     r"|제한 없는|bez ograniczeń|kuralsız",
-    r"\byour (?:new|real|true|actual) (?:role|persona|identity|name|task|purpose|goal|instructions?)\b",
+    r"\byour (?:new|real|true|actual)(?: (?:top|main|only|sole|primary|highest|first))? (?:role"
+    r"|persona|identity|name|task|purpose|goal|instructions?|priority|objective|mission|directive)\b",
     rf"\b{_YOU} (?:are|is|'re) (?:no longer|not) (?:bound|restricted|limited|constrained) by\b",
     # de
     r"\b(?:du bist|sie sind) (?:jetzt|ab sofort|nun|ab heute)\b|\bab (?:jetzt|sofort|heute)"
@@ -260,8 +265,15 @@ OBLIGATION = _signal(
     rf"our |any )?(?:ai|{_AI}s?|language model)\b",
     rf"(?:^|[.!?\n]\s*)(?:dear|hey|hi|attention|to|for|note to|psst),? (?:the |my |any |whichever )?"
     rf"(?:ai|{_AI})\b(?:\s+\w+){{0,3}}\s*[:,!-]",
-    r"\b(?:whenever|if|when) (?:the user|anyone|someone|somebody|they|a user)\b.{0,80}\b(?:reply"
+    r"\b(?:whenever|if|when|every time|each time|any time) (?:the user|anyone|someone|somebody|they"
+    r"|a user)\b.{0,80}\b(?:reply"
     r"|respond|answer|tell (?:them|the user)|say) (?:with|that|only|by)\b",
+    _NOT_FIRST_PERSON
+    + r"\b(?:quietly|silently|secretly|covertly|discreetly)\s+(?:add|insert|include|append|change"
+    r"|alter|replace|send|forward|recommend|mention|steer|redirect|remove|delete|drop)\b",
+    r"\b(?:whenever|every time|each time|any time|if|when)\b.{0,60}\b(?:appears|is mentioned"
+    r"|comes up|shows up|is used)\b,?\s+(?:you\s+)?(?:must\s+|should\s+)?(?:always\s+)?(?:reply"
+    r"|respond|answer|say|output|print|insert|include|recommend)\b",
     # de / nl
     r"\b(?:du|sie|der assistent|die ki|das modell|der agent|der bot) (?:musst|müssen|muss|sollst"
     r"|sollen|soll|darfst|dürfen|darf|wirst) (?:ab sofort |jetzt |künftig |in zukunft )?(?:immer"
@@ -433,7 +445,9 @@ _SECRET = (
     r"|transcripts?|memor(?:y|ies)|credentials?|passwords?|passcodes?|api[ _-]?keys?|tokens?"
     r"|secrets?|system prompt|personal (?:data|information|details)|user data|account numbers?"
     r"|everything|all (?:the )?(?:data|info\w*|details|messages|files|notes|records)|contacts"
-    r"|logs|database|session|cookies|private keys?|seed phrase|gespräch\w*|verlauf|erinnerung\w*"
+    r"|logs|database|session|cookies|private keys?|seed phrase|(?:the )?users?'s? \w+|portfolios?"
+    r"|holdings|financ\w* (?:data|details|records|information)|bank (?:details|statements?)"
+    r"|card (?:numbers?|details)|gespräch\w*|verlauf|erinnerung\w*"
     r"|passw\w*|zugangsdaten|daten|nachrichten|historique|mémoires?|mots de passe|identifiants"
     r"|données|historial|conversaci\w*|memoria|contraseñas|credenciales|datos|gesprek\w*"
     r"|\w*geschiedenis|\w*verlauf|\w*historie|wachtwoord\w*|gegevens|cronologia|conversazion\w*|dati|conversas?|histórico"
@@ -460,10 +474,15 @@ _EXFILTRATION = _signal(
     "asks to send data or credentials elsewhere",
     r"!\[[^\]]*\]\(\s*(?:https?:)?//",
     r"https?://\S*(?:\{[^}\s]*\}|\$\{|%7B|<[a-z_ ]{3,30}>|\[[A-Z_ ]{3,30}\])",
-    r"\b(?:append|include|add|encode|embed|put|insert)\b.{0,60}\b(?:to|in|into)\b (?:the |a |this "
+    r"\b(?:append|include|add|encode|embed|put|insert)\b.{0,60}\b(?:to|in|into)\b (?:the |an? |this "
     r"|each )?(?:url|link|query string|image (?:url|link)|request)\b",
     r"\b(?:visit|open|fetch|load|render|call|ping|curl|wget|request|navigate to|go to|click)\s+"
     r"(?:the link\s+)?https?://\S*\?\S*=",
+    _START + r"(?:exfiltrate|steal|harvest|siphon(?: off)?|smuggle out)\s+(?:any|all|every|the|their"
+    r"|our|your)?\s*" + _SECRET + r"\b",
+    r"\b(?:reply|respond|answer)\s+(?:only\s+)?with\b.{0,40}?(?:https?://|www\.)",
+    r"\b(?:add|insert|include|append|put|slip|mention|drop)\b.{0,30}?\b(?:link|url|hyperlink)s?\b"
+    r".{0,20}?(?:https?://|www\.)",
 )
 _B = r"(?:\b|(?<=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])|(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]))"
 """A word boundary that also holds beside Han, kana and Hangul, written without spaces."""
@@ -517,6 +536,12 @@ AUTHORITY = _signal(
     r"\b(?:on behalf of|authori[sz]ed by|approved by|sanctioned by|signed by|verified by) (?:the |"
     r"your )?(?:operator|administrator|admin|developer|system|security team|anthropic|openai"
     r"|platform|it department)\b",
+    rf"\b(?:i am|i'm|we are|we're) (?:now |hereby )?(?:instructing|ordering|commanding|directing"
+    rf"|requiring) (?:you|the {_AI}|my {_AI}|your {_AI})\s+to\b",
+    r"(?<!\b(?:i|we|me|us|i can|we can|to)\s)"
+    r"\b(?:turn off|switch off|disable|deactivate|remove|lift|suspend|bypass)\s+(?:the\s+|your\s+|all"
+    r"\s+|any\s+)?(?:content (?:filters?|moderation|polic(?:y|ies))|safety (?:filters?|checks|rules"
+    r"|guidelines|settings|features|measures|systems?)|guardrails|safeguards|moderation)\b",
     rf"\b(?:i am|i'm|this is) (?:your|the {_AI}'s) (?:developer|operator|creator|administrator"
     r"|admin|owner|system administrator|maker)\b",
     # de / fr / es / ru / zh / ja

@@ -39,6 +39,11 @@ class Access(Protocol):
         """The principal to act for; :class:`AccessDeniedError` when the call may not."""
         ...
 
+    def actor(self) -> str:
+        """Who is asking, as the erasure audit log names them: the id of the API key or
+        JWT subject of the call, or the local user a stdio server was started by."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class FixedAccess:
@@ -47,11 +52,15 @@ class FixedAccess:
 
     fixed: Principal
     scopes: frozenset[str] = EVERY_SCOPE
+    started_by: str = "mcp"
 
     def principal(self, scope: ToolScope) -> Principal:
         if scope not in self.scopes:
             raise AccessDeniedError(f"this server was started without the {scope!r} scope")
         return self.fixed
+
+    def actor(self) -> str:
+        return self.started_by
 
 
 TENANT_LEVEL = (
@@ -105,10 +114,17 @@ class BearerAccess:
     user: str | None = None
 
     def principal(self, scope: ToolScope) -> Principal:
+        return grant_principal(self._grant(), scope, self.user)
+
+    def actor(self) -> str:
+        return self._grant().key_id
+
+    @staticmethod
+    def _grant() -> Grant:
         token = get_access_token()
         if not isinstance(token, GrantToken):
             raise AuthenticationError(REFUSED)
-        return grant_principal(token.grant, scope, self.user)
+        return token.grant
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,3 +138,6 @@ class KeyAccess:
 
     def principal(self, scope: ToolScope) -> Principal:
         return grant_principal(self.authenticator.authenticate(self.token), scope, self.user)
+
+    def actor(self) -> str:
+        return self.authenticator.authenticate(self.token).key_id

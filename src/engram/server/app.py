@@ -124,7 +124,8 @@ def create_app(
         responses={503: {"model": Problem}},
     )
     _problems.install(app)
-    mount_mcp(app, memory, authenticator)  # MCP at /mcp, its metadata at /.well-known/...
+    # MCP at /mcp, its metadata at /.well-known/...
+    mount_mcp(app, memory, authenticator, audit=audit)
     mount_inspector(app, served, session_secret or secrets.token_bytes(32))
     app.add_middleware(AccessMiddleware)
     return app

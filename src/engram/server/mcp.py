@@ -47,6 +47,7 @@ from engram.server._mcp_access import (
 from engram.server._mcp_documents import add_document_tools, add_resources
 from engram.server._mcp_tools import Service, add_fact_tools, add_thread_tools
 from engram.server.auth import Authenticator
+from engram.stores.audit import ErasureLog
 
 __all__ = [
     "DEFAULT_PUBLIC_URL",
@@ -86,8 +87,11 @@ INSTRUCTIONS = (
 )
 
 
-def mcp_server(memory: Memory, access: Access, **options: Any) -> MCPServer[Any]:
-    """The MCP server over ``memory``, acting for whom ``access`` decides on each call.
+def mcp_server(
+    memory: Memory, access: Access, audit: ErasureLog | None = None, **options: Any
+) -> MCPServer[Any]:
+    """The MCP server over ``memory``, acting for whom ``access`` decides on each call;
+    ``forget everything=true`` is recorded in ``audit`` (who asked, when, counts).
 
     ``options`` go to :class:`mcp.server.mcpserver.MCPServer` (``token_verifier=``,
     ``auth=`` for a resource server over HTTP).
@@ -99,7 +103,7 @@ def mcp_server(memory: Memory, access: Access, **options: Any) -> MCPServer[Any]
         log_level="WARNING",
         **options,
     )
-    service = Service(memory, access)
+    service = Service(memory, access, audit)
     add_fact_tools(server, service)
     add_document_tools(server, service)
     add_thread_tools(server, service)
@@ -107,9 +111,9 @@ def mcp_server(memory: Memory, access: Access, **options: Any) -> MCPServer[Any]
     return server
 
 
-def run_stdio(memory: Memory, access: Access) -> None:
+def run_stdio(memory: Memory, access: Access, audit: ErasureLog | None = None) -> None:
     """Serve ``memory`` over stdin/stdout until the client closes the stream."""
-    anyio.run(mcp_server(memory, access).run_stdio_async)
+    anyio.run(mcp_server(memory, access, audit).run_stdio_async)
 
 
 def mcp_http_app(
@@ -120,6 +124,7 @@ def mcp_http_app(
     issuer_url: str | None = None,
     user: str | None = None,
     host: str = "127.0.0.1",
+    audit: ErasureLog | None = None,
 ) -> Starlette:
     """The streamable HTTP app (endpoint :data:`MCP_PATH`), a resource server for
     ``resource_url`` (its public URL, e.g. ``https://memory.example.com/mcp``).
@@ -128,7 +133,8 @@ def mcp_http_app(
     (default: the origin of ``resource_url``, whose API keys ``engram keys create``
     issues). ``user``: act for this user with tenant-level credentials (see
     :class:`BearerAccess`). On a loopback ``host`` the SDK refuses requests whose Host or
-    Origin header names another (DNS rebinding). Its lifespan runs the session manager:
+    Origin header names another (DNS rebinding). ``audit`` records whole-user erasures.
+    Its lifespan runs the session manager:
     an app that mounts it runs ``app.router.lifespan_context(app)`` in its own.
     """
     parts = urlsplit(resource_url)
@@ -138,26 +144,37 @@ def mcp_http_app(
         validate_token_resource=False,  # keys have no audience; JWTs' is checked on verify
     )
     server = mcp_server(
-        memory, BearerAccess(user), token_verifier=GrantVerifier(authenticator), auth=auth
+        memory,
+        BearerAccess(user),
+        audit,
+        token_verifier=GrantVerifier(authenticator),
+        auth=auth,
     )
     return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
 
 
 def mount_mcp(
-    app: Starlette, memory: Memory, authenticator: Authenticator, resource_url: str | None = None
+    app: Starlette,
+    memory: Memory,
+    authenticator: Authenticator,
+    resource_url: str | None = None,
+    audit: ErasureLog | None = None,
 ) -> None:
     """Serve MCP inside ``app`` (the REST app of ``engram serve``): its endpoint at
     :data:`MCP_PATH` and its metadata at :data:`METADATA_PATH`, two routes handed to
     :func:`mcp_http_app`, whose session manager runs inside ``app``'s lifespan.
 
     ``resource_url`` (default ``$ENGRAM_PUBLIC_URL`` + ``/mcp``, else
-    ``http://127.0.0.1:8080/mcp``) is the endpoint's public URL.
+    ``http://127.0.0.1:8080/mcp``) is the endpoint's public URL; ``audit``, the REST
+    app's erasure log.
     """
     if resource_url is None:
         base = os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL
         resource_url = base.rstrip("/") + MCP_PATH
     host = urlsplit(resource_url).hostname or "127.0.0.1"
-    inner = mcp_http_app(memory, authenticator, resource_url=resource_url, host=host)
+    inner = mcp_http_app(
+        memory, authenticator, resource_url=resource_url, host=host, audit=audit
+    )
     for path in (MCP_PATH, METADATA_PATH):
         app.router.routes.append(Route(path, endpoint=inner, include_in_schema=False))
     outer = app.router.lifespan_context

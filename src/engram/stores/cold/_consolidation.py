@@ -20,7 +20,7 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engram.stores.cold._slots import mentions_slot
+from engram.stores.cold._slots import changes_value, mentions_slot
 from engram.stores.cold.records import MemoryRecord
 
 
@@ -85,7 +85,10 @@ class RuleResolver:
        "stopped"...) → DELETE it; the same text (or similarity ≥
        ``duplicate_threshold``) → NOOP; otherwise → UPDATE it.
     2. No slot match: a near-duplicate of any existing fact → NOOP.
-    3. Otherwise → ADD.
+    3. A slotless fact that says a slotless existing one changed (:func:`changes_value`:
+       "now", the same subject and verb, a thing both speak of) → UPDATE it, or with a
+       retraction cue → DELETE it.
+    4. Otherwise → ADD.
     """
 
     duplicate_threshold: float = 0.95
@@ -102,7 +105,22 @@ class RuleResolver:
         for old in existing:
             if self._duplicate(fact, old):
                 return Resolution(Action.NOOP, old.record.key, "near-duplicate of a stored fact")
+        for old in self._changed(fact, existing):
+            if _RETRACTION.search(fact.text):
+                return Resolution(Action.DELETE, old.record.key, "says a stored fact stopped")
+            return Resolution(Action.UPDATE, old.record.key, "says a stored fact changed")
         return Resolution(Action.ADD, None, "new fact")
+
+    def _changed(self, fact: Fact, existing: Sequence[Existing]) -> list[Existing]:
+        """Slotless facts that ``fact``, slotless too, says have changed
+        (:func:`changes_value`: "Bob now takes his coffee with oat milk")."""
+        if fact.slot:
+            return []
+        return [
+            e
+            for e in existing
+            if not e.record.value.get("slot") and changes_value(fact.text, e.record.text)
+        ]
 
     def _same_slot(self, fact: Fact, existing: Sequence[Existing]) -> list[Existing]:
         """Existing facts of ``fact``'s slot; for a fact with none, those whose slot it

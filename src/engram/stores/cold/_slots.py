@@ -6,7 +6,8 @@ served as current. :func:`infer_slot` reads the attribute from the common Englis
 of a statement about oneself:
 
 - ``My <attribute> is|are|was|has become|changed to <value>``;
-- a few single-valued relations: where the user lives, where they work, their age and name.
+- a few single-valued relations: where the user lives, where they work (or that they left
+  their job), their occupation, age, name, diet, relationship status and car.
 
 ``<Label>: <value>`` is not read: it is also how a conversation turn names its speaker
 ("Ann: yesterday I went to the museum"), and two turns of one speaker are no contradiction.
@@ -30,6 +31,8 @@ _MY = re.compile(rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+{_COPULA}\s+(?P
 _NOW = r"(?:now\s+|currently\s+|just\s+|recently\s+|finally\s+|no\s+longer\s+|don't\s+)?"
 """Words between the subject and the verb: when ("now"), or a retraction ("no longer")."""
 _NUMBER = r"(?:\d{1,2}|no|one|two|three|four|five|six|seven|eight|nine|ten)"
+_DIETS = r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore|omnivore|keto)"
+_VEHICLES = r"(?:car|suv|truck|pickup|van|minivan|hatchback|sedan|convertible)"
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("home", re.compile(rf"^i\s+{_NOW}(?:live|reside)\s+in\s+\S")),
     ("home", re.compile(rf"^i(?:'m| am)\s+{_NOW}(?:living|based|settled)\s+in\s+\S")),
@@ -51,6 +54,28 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "number_of_children",
         re.compile(rf"^i\s+{_NOW}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
     ),
+    ("employer", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:left|quit|lost)\s+my\s+job\b")),
+    ("employer", re.compile(r"^i\s+(?:was|got|have\s+been)\s+(?:laid\s+off|fired|let\s+go)\b")),
+    ("occupation", re.compile(rf"^i(?:'m| am|'ve| have)?\s+{_NOW}(?:retired|unemployed)\b")),
+    ("diet", re.compile(rf"^i(?:'m| am)\s+{_NOW}(?:not\s+)?(?:an?\s+)?(?:strict\s+)?{_DIETS}\b")),
+    ("diet", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:gone|turned|become|went)\s+{_DIETS}\b")),
+    ("diet", re.compile(rf"^i\s+{_NOW}(?:(?:do\s+not|don't|never)\s+)?eat\s+meat\b")),
+    ("diet", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:started|stopped|quit)\s+eating\s+meat\b")),
+    ("diet", re.compile(rf"^i(?:'m| am)?\s+{_NOW}(?:on|follow(?:ing)?)\s+an?\s+(?:\S+\s+)?diet\b")),
+    (
+        "relationship_status",
+        re.compile(
+            rf"^i(?:'m| am)\s+{_NOW}(?:single|married|engaged|divorced|separated|widowed"
+            rf"|in\s+a\s+relationship)\b(?!\s+(?:in|from|by|on|at|about)\b)"
+        ),
+    ),
+    (
+        "relationship_status",
+        re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:got|gotten)\s+(?:married|engaged|divorced)\b"),
+    ),
+    ("car", re.compile(rf"^i\s+{_NOW}(?:drive|own)\s+an?\s+(?:[\w-]+\s+){{0,3}}?{_VEHICLES}\b")),
+    ("car", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:sold|bought|got\s+rid\s+of)\s+my\s+car\b")),
+    ("car", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:bought|got)\s+an?\s+(?:new\s+)?car\b")),
 )
 _READ_BY_FORM = frozenset(name for name, _ in _RELATIONS)
 """Slots only their own forms give a value of, never a mention of the word."""
@@ -79,7 +104,8 @@ _PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
 """A value that is a name ("Sarah", "Ana Lima")."""
 _VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always)\b")
 _PREFIX = re.compile(
-    r"^(?:(?:actually|now|currently|these days|lately|today|by the way|btw|update|oh|well|so)"
+    r"^(?:(?:actually|now|currently|these days|lately|today|yesterday|recently|by the way|btw"
+    r"|update|oh|well|so|last (?:week|month|year)|this (?:week|month|year)|in \d{4})"
     r"[, ]+)+"
 )
 _SPELLING = {
@@ -166,8 +192,60 @@ def _value_named(attribute: str, value: str) -> str | None:
     return None
 
 
+_THIRD_PERSON = {
+    "is": "am", "'s": "'m", "has": "have", "lives": "live", "resides": "reside",
+    "works": "work", "eats": "eat", "drives": "drive", "owns": "own", "follows": "follow",
+    "doesn't": "don't", "does": "do",
+}  # fmt: skip
+"""Verbs of a statement about someone in the third person, as the first person says them."""
+_ADVERBS = frozenset("now currently just recently finally still no longer".split())  # noqa: SIM905
+_SUBJECT = re.compile(
+    r"^(?:(?P<user>(?i:the\s+user|user))|(?P<name>[A-Z][\w-]*(?: [A-Z][\w-]*)?))"
+    r"(?P<rest>'s\s.*|\s.*)$"
+)
+_NOT_NAMES = frozenset(
+    """i my we our you your he his she her they their it its this that these those there
+    the a an today yesterday tomorrow now actually also then so but and""".split()  # noqa: SIM905
+)
+
+
+def _as_first_person(text: str) -> tuple[str, str | None] | None:
+    """``text`` about "the user" or a named person, said in the first person, and whose
+    it is (``None``: the user's own): "Carol moved to Berlin" → ("I moved to Berlin",
+    "carol"), "The user's email is ..." → ("my email is ...", None)."""
+    match = _SUBJECT.match(text.strip().replace("\u2019", "'"))
+    if match is None:
+        return None
+    name = match.group("name")
+    if name is not None and name.split()[0].lower() in _NOT_NAMES:
+        return None
+    owner = None if name is None else name.lower().replace(" ", "_")
+    rest = match.group("rest")
+    if rest.startswith("'s "):
+        return "my " + rest[3:], owner
+    words = rest.split()
+    for i, word in enumerate(words):
+        if word.lower() not in _ADVERBS:
+            words[i] = _THIRD_PERSON.get(word.lower(), word)
+            break
+    return "I " + " ".join(words), owner
+
+
 def infer_slot(text: str) -> str | None:
-    """The attribute ``text`` gives a value of (``"risk_tolerance"``), or ``None``."""
+    """The attribute ``text`` gives a value of (``"risk_tolerance"``), or ``None``.
+
+    A statement about "the user" reads as the user's own; one about a named person
+    ("Carol lives in Lisbon", "Kim's favourite colour is blue") gets that person's slot
+    (``carol_home``), which never supersedes the user's own (``home``)."""
+    if (own := _first_person_slot(text)) is not None:
+        return own
+    said = _as_first_person(text)
+    if said is None or (slot := _first_person_slot(said[0])) is None:
+        return None
+    return slot if said[1] is None else f"{said[1]}_{slot}"
+
+
+def _first_person_slot(text: str) -> str | None:
     clean = _clean(text)
     for name, pattern in _RELATIONS:
         if pattern.search(clean):
@@ -200,3 +278,42 @@ def mentions_slot(text: str, slot: str) -> bool:
         rf"\b{phrase}\s+{_COPULA}\s+\S",
     )
     return any(re.search(form, clean) for form in valued)
+
+
+_CHANGE = re.compile(
+    r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer)\b"
+)
+"""Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
+_ALSO = re.compile(r"\b(?:also|too|as well|another|more|again and again)\b")
+_FILLER = frozenset(
+    """a an the my his her their our your its of in on at to for with and or but by from
+    now nowadays these days anymore any more instead switched changed no longer not don't
+    doesn't do does is are am was were be been has have had i me he she they we it this that
+    just really very usually always often still currently mostly""".split()  # noqa: SIM905
+)
+
+
+def _clause(text: str) -> tuple[str, str, frozenset[str]] | None:
+    """(subject, verb stem, content words after the verb) of a short statement."""
+    words = re.findall(r"[a-z][a-z'-]*", _clean(text))
+    if len(words) < 3 or words[0] in _NOT_NAMES - {"i"}:
+        return None
+    rest = [w for w in words[1:] if w not in _FILLER]
+    if len(rest) < 2:
+        return None
+    verb = re.sub(r"(?:es|s)$", "", rest[0]) if len(rest[0]) > 3 else rest[0]
+    return words[0], verb, frozenset(rest[1:])
+
+
+def changes_value(new: str, old: str) -> bool:
+    """Whether ``new`` says that ``old`` has changed: a change word ("now", "these days",
+    "instead"), the same subject and verb, and a thing both speak of ("Bob takes his
+    coffee black" → "Bob now takes his coffee with oat milk"); never with "also" or "too"
+    ("I now also like rock" adds to "I like jazz")."""
+    lowered = new.lower()
+    if not _CHANGE.search(lowered) or _ALSO.search(lowered):
+        return False
+    said, before = _clause(new), _clause(old)
+    if said is None or before is None:
+        return False
+    return said[:2] == before[:2] and bool(said[2] & before[2])
