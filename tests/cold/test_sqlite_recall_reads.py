@@ -5,6 +5,8 @@ recall reading whole records for its results only."""
 from __future__ import annotations
 
 import itertools
+import random
+import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +16,8 @@ import numpy.typing as npt
 import pytest
 
 from engram import Principal
+from engram.backends.sqlite import _cold_sql as sql
+from engram.backends.sqlite import cold
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore, Scan, View, open_store
 
@@ -82,6 +86,23 @@ def test_a_tie_wider_than_k_keeps_the_smallest_ids(tied: LongTermStore) -> None:
     tied_ids = sorted(r.id for r in tied.records(("acme",), limit=100) if r.text.startswith("tied"))
     assert len(tied_ids) > 5
     assert [i for i, _ in found] == tied_ids[:5]
+
+
+@pytest.mark.parametrize("share", [1, 3, 20])
+@pytest.mark.parametrize("limit", [1, 5, 40])
+def test_both_tie_break_reads_agree_on_the_smallest_ids(share: int, limit: int) -> None:
+    """The tie-break walks the id index when the tied rows are most of the table and
+    reads every tied row otherwise: both give the ``limit`` smallest ids, in id order."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE TABLE {sql.TABLE} (rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, ns TEXT)")
+    rng = random.Random(share * 100 + limit)
+    rows = [(n, f"{rng.getrandbits(64):016x}", f"t/u{n % 3}") for n in range(1, 201)]
+    conn.executemany(f"INSERT INTO {sql.TABLE} VALUES (?, ?, ?)", rows)
+    slots = np.array(sorted(rng.sample(range(1, 201), 200 // share)), np.int64)
+    expected = sorted((r for r in rows if r[0] in set(slots.tolist())), key=lambda r: r[1])
+    walked = cold._least_ids(conn, slots, limit, high=200)
+    read = cold._least_ids(conn, slots, limit, high=10**9)  # the walk looks too long
+    assert [tuple(r) for r in walked] == [tuple(r) for r in read] == expected[:limit]
 
 
 def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Path) -> None:

@@ -423,7 +423,7 @@ class SQLiteColdBackend(ColdBackend):
         found = self._named(slots[sure], sims[sure], None, scan.prefix)
         if need:
             kth = sims[tied[:1]]
-            chosen = self._named(slots[tied], kth, need, scan.prefix)
+            chosen = self._named(slots[tied], kth, need, scan.prefix, index.high)
             found = None if found is None or chosen is None else found + chosen
         if found is None:
             return None
@@ -438,18 +438,17 @@ class SQLiteColdBackend(ColdBackend):
         sims: npt.NDArray[np.float32],
         limit: int | None,
         prefix: Namespace,
+        high: int = 0,
     ) -> list[tuple[str, float]] | None:
         """``(id, score)`` of ``slots`` (in order; with ``limit``: the ``limit`` smallest
-        ids of slots that all score ``sims[0]``), or None when one is gone or outside
-        ``prefix`` (the index is behind SQLite)."""
+        ids of slots that all score ``sims[0]``, among ``high`` rowids), or None when one
+        is gone or outside ``prefix`` (the index is behind SQLite)."""
         with self._vectors_lock:
             assert self._vectors is not None
             if limit is None:
                 rows = self._vectors.execute(q.IDS_OF_ROWIDS, (_json(slots),)).fetchall()
             else:
-                rows = self._vectors.execute(
-                    q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)
-                ).fetchall()
+                rows = _least_ids(self._vectors, slots, limit, high)
         inside = _prefix_test(prefix)
         if len(rows) < (len(slots) if limit is None else limit):
             return None
@@ -568,6 +567,19 @@ def _prefix_test(prefix: Namespace) -> Callable[[str], bool]:
     joined = join_namespace(prefix)
     below = joined + NAMESPACE_SEPARATOR
     return lambda stored: stored == joined or stored.startswith(below)
+
+
+def _least_ids(
+    conn: sqlite3.Connection, slots: npt.NDArray[np.int64], limit: int, high: int
+) -> list[Any]:
+    """``(rowid, id, ns)`` of the ``limit`` smallest ids among the rowids ``slots``, in id
+    order. When the slots are a large share of the ``high`` rowids (many rows tie), the
+    id index is walked in order until ``limit`` of them are met (about
+    ``limit * high / len(slots)`` entries) instead of reading and sorting every slot's row."""
+    if limit * high >= len(slots) ** 2:
+        return conn.execute(q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)).fetchall()
+    least = conn.execute(q.LEAST_ROWIDS_BY_ID, (_json(slots), limit)).fetchall()
+    return conn.execute(q.IDS_OF_ROWIDS_BY_ID, (json.dumps([r[0] for r in least]),)).fetchall()
 
 
 def _json(slots: npt.NDArray[np.int64]) -> str:
