@@ -323,10 +323,7 @@ class SQLiteColdBackend(ColdBackend):
         return {r[0]: (_dt(r[1]), r[2]) for r in self._read(*q.signals_sql(ids))}
 
     def excerpts(self, ids: Sequence[str]) -> dict[str, Excerpt]:
-        rows = self._read(*q.excerpts_sql(ids))
-        return {
-            r[0]: Excerpt(r[0], r[1], json.loads(r[2]), _dt(r[3]), _dt(r[4]), r[5]) for r in rows
-        }
+        return {r[0]: _excerpt(r) for r in self._read(*q.excerpts_sql(ids))}
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.scan_sql(scan))]
@@ -654,6 +651,12 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
         superseded_by=row[16],
         embedding_model=row[17],
     )
+
+
+def _excerpt(row: Sequence[Any]) -> Excerpt:
+    recorded_at = _dt(row[4])
+    valid_from = recorded_at if row[3] == row[4] else _dt(row[3])  # most became valid then
+    return Excerpt(row[0], row[1], json.loads(row[2]), valid_from, recorded_at, row[5])
 
 
 def _dt(seconds: float) -> datetime:
