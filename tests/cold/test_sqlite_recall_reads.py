@@ -5,9 +5,11 @@ recall reading whole records for its results only."""
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import random
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -129,3 +131,31 @@ def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Pat
         found = store.recall(user, "Where did Bea go on the lake trip?", k=3)
     assert len(found) == 3
     assert fetched == [[hit.record.id for hit in found]]
+
+
+def test_excerpts_carry_the_values_whole_records_do(tmp_path: Path) -> None:
+    """The pool's excerpts parse values as whole records do, NaN and integers beyond
+    64 bits included (which the fast parser refuses)."""
+    odd = {"nan": float("nan"), "big": 2**70, "deep": {"s": "é ✓", "f": 0.1, "n": [1, None]}}
+    with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder()) as store:
+        store.put_many([(("acme", "u"), "odd", {"text": "odd value", **odd}),
+                        (("acme", "u"), "plain", {"text": "plain value", "n": 3})])  # fmt: skip
+        records = store.records(("acme",), limit=10)
+        excerpts = store.backend.excerpts([r.id for r in records])
+    assert len(excerpts) == 2
+    for record in records:
+        value = excerpts[record.id].value
+        assert json.dumps(_plain(value), sort_keys=True) == json.dumps(
+            _plain(record.value), sort_keys=True
+        )
+    got = next(excerpts[r.id].value for r in records if r.key == "odd")
+    assert got["big"] == 2**70 and math.isnan(got["nan"]) and got["deep"]["s"] == "é ✓"
+
+
+def _plain(value: object) -> object:
+    """``value`` with mappings as dicts and sequences as lists (records freeze theirs)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from engram.backends.sqlite import _cold_sql as q
 from engram.backends.sqlite._index_file import (
@@ -656,7 +657,17 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
 def _excerpt(row: Sequence[Any]) -> Excerpt:
     recorded_at = _dt(row[4])
     valid_from = recorded_at if row[3] == row[4] else _dt(row[3])  # most became valid then
-    return Excerpt(row[0], row[1], json.loads(row[2]), valid_from, recorded_at, row[5])
+    return Excerpt(row[0], row[1], _value(row[2]), valid_from, recorded_at, row[5])
+
+
+def _value(text: str) -> Any:
+    """A stored value, parsed by orjson (several times faster on recall's pool of small
+    values) or, for what orjson refuses (NaN, integers beyond 64 bits), the standard
+    library."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _dt(seconds: float) -> datetime:
