@@ -576,8 +576,17 @@ def _least_ids(
     ``limit * high / len(slots)`` entries) instead of reading and sorting every slot's row."""
     if limit * high >= len(slots) ** 2:
         return conn.execute(q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)).fetchall()
-    least = conn.execute(q.LEAST_ROWIDS_BY_ID, (_json(slots), limit)).fetchall()
-    return conn.execute(q.IDS_OF_ROWIDS_BY_ID, (json.dumps([r[0] for r in least]),)).fetchall()
+    wanted = set(slots.tolist())
+    least: list[int] = []
+    walk = conn.execute(q.ROWIDS_BY_ID)
+    try:
+        step = limit * high // len(slots) + limit  # the expected walk, and some
+        while len(least) < limit and (batch := walk.fetchmany(step)):
+            least += [r[0] for r in batch if r[0] in wanted]
+    finally:
+        walk.close()
+    chosen = json.dumps(least[:limit])
+    return conn.execute(q.IDS_OF_ROWIDS_BY_ID, (chosen,)).fetchall()
 
 
 def _json(slots: npt.NDArray[np.int64]) -> str:
