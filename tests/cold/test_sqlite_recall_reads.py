@@ -5,7 +5,11 @@ recall reading whole records for its results only."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+import json
+import math
+import random
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,6 +18,8 @@ import numpy.typing as npt
 import pytest
 
 from engram import Principal
+from engram.backends.sqlite import _cold_sql as sql
+from engram.backends.sqlite import cold
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore, Scan, View, open_store
 
@@ -84,6 +90,23 @@ def test_a_tie_wider_than_k_keeps_the_smallest_ids(tied: LongTermStore) -> None:
     assert [i for i, _ in found] == tied_ids[:5]
 
 
+@pytest.mark.parametrize("share", [1, 3, 20])
+@pytest.mark.parametrize("limit", [1, 5, 40])
+def test_both_tie_break_reads_agree_on_the_smallest_ids(share: int, limit: int) -> None:
+    """The tie-break walks the id index when the tied rows are most of the table and
+    reads every tied row otherwise: both give the ``limit`` smallest ids, in id order."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute(f"CREATE TABLE {sql.TABLE} (rowid INTEGER PRIMARY KEY, id TEXT UNIQUE, ns TEXT)")
+    rng = random.Random(share * 100 + limit)
+    rows = [(n, f"{rng.getrandbits(64):016x}", f"t/u{n % 3}") for n in range(1, 201)]
+    conn.executemany(f"INSERT INTO {sql.TABLE} VALUES (?, ?, ?)", rows)
+    slots = np.array(sorted(rng.sample(range(1, 201), 200 // share)), np.int64)
+    expected = sorted((r for r in rows if r[0] in set(slots.tolist())), key=lambda r: r[1])
+    walked = cold._least_ids(conn, slots, limit, high=200)
+    read = cold._least_ids(conn, slots, limit, high=10**9)  # the walk looks too long
+    assert [tuple(r) for r in walked] == [tuple(r) for r in read] == expected[:limit]
+
+
 def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Path) -> None:
     user = Principal("acme", "bea")
     ticks = itertools.count()
@@ -108,3 +131,31 @@ def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Pat
         found = store.recall(user, "Where did Bea go on the lake trip?", k=3)
     assert len(found) == 3
     assert fetched == [[hit.record.id for hit in found]]
+
+
+def test_excerpts_carry_the_values_whole_records_do(tmp_path: Path) -> None:
+    """The pool's excerpts parse values as whole records do, NaN and integers beyond
+    64 bits included (which the fast parser refuses)."""
+    odd = {"nan": float("nan"), "big": 2**70, "deep": {"s": "é ✓", "f": 0.1, "n": [1, None]}}
+    with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder()) as store:
+        store.put_many([(("acme", "u"), "odd", {"text": "odd value", **odd}),
+                        (("acme", "u"), "plain", {"text": "plain value", "n": 3})])  # fmt: skip
+        records = store.records(("acme",), limit=10)
+        excerpts = store.backend.excerpts([r.id for r in records])
+    assert len(excerpts) == 2
+    for record in records:
+        value = excerpts[record.id].value
+        assert json.dumps(_plain(value), sort_keys=True) == json.dumps(
+            _plain(record.value), sort_keys=True
+        )
+    got = next(excerpts[r.id].value for r in records if r.key == "odd")
+    assert got["big"] == 2**70 and math.isnan(got["nan"]) and got["deep"]["s"] == "é ✓"
+
+
+def _plain(value: object) -> object:
+    """``value`` with mappings as dicts and sequences as lists (records freeze theirs)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value

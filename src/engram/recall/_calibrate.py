@@ -24,9 +24,9 @@ best match is worth, and ``min_score`` means the same for every query
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
-from engram.recall._lexical import idf_weights, term_set, terms
+from engram.recall._lexical import idf_of, term_counts, terms
 
 COSINE_WIDTH = 0.05
 """Width of the logistic on cosines: floor - 0.1 maps to 0.12, floor + 0.1 to 0.88."""
@@ -51,11 +51,19 @@ def keyword_coverage(query: str, texts: Sequence[str]) -> list[float]:
     """For each of ``texts``, the share of ``query``'s term weight (IDF over ``texts``) it
     contains; 0.0 for every text when the query has no content word."""
     wanted = list(dict.fromkeys(terms(query)))
-    weights = idf_weights(wanted, texts)
+    docs = [term_counts(text) for text in texts]
+    weights = idf_of(wanted, docs)
     total = sum(weights.values())
     if total <= 0:
         return [0.0] * len(texts)
-    return [sum(weights[t] for t in term_set(text) & weights.keys()) / total for text in texts]
+    return [_share(doc, weights, total) for doc in docs]
+
+
+def _share(doc: Collection[str], weights: Mapping[str, float], total: float) -> float:
+    """The share of ``total`` that the stems of ``doc`` among ``weights`` weigh."""
+    if not any(t in doc for t in weights):
+        return 0.0
+    return sum(weights[t] for t in set(doc) & weights.keys()) / total
 
 
 def confidence(cosine: float, coverage: float) -> float:

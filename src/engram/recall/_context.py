@@ -32,6 +32,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
@@ -170,9 +171,8 @@ def _spoken(candidate: Candidate) -> str:
 
 
 def _sorted(scored: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
-    """Best score first; ties keep the given order."""
-    order = sorted(range(len(scored)), key=lambda i: (-scored[i][1], i))
-    return [scored[i] for i in order]
+    """Best score first; ties keep the given order (the sort is stable)."""
+    return sorted(scored, key=itemgetter(1), reverse=True)
 
 
 def _best_first(scored: Sequence[tuple[str, float]]) -> list[str]:
@@ -193,6 +193,8 @@ def rerank(
         * (1 + boost.date * (c.id in dated))
         for c in candidates
     }
+    if not (boost.neighbours or boost.session):  # the default: no step adds to base
+        return _sorted([(c.id, base[c.id] + 0.0) for c in candidates])
     best: dict[str, float] = defaultdict(float)
     for c in candidates:
         best[c.session] = max(best[c.session], base[c.id])

@@ -69,19 +69,21 @@ def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[flo
     idf = {t: _idf(len(docs), sum(1 for d in docs if t in d)) for t in wanted}
     return [
         sum((w * _term(d[t], idf[t], n / mean) for t, w in wanted.items() if t in d), 0.0)
+        if any(t in d for t in wanted)
+        else 0.0
         for d, n in zip(docs, lengths, strict=True)
     ]
 
 
-def term_set(text: str) -> set[str]:
-    """The distinct stems of ``text``'s content words (from the cached term counts)."""
-    return set(_counts(text))
-
-
-def idf_weights(wanted: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
-    """BM25's inverse document frequency of each stem in ``wanted`` over ``texts``."""
-    docs = [_counts(text) for text in texts]
+def idf_of(wanted: Sequence[str], docs: Sequence[Collection[str]]) -> dict[str, float]:
+    """BM25's inverse document frequency of each stem in ``wanted`` over documents given
+    as their stems (:func:`term_counts`)."""
     return {t: _idf(len(docs), sum(1 for d in docs if t in d)) for t in wanted}
+
+
+def term_counts(text: str) -> Counter[str]:
+    """How often each stem occurs in ``text`` (cached; the caller must not change it)."""
+    return _counts(text)
 
 
 @lru_cache(maxsize=16384)

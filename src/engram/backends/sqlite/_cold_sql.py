@@ -127,6 +127,10 @@ LEAST_IDS_OF_ROWIDS = (
     "ORDER BY id LIMIT ?"
 )
 """The rows of the smallest ids among some rowids (recall's tie-break of equal scores)."""
+ROWIDS_BY_ID = f"SELECT rowid FROM {TABLE} ORDER BY id"
+"""Every rowid in id order (a walk of the id index): the same tie-break, read until
+enough tied rows are met, when the tied rows are most of the table."""
+IDS_OF_ROWIDS_BY_ID = f"{IDS_OF_ROWIDS} ORDER BY id"
 ROWID_IN = "m.rowid IN (SELECT value FROM json_each(?))"
 LOGGED_AFTER = f"SELECT DISTINCT mrow FROM {VECTOR_LOG} WHERE seq > ?"
 DELETE_ROWIDS = f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_each(?))"

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from engram.backends.sqlite import _cold_sql as q
 from engram.backends.sqlite._index_file import (
@@ -323,10 +324,7 @@ class SQLiteColdBackend(ColdBackend):
         return {r[0]: (_dt(r[1]), r[2]) for r in self._read(*q.signals_sql(ids))}
 
     def excerpts(self, ids: Sequence[str]) -> dict[str, Excerpt]:
-        rows = self._read(*q.excerpts_sql(ids))
-        return {
-            r[0]: Excerpt(r[0], r[1], json.loads(r[2]), _dt(r[3]), _dt(r[4]), r[5]) for r in rows
-        }
+        return {r[0]: _excerpt(r) for r in self._read(*q.excerpts_sql(ids))}
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.scan_sql(scan))]
@@ -423,7 +421,7 @@ class SQLiteColdBackend(ColdBackend):
         found = self._named(slots[sure], sims[sure], None, scan.prefix)
         if need:
             kth = sims[tied[:1]]
-            chosen = self._named(slots[tied], kth, need, scan.prefix)
+            chosen = self._named(slots[tied], kth, need, scan.prefix, index.high)
             found = None if found is None or chosen is None else found + chosen
         if found is None:
             return None
@@ -438,18 +436,17 @@ class SQLiteColdBackend(ColdBackend):
         sims: npt.NDArray[np.float32],
         limit: int | None,
         prefix: Namespace,
+        high: int = 0,
     ) -> list[tuple[str, float]] | None:
         """``(id, score)`` of ``slots`` (in order; with ``limit``: the ``limit`` smallest
-        ids of slots that all score ``sims[0]``), or None when one is gone or outside
-        ``prefix`` (the index is behind SQLite)."""
+        ids of slots that all score ``sims[0]``, among ``high`` rowids), or None when one
+        is gone or outside ``prefix`` (the index is behind SQLite)."""
         with self._vectors_lock:
             assert self._vectors is not None
             if limit is None:
                 rows = self._vectors.execute(q.IDS_OF_ROWIDS, (_json(slots),)).fetchall()
             else:
-                rows = self._vectors.execute(
-                    q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)
-                ).fetchall()
+                rows = _least_ids(self._vectors, slots, limit, high)
         inside = _prefix_test(prefix)
         if len(rows) < (len(slots) if limit is None else limit):
             return None
@@ -570,6 +567,28 @@ def _prefix_test(prefix: Namespace) -> Callable[[str], bool]:
     return lambda stored: stored == joined or stored.startswith(below)
 
 
+def _least_ids(
+    conn: sqlite3.Connection, slots: npt.NDArray[np.int64], limit: int, high: int
+) -> list[Any]:
+    """``(rowid, id, ns)`` of the ``limit`` smallest ids among the rowids ``slots``, in id
+    order. When the slots are a large share of the ``high`` rowids (many rows tie), the
+    id index is walked in order until ``limit`` of them are met (about
+    ``limit * high / len(slots)`` entries) instead of reading and sorting every slot's row."""
+    if limit * high >= len(slots) ** 2:
+        return conn.execute(q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)).fetchall()
+    wanted = set(slots.tolist())
+    least: list[int] = []
+    walk = conn.execute(q.ROWIDS_BY_ID)
+    try:
+        step = limit * high // len(slots) + limit  # the expected walk, and some
+        while len(least) < limit and (batch := walk.fetchmany(step)):
+            least += [r[0] for r in batch if r[0] in wanted]
+    finally:
+        walk.close()
+    chosen = json.dumps(least[:limit])
+    return conn.execute(q.IDS_OF_ROWIDS_BY_ID, (chosen,)).fetchall()
+
+
 def _json(slots: npt.NDArray[np.int64]) -> str:
     return json.dumps(slots.tolist())
 
@@ -642,6 +661,22 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
         superseded_by=row[16],
         embedding_model=row[17],
     )
+
+
+def _excerpt(row: Sequence[Any]) -> Excerpt:
+    recorded_at = _dt(row[4])
+    valid_from = recorded_at if row[3] == row[4] else _dt(row[3])  # most became valid then
+    return Excerpt(row[0], row[1], _value(row[2]), valid_from, recorded_at, row[5])
+
+
+def _value(text: str) -> Any:
+    """A stored value, parsed by orjson (several times faster on recall's pool of small
+    values) or, for what orjson refuses (NaN, integers beyond 64 bits), the standard
+    library."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _dt(seconds: float) -> datetime:

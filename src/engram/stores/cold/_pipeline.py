@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Protocol
 
 from langgraph.store.base import (
@@ -90,7 +91,8 @@ def score(
         rel = relevance.get(row_id, 0.0)
         value = combine(weights, recency=rec, importance=importance, relevance=rel)
         out.append((row_id, value, rel, rec))
-    out.sort(key=lambda r: (-r[1], r[0]))
+    out.sort(key=itemgetter(0))  # by id, then (stable) best score first
+    out.sort(key=itemgetter(1), reverse=True)
     return out
 
 
