@@ -217,10 +217,10 @@ def _token_along(direction: npt.NDArray[np.float32]) -> str:
 def test_twin_writes_answer_one_row_so_the_other_write_is_never_its_own_answer(
     tmp_path: Path, mode: str
 ) -> None:
-    """Why the test above once failed about one run in fifteen, in both modes: with 32
-    hash buckets a fresh text can hash onto a stored row's direction (or onto zero), the
-    search then answers the tie's smaller id at the same score, and the written row is
-    not "the" answer. The guard of the test above rejects such texts."""
+    """What the test above guards against (without the guard it failed about one run in
+    fifteen, in both modes): with 32 hash buckets a fresh text can hash onto a stored
+    row's direction, or onto zero; the search then answers the tie's smaller id at the
+    same score, and the written row is not "the" answer."""
     path = tmp_path / "m.db"
     store = _store(path, mode)
     _seed(store, users=5, per_user=12)
