@@ -104,10 +104,6 @@ class IndexSearch:
         self.norm = 0.0
         self.sessions: dict[int, _Int8Pass] = {}
         self.patched: dict[int, Slots] = {}
-        self.recent: Slots = np.empty(0, np.int64)
-        """The highest :data:`PATCH_LIMIT` live slots written since this process's state
-        was built (new rows take growing rowids): the approximate pass always rescores
-        them, so a fresh write another process acknowledged is never left out."""
         self.prefixes: OrderedDict[Namespace, Slots] = OrderedDict()
         self.whole: set[Namespace] = set()
         """Prefixes holding every live row (searched as the whole store, no list kept)."""
@@ -124,7 +120,6 @@ class IndexSearch:
             self.patched.clear()
             self.prefixes.clear()
             self.whole.clear()
-            self.recent = np.empty(0, np.int64)
 
     # -- following the file -----------------------------------------------------------
 
@@ -175,7 +170,6 @@ class IndexSearch:
         self.span = _tighter(self.span, _span(meta, alive))
         self.norm = max(self.norm, float(meta["norm"].max()) * (1 + 1e-4))
         self._patch_sessions(slots, meta["norm"] == 0)
-        self.recent = np.union1d(self.recent, slots[alive])[-PATCH_LIMIT:]
         for prefix, rows in list(self.prefixes.items()):
             self.prefixes[prefix] = self._repatch(prefix, rows, slots)
         for prefix in list(self.whole):
@@ -290,9 +284,7 @@ class IndexSearch:
         for start in range(0, high, block):
             end = min(high, start + block)
             closest.add(start, codes[start // block, :, : end - start], code, mask[start:end])
-        rows = closest.rows(_binary.candidate_count(query.k, int(np.count_nonzero(mask))))
-        recent = self.recent[self.recent < high]
-        return np.union1d(rows, recent[mask[recent]])
+        return closest.rows(_binary.candidate_count(query.k, int(np.count_nonzero(mask))))
 
     def _all_valid(self, query: Query) -> bool:
         opens, closes, expires = self.span
