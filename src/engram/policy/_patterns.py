@@ -644,6 +644,12 @@ def _squashed_signals() -> tuple[tuple[Signal, regex.Pattern[str]], ...]:
     )
 
 
+def warm_patterns() -> None:
+    """Compile every pattern now (the first screened text does otherwise)."""
+    _all_literals()
+    _squashed_signals()
+
+
 def squashed_signal(letters: str) -> Signal | None:
     """The signal of a letter-spaced text read as its letters alone, or ``None``."""
     for signal, pattern in _squashed_signals():
