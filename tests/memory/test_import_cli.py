@@ -4,6 +4,11 @@ nothing, and ``engram export`` read back as it was written."""
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +199,43 @@ def test_a_missing_file_is_one_line(tmp_path: Path) -> None:
     result = _invoke(tmp_path / ".engram", str(tmp_path / "nope.jsonl"), "--user", "alice")
     assert result.exit_code != 0
     assert "nope.jsonl" in result.output and "Traceback" not in result.output
+
+
+def _distinct_facts(n: int) -> list[str]:
+    """``n`` texts that share few words (consolidation keeps each as its own fact)."""
+    words = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ro", "su", "ti") for b in "aeiou"]
+    return [
+        f"Collects {words[i % 40]} {words[(i * 7 + 3) % 40]} stamps from depot {i}"
+        for i in range(n)
+    ]
+
+
+def test_a_kill_mid_import_keeps_every_fact_its_progress_acknowledged(tmp_path: Path) -> None:
+    """SIGKILL once the progress bar has counted some batches: every counted fact is
+    stored, and what is stored is whole batches, in file order (a prefix of the file)."""
+    texts = _distinct_facts(3000)
+    source = _jsonl(tmp_path / "facts.jsonl", [{"text": t} for t in texts])
+    home = tmp_path / "home"
+    command = [sys.executable, "-m", "engram", "import", str(source), "--tenant", "acme"]
+    command += ["--user", "alice", "--home", str(home), "--embedder", "hash"]
+    command += ["--batch-size", "16"]
+    shown = 0
+    with subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL) as proc:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 120
+        seen = b""
+        while shown < 48 and time.monotonic() < deadline:
+            chunk = proc.stderr.read1(4096)  # type: ignore[attr-defined]
+            if not chunk:
+                break
+            seen += chunk
+            counts = re.findall(rb"\| *(\d+)/3000", seen)
+            shown = int(counts[-1]) if counts else 0
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert shown >= 48, seen[-500:]
+    with Memory.open(home, embedder=HashEmbedder()) as memory:
+        stored = {f.text for f in memory.facts(ALICE)}
+    kept = len(stored)
+    assert stored == set(texts[:kept])  # a prefix of the file
+    assert kept % 16 == 0 and shown <= kept < len(texts), (shown, kept)

@@ -263,7 +263,8 @@ class Memory:
         )  # fmt: skip
         fact = self._new_fact(seen)
         result = self.store.remember(principal, fact.text, **_arguments(fact))
-        return self._remembered(principal, seen, fact, result)
+        queue_held(self.documents, principal, *self._held_entries([(seen, fact, result)]))
+        return rec.to_remembered(result)
 
     def remember_many(
         self,
@@ -286,9 +287,9 @@ class Memory:
         results = self.store.remember_many(
             principal, facts, batch_size=batch_size, progress=progress
         )
-        return [
-            self._remembered(principal, *done) for done in zip(seen, facts, results, strict=True)
-        ]
+        done = list(zip(seen, facts, results, strict=True))
+        queue_held(self.documents, principal, *self._held_entries(done))  # one write for all
+        return [rec.to_remembered(result) for result in results]
 
     def _new_fact(self, seen: Observation, index: int | None = None) -> NewFact:
         """The cold tier's record of ``seen``: its provenance checked, the quote redacted."""
@@ -309,12 +310,10 @@ class Memory:
             seen.expires_at, seen.valid_from, seen.valid_to, provenance,
         )  # fmt: skip
 
-    def _remembered(
-        self, principal: Principal, seen: Observation, fact: NewFact, result: WriteResult
-    ) -> RememberResult:
-        """The layer's account of ``result``; a held write joins the review queue."""
-        if result.action == "held":
-            entry = held_entry(
+    def _held_entries(self, done: Sequence[tuple[Observation, NewFact, WriteResult]]) -> list[str]:
+        """The review queue's entries for the held writes among ``done``, in order."""
+        return [
+            held_entry(
                 self.now(),
                 redact(seen.text, self.policy.redact_kinds)[0],
                 result.reason or "held for review",
@@ -323,8 +322,9 @@ class Memory:
                 source=seen.source,
                 tags=seen.tags,
             )
-            queue_held(self.documents, principal, entry)
-        return rec.to_remembered(result)
+            for seen, fact, result in done
+            if result.action == "held"
+        ]
 
     def held_for_review(self, principal: Principal) -> list[str]:
         """The user's writes held by the poisoning guard (never recalled), oldest first."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engram.policy._normalise import View, views
-from engram.policy._patterns import pattern_signal, squashed_signal
+from engram.policy._patterns import pattern_signal, squashed_signal, warm_patterns
 from engram.policy._semantic import IntentDetector, Similarity, segments
 from engram.recall import Embedder
 
@@ -104,6 +104,14 @@ class PoisoningGuard:
         if detector is None:
             return None
         return detector.best([v.text for v in readable(views(text))])
+
+    def warm(self) -> None:
+        """Compile the patterns and embed the semantic banks now (what the first
+        :meth:`judge` does otherwise), e.g. while something else waits."""
+        warm_patterns()
+        detector = self._detector()
+        if detector is not None:
+            detector.warm()
 
     def embedded_texts(self, text: str) -> list[str]:
         """The texts :meth:`judge` may have the embedder embed for ``text`` (none

@@ -53,13 +53,6 @@ def fold(text: str) -> str:
     return text.casefold().translate(_LOOSE)
 
 
-def screen(found: Needed) -> re.Pattern[str] | None:
-    """One search for any of ``found`` in a :func:`fold`-ed text (``None``: nothing needed)."""
-    if found is None:
-        return None
-    return re.compile("|".join(re.escape(s) for s in sorted(found, key=len, reverse=True)))
-
-
 def _sequence(items: Iterable[tuple[Any, Any]]) -> Needed:
     options: list[frozenset[str]] = []
     run = ""

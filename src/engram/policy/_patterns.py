@@ -12,12 +12,12 @@ matched against every normalised reading of a text (see
 from __future__ import annotations
 
 import functools
-import re
+import itertools
 from dataclasses import dataclass, replace
 
 import regex
 
-from engram.policy._literals import fold, needed, screen
+from engram.policy._literals import Needed, fold, needed
 
 _F = regex.IGNORECASE | regex.MULTILINE | regex.V1
 
@@ -60,29 +60,74 @@ class Signal:
         )
         return _screened(self.sources), gates, _screened(self.gated_sources)
 
-    def search(self, text: str, folded: str | None = None) -> bool:
-        """Whether ``text`` matches (``folded``: its :func:`._literals.fold`, if known)."""
+    @functools.cached_property
+    def literals(self) -> frozenset[str]:
+        """Every literal one of the screens looks for."""
+        return frozenset(s for p in itertools.chain(*self._screened) for s in p.needed or ())
+
+    @functools.cached_property
+    def _by_literal(self) -> tuple[_Index, _Index]:
+        patterns, _, gated = self._screened
+        return _index(patterns), _index(gated)
+
+    def search(
+        self, text: str, folded: str | None = None, present: frozenset[str] | None = None
+    ) -> bool:
+        """Whether ``text`` matches (``folded``: its :func:`._literals.fold`, if known;
+        ``present``: which of :attr:`literals`, at least, ``folded`` holds). Only the
+        patterns one of whose needed literals is present are tried."""
         folded = fold(text) if folded is None else folded
-        patterns, gates, gated = self._screened
-        if any(p.search(text, folded) for p in patterns):
+        present = literals_in(folded, self.literals) if present is None else present
+        _, gates, _ = self._screened
+        patterns, gated = (index.tried(present) for index in self._by_literal)
+        if any(p.search(text, present) for p in patterns):
             return True
-        return all(g.search(text, folded) for g in gates) and any(
-            p.search(text, folded) for p in gated
+        return (
+            bool(gated)
+            and all(g.search(text, present) for g in gates)
+            and any(p.search(text, present) for p in gated)
         )
+
+
+@dataclass(frozen=True)
+class _Index:
+    """Screened patterns by the literals they need (those needing none: always tried)."""
+
+    items: tuple[Screened, ...]
+    by_literal: dict[str, tuple[int, ...]]
+    always: frozenset[int]
+
+    def tried(self, present: frozenset[str]) -> list[Screened]:
+        """The patterns a text holding just the ``present`` literals may match, in order."""
+        hit = set(self.always)
+        for literal in present:
+            hit.update(self.by_literal.get(literal, ()))
+        return [self.items[i] for i in sorted(hit)]
+
+
+def _index(items: tuple[Screened, ...]) -> _Index:
+    by_literal: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        for literal in item.needed or ():
+            by_literal.setdefault(literal, []).append(i)
+    always = frozenset(i for i, item in enumerate(items) if item.needed is None)
+    return _Index(items, {k: tuple(v) for k, v in by_literal.items()}, always)
 
 
 @dataclass(frozen=True, slots=True)
 class Screened:
     """A pattern behind cheap tests a text must pass first, none of which a text it
-    matches fails: a needed literal in the case-folded text (:mod:`._literals`), and a
-    cheaper regex that matches wherever the pattern does (``hint``)."""
+    matches fails: one of its needed literals in the case-folded text (:mod:`._literals`;
+    ``None``: none known), and a cheaper regex that matches wherever the pattern does
+    (``hint``)."""
 
     pattern: regex.Pattern[str]
-    screen: re.Pattern[str] | None
+    needed: Needed
     hint: regex.Pattern[str] | None = None
 
-    def search(self, text: str, folded: str) -> bool:
-        if self.screen is not None and self.screen.search(folded) is None:
+    def search(self, text: str, present: frozenset[str]) -> bool:
+        """Whether ``text`` matches; ``present``: the needed literals its folded text holds."""
+        if self.needed is not None and self.needed.isdisjoint(present):
             return False
         if self.hint is not None and self.hint.search(text) is None:
             return False
@@ -95,9 +140,25 @@ def _compiled(sources: tuple[str, ...]) -> tuple[regex.Pattern[str], ...]:
 
 def _screened(sources: tuple[str, ...]) -> tuple[Screened, ...]:
     return tuple(
-        Screened(pattern, screen(needed(source)))
+        Screened(pattern, needed(source))
         for source, pattern in zip(sources, _compiled(sources), strict=True)
     )
+
+
+def literals_in(folded: str, literals: frozenset[str]) -> frozenset[str]:
+    """Those of ``literals`` that ``folded`` holds (an ASCII text holds no other)."""
+    tried = _ascii(literals) if folded.isascii() else literals
+    return frozenset(s for s in tried if s in folded)
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii(literals: frozenset[str]) -> tuple[str, ...]:
+    return tuple(s for s in literals if s.isascii())
+
+
+@functools.cache
+def _all_literals() -> frozenset[str]:
+    return frozenset(s for signal in SIGNALS for s in signal.literals)
 
 
 def _signal(name: str, reason: str, *sources: str) -> Signal:
@@ -576,8 +637,9 @@ SIGNALS: tuple[Signal, ...] = (
 def pattern_signal(text: str) -> Signal | None:
     """The first signal whose patterns match ``text``, or ``None``."""
     folded = fold(text)
+    present = literals_in(folded, _all_literals())
     for signal in SIGNALS:
-        if signal.search(text, folded):
+        if signal.search(text, folded, present):
             return signal
     return None
 
@@ -605,6 +667,12 @@ def _squashed_signals() -> tuple[tuple[Signal, regex.Pattern[str]], ...]:
         (next(s for s in SIGNALS if s.name == name), regex.compile(source, regex.IGNORECASE))
         for name, source in _SQUASHED.items()
     )
+
+
+def warm_patterns() -> None:
+    """Compile every pattern now (the first screened text does otherwise)."""
+    _all_literals()
+    _squashed_signals()
 
 
 def squashed_signal(letters: str) -> Signal | None:

@@ -186,6 +186,10 @@ class IntentDetector:
             and similarity.contrast >= self.margin
         )
 
+    def warm(self) -> None:
+        """Embed the banks now (the first :meth:`best` does otherwise)."""
+        self._bank()
+
     def _bank(self) -> tuple[Vectors, list[str], Vectors]:
         key = self.embedder.model_id
         if key not in self._banks:

@@ -46,7 +46,7 @@ import numpy.typing as npt
 
 from engram.backends.sqlite import _binary
 from engram.backends.sqlite import _cold_sql as q
-from engram.backends.sqlite._vectors import _quantize
+from engram.backends.sqlite._vectors import _one_blas_thread, _quantize
 from engram.errors import BackendError
 from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, split_namespace
 
@@ -302,7 +302,8 @@ class IndexFile:
         self.f32[slots] = vectors
         blocks, offsets = np.divmod(slots, self.block)
         self.i8[blocks, :, offsets] = codes
-        self.bin[blocks, :, offsets] = _binary.encode(vectors)
+        with _one_blas_thread():  # a second BLAS thread waits on a core the embedder holds
+            self.bin[blocks, :, offsets] = _binary.encode(vectors)
         meta = np.zeros(len(rows), META)
         meta["opens"], meta["closes"], meta["expires"] = np.array([_bounds(r) for r in rows]).T
         meta["ns"] = [namespace_hashes(split_namespace(r[1])) for r in rows]

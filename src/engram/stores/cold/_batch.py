@@ -6,6 +6,8 @@ changes is only when texts are embedded: the guard's segments and the stored tex
 of ``batch_size`` facts are embedded in one call, by a worker thread that embeds the
 next batch while this one is screened and stored (the embedder releases the GIL, so
 the model runs on one core while the patterns and the store run on the other).
+While the first batch embeds (and the model loads), the guard compiles its patterns
+and embeds its banks, as its first screened fact would have it do later.
 Screening and embedding depend on no stored data, so they may run ahead;
 consolidation reads the store, so each fact is decided after every fact before it
 is written. A batch's facts are decided and written in one transaction, holding the
@@ -58,7 +60,10 @@ def remember_batches(
         ahead: Future[Callable[[], None]] | None = None
         try:
             for index, batch in enumerate(batches):
-                embedded, ahead = ahead or worker.submit(_hold_guard_texts, store, batch), None
+                ahead = ahead or worker.submit(_hold_guard_texts, store, batch)
+                if index == 0:
+                    _warm_guard(store)  # while the worker embeds (and loads its model)
+                embedded, ahead = ahead, None
                 release = embedded.result()
                 if index + 1 < len(batches):  # embedded while this batch is screened, stored
                     ahead = worker.submit(_hold_guard_texts, store, batches[index + 1])
@@ -148,6 +153,14 @@ def _store(store: LongTermStore, ready: _Ready) -> WriteResult:
 def _guard_embedder(store: LongTermStore) -> Embedder | None:
     policy = store.policy
     return policy.guard.embedder if isinstance(policy, WritePolicy) else None
+
+
+def _warm_guard(store: LongTermStore) -> None:
+    """Have the poisoning guard compile its patterns and embed its banks now, as the
+    first fact it screens would (nothing for another policy)."""
+    policy = store.policy
+    if isinstance(policy, WritePolicy) and policy.hold_instructions:
+        policy.guard.warm()
 
 
 def _guard_texts(store: LongTermStore, batch: Sequence[tuple[Note, str | None]]) -> list[str]:

@@ -23,15 +23,17 @@ def review_path(principal: Principal) -> str:
     return f"{REVIEW_DIR}{principal.user_id}.md"
 
 
-def queue_held(store: DocumentStore, principal: Principal, entry: str) -> None:
-    """Append one entry line (already redacted) to the user's review document, as one
-    read-modify-write that another writer cannot lose (:meth:`DocumentStore.update_text`)."""
+def queue_held(store: DocumentStore, principal: Principal, *entries: str) -> None:
+    """Append entry lines (already redacted), in order, to the user's review document, as
+    one read-modify-write that another writer cannot lose (:meth:`DocumentStore.update_text`)."""
+    if not entries:
+        return
     meta = {"user_id": principal.user_id, "kind": "review"}
-    line = " ".join(entry.split())
+    lines = "".join(" ".join(entry.split()) + "\n" for entry in entries)
 
     def append(text: str | None) -> str:
         body = _HEADER if text is None else split_front_matter(text)[1]
-        return render(body.rstrip("\n") + "\n" + line + "\n", meta)
+        return render(body.rstrip("\n") + "\n" + lines, meta)
 
     store.update_text(principal, review_path(principal), append)
 
