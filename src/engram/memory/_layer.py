@@ -280,15 +280,20 @@ class Memory:
         ``batch_size`` items are embedded in one call while the batch before is stored.
         An item is consolidated against everything stored before it, earlier items of the
         same call included (a later value in a slot supersedes an earlier one).
-        ``progress(n)`` is called after each batch of ``n`` items is stored."""
+        ``progress(n)`` is called after each batch of ``n`` items is stored. When an error
+        stops the call, the writes held by the batches stored before it still join the
+        review queue."""
         check.principal(principal)
         seen = [_observation(i, item) for i, item in enumerate(items)]
         facts = [self._new_fact(item, index) for index, item in enumerate(seen)]
-        results = self.store.remember_many(
-            principal, facts, batch_size=batch_size, progress=progress
-        )
-        done = list(zip(seen, facts, results, strict=True))
-        queue_held(self.documents, principal, *self._held_entries(done))  # one write for all
+        results: list[WriteResult] = []
+        try:
+            self.store.remember_many(
+                principal, facts, batch_size=batch_size, progress=progress, stored=results.extend
+            )
+        finally:  # the held writes of every committed batch, even when a later one failed
+            done = list(zip(seen, facts, results, strict=False))
+            queue_held(self.documents, principal, *self._held_entries(done))  # one write
         return [rec.to_remembered(result) for result in results]
 
     def _new_fact(self, seen: Observation, index: int | None = None) -> NewFact:

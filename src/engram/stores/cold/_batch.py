@@ -50,8 +50,10 @@ def remember_batches(
     facts: Sequence[NewFact],
     batch_size: int,
     progress: Callable[[int], object] | None = None,
+    stored: Callable[[list[WriteResult]], object] | None = None,
 ) -> list[WriteResult]:
-    """Every fact checked first (an error names its index), then stored batch by batch."""
+    """Every fact checked first (an error names its index), then stored batch by batch;
+    ``stored`` gets each committed batch's results, then ``progress`` its size."""
     check.integer("batch_size", batch_size, minimum=1)
     noted = [_noted(store, namespace, i, fact) for i, fact in enumerate(facts)]
     batches = [noted[i : i + batch_size] for i in range(0, len(noted), batch_size)]
@@ -71,7 +73,10 @@ def remember_batches(
                     ready = _prepare(store, batch)
                 finally:
                     release()
-                results += _store_batch(store, namespace, ready)
+                committed = _store_batch(store, namespace, ready)
+                results += committed
+                if stored is not None:
+                    stored(committed)
                 if progress is not None:
                     progress(len(ready))
         finally:

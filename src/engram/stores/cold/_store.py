@@ -414,14 +414,17 @@ class LongTermStore(EngramLabels):
         *,
         batch_size: int = 32,
         progress: Callable[[int], object] | None = None,
+        stored: Callable[[list[WriteResult]], object] | None = None,
     ) -> list[WriteResult]:
         """:meth:`remember` for each of ``facts``, in order, with the same results: every
         fact is checked before any is written, then ``batch_size`` facts at a time are
         embedded in one call (the next batch while this one is stored) and each is
         screened, then consolidated against what is stored by then (an earlier fact of
         the same call included); a batch is written in one transaction, and
-        ``progress(n)`` is called once its ``n`` facts are committed."""
-        return remember_batches(self, pipe.namespace_of(target), facts, batch_size, progress)
+        ``progress(n)`` is called once its ``n`` facts are committed (``stored``, with
+        their results: what an error in a later batch leaves acknowledged)."""
+        namespace = pipe.namespace_of(target)
+        return remember_batches(self, namespace, facts, batch_size, progress, stored)
 
     def _noted(self, namespace: Namespace, fact: NewFact) -> tuple[Note, str | None]:
         """``fact`` checked, as a note on its way in, and its explicit key."""
