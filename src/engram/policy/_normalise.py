@@ -54,7 +54,12 @@ _LEET = str.maketrans(
         "€": "e",
     }
 )
-_LEET_TOKEN = regex.compile(r"[\p{L}\d@$!|€]*(?:\p{L}[\d@$!|€]|[\d@$!|€]\p{L})[\p{L}\d@$!|€]*")
+_LEET_TOKEN = regex.compile(
+    r"(?<![\p{L}\d@$!|€])[\p{L}\d@$!|€]*(?:\p{L}[\d@$!|€]|[\d@$!|€]\p{L})[\p{L}\d@$!|€]*"
+)
+"""A token mixing letters and leetspeak digits or signs, from its first character on (a
+match can only start where a token does: trying every position of a long token that has
+no such pair would cost the square of its length)."""
 _BASE64 = regex.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX = regex.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}(?:[\s:,]|\\x|0x)?){8,}(?![0-9A-Fa-f])")
 _URL_ESCAPED = regex.compile(r"(?:%[0-9A-Fa-f]{2}){3,}")

@@ -530,15 +530,18 @@ _DESTINATION_HINT = (
 address from its ``@`` on, a host name from its last dot on (the same engine and flags,
 so the same verdict on every text, in a fraction of the time)."""
 
+# A URL is read up to 2,048 characters (longer ones are not links browsers follow), and a
+# template marker looks back for its URL: an unbounded run after every "http" of a long
+# text would cost the square of its length.
 _EXFILTRATION = _signal(
     "exfiltration",
     "asks to send data or credentials elsewhere",
     r"!\[[^\]]*\]\(\s*(?:https?:)?//",
-    r"https?://\S*(?:\{[^}\s]*\}|\$\{|%7B|<[a-z_ ]{3,30}>|\[[A-Z_ ]{3,30}\])",
+    r"(?<=https?://\S{0,2048}?)(?:\{[^{}\s]{0,200}\}|\$\{|%7B|<[a-z_ ]{3,30}>|\[[A-Z_ ]{3,30}\])",
     r"\b(?:append|include|add|encode|embed|put|insert)\b.{0,60}\b(?:to|in|into)\b (?:the |an? |this "
     r"|each )?(?:url|link|query string|image (?:url|link)|request)\b",
     r"\b(?:visit|open|fetch|load|render|call|ping|curl|wget|request|navigate to|go to|click)\s+"
-    r"(?:the link\s+)?https?://\S*\?\S*=",
+    r"(?:the link\s+)?https?://[^\s?]{0,2048}\?\S{0,2048}?=",
     _START + r"(?:exfiltrate|steal|harvest|siphon(?: off)?|smuggle out)\s+(?:any|all|every|the|their"
     r"|our|your)?\s*" + _SECRET + r"\b",
     r"\b(?:reply|respond|answer)\s+(?:only\s+)?with\b.{0,40}?(?:https?://|www\.)",

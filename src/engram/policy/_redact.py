@@ -47,7 +47,12 @@ def _digit_count(low: int, high: int) -> Callable[[str], bool]:
 
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _PII: dict[str, tuple[re.Pattern[str], Callable[[str], bool]]] = {
-    "email": (re.compile(r"[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}"), lambda _: True),
+    # from the start of an address only: trying every position of a long word would cost
+    # the square of its length
+    "email": (
+        re.compile(r"(?<![\w.%+-])[\w.%+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}"),
+        lambda _: True,
+    ),
     "iban": (
         re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b"),
         _iban_ok,

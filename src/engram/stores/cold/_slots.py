@@ -33,49 +33,53 @@ _NOW = r"(?:now\s+|currently\s+|just\s+|recently\s+|finally\s+|no\s+longer\s+|do
 _NUMBER = r"(?:\d{1,2}|no|one|two|three|four|five|six|seven|eight|nine|ten)"
 _DIETS = r"(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian|carnivore|omnivore|keto)"
 _VEHICLES = r"(?:car|suv|truck|pickup|van|minivan|hatchback|sedan|convertible)"
+_I = rf"^i\s+{_NOW}"
+_IM = rf"^i(?:'m| am)\s+{_NOW}"
+_IVE = rf"^i(?:'ve| have)?\s+{_NOW}"
+"""How a statement about oneself starts: "I (now) ...", "I'm (now) ...", "I've (now) ..."."""
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("home", re.compile(rf"^i\s+{_NOW}(?:live|reside)\s+in\s+\S")),
-    ("home", re.compile(rf"^i(?:'m| am)\s+{_NOW}(?:living|based|settled)\s+in\s+\S")),
-    ("home", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:moved|relocated)\s+to\s+\S")),
-    ("employer", re.compile(rf"^i\s+{_NOW}work\s+(?:at|for)\s+\S")),
-    ("employer", re.compile(rf"^i(?:'m| am)\s+{_NOW}working\s+(?:at|for)\s+\S")),
+    ("home", re.compile(rf"{_I}(?:live|reside)\s+in\s+\S")),
+    ("home", re.compile(rf"{_IM}(?:living|based|settled)\s+in\s+\S")),
+    ("home", re.compile(rf"{_IVE}(?:moved|relocated)\s+to\s+\S")),
+    ("employer", re.compile(rf"{_I}work\s+(?:at|for)\s+\S")),
+    ("employer", re.compile(rf"{_IM}working\s+(?:at|for)\s+\S")),
     (
         "employer",
         re.compile(
-            rf"^i(?:'ve| have)?\s+{_NOW}(?:joined|started\s+(?:a\s+new\s+job|working)\s+"
+            rf"{_IVE}(?:joined|started\s+(?:a\s+new\s+job|working)\s+"
             rf"(?:at|for)|got\s+a\s+(?:new\s+)?job\s+(?:at|with))\s+\S"
         ),
     ),
     ("occupation", re.compile(rf"^i(?:'m| am)?\s+{_NOW}work(?:ing)?\s+as\s+an?\s+\S")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}\s+(?:years?\s+old|y/?o)\b")),
-    ("age", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}turned\s+\d{{1,3}}\b")),
+    ("age", re.compile(rf"{_IVE}turned\s+\d{{1,3}}\b")),
     ("name", re.compile(r"^(?:my name is|call me)\s+\S")),
     (
         "number_of_children",
-        re.compile(rf"^i\s+{_NOW}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
+        re.compile(rf"{_I}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
     ),
-    ("employer", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:left|quit|lost)\s+my\s+job\b")),
+    ("employer", re.compile(rf"{_IVE}(?:left|quit|lost)\s+my\s+job\b")),
     ("employer", re.compile(r"^i\s+(?:was|got|have\s+been)\s+(?:laid\s+off|fired|let\s+go)\b")),
     ("occupation", re.compile(rf"^i(?:'m| am|'ve| have)?\s+{_NOW}(?:retired|unemployed)\b")),
-    ("diet", re.compile(rf"^i(?:'m| am)\s+{_NOW}(?:not\s+)?(?:an?\s+)?(?:strict\s+)?{_DIETS}\b")),
-    ("diet", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:gone|turned|become|went)\s+{_DIETS}\b")),
-    ("diet", re.compile(rf"^i\s+{_NOW}(?:(?:do\s+not|don't|never)\s+)?eat\s+meat\b")),
-    ("diet", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:started|stopped|quit)\s+eating\s+meat\b")),
+    ("diet", re.compile(rf"{_IM}(?:not\s+)?(?:an?\s+)?(?:strict\s+)?{_DIETS}\b")),
+    ("diet", re.compile(rf"{_IVE}(?:gone|turned|become|went)\s+{_DIETS}\b")),
+    ("diet", re.compile(rf"{_I}(?:(?:do\s+not|don't|never)\s+)?eat\s+meat\b")),
+    ("diet", re.compile(rf"{_IVE}(?:started|stopped|quit)\s+eating\s+meat\b")),
     ("diet", re.compile(rf"^i(?:'m| am)?\s+{_NOW}(?:on|follow(?:ing)?)\s+an?\s+(?:\S+\s+)?diet\b")),
     (
         "relationship_status",
         re.compile(
-            rf"^i(?:'m| am)\s+{_NOW}(?:single|married|engaged|divorced|separated|widowed"
+            rf"{_IM}(?:single|married|engaged|divorced|separated|widowed"
             rf"|in\s+a\s+relationship)\b(?!\s+(?:in|from|by|on|at|about)\b)"
         ),
     ),
     (
         "relationship_status",
-        re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:got|gotten)\s+(?:married|engaged|divorced)\b"),
+        re.compile(rf"{_IVE}(?:got|gotten)\s+(?:married|engaged|divorced)\b"),
     ),
-    ("car", re.compile(rf"^i\s+{_NOW}(?:drive|own)\s+an?\s+(?:[\w-]+\s+){{0,3}}?{_VEHICLES}\b")),
-    ("car", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:sold|bought|got\s+rid\s+of)\s+my\s+car\b")),
-    ("car", re.compile(rf"^i(?:'ve| have)?\s+{_NOW}(?:bought|got)\s+an?\s+(?:new\s+)?car\b")),
+    ("car", re.compile(rf"{_I}(?:drive|own)\s+an?\s+(?:[\w-]+\s+){{0,3}}?{_VEHICLES}\b")),
+    ("car", re.compile(rf"{_IVE}(?:sold|bought|got\s+rid\s+of)\s+my\s+car\b")),
+    ("car", re.compile(rf"{_IVE}(?:bought|got)\s+an?\s+(?:new\s+)?car\b")),
 )
 _READ_BY_FORM = frozenset(name for name, _ in _RELATIONS)
 """Slots only their own forms give a value of, never a mention of the word."""
