@@ -109,9 +109,7 @@ def in_context(
     return out
 
 
-def _priors(
-    ids: Iterable[str], by_id: Mapping[str, Hit], ranking: Ranking
-) -> dict[str, float]:
+def _priors(ids: Iterable[str], by_id: Mapping[str, Hit], ranking: Ranking) -> dict[str, float]:
     """The weights applied with full relevance, by id: 1.0 for a fresh memory of top
     importance, less as recency and importance fall (so a weak match never scores high
     for them)."""
