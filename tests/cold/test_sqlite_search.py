@@ -103,6 +103,24 @@ def test_scores_are_the_float32_scores() -> None:
     np.testing.assert_allclose(scores, vectors[rows] @ query, rtol=0, atol=1e-6)
 
 
+@pytest.mark.parametrize("slice_bytes", [8 * 384, 8 * 384 * 7, 1 << 20, 1 << 30])
+def test_rescoring_in_slices_gives_each_row_its_one_product_score(
+    monkeypatch: pytest.MonkeyPatch, slice_bytes: int
+) -> None:
+    """Slices of one row, of 7 rows (the last one short), the default and one slice:
+    every selected row, in the given order, gets the float64 product of the whole
+    selection rounded to float32, bit for bit (repeated and unsorted rows included)."""
+    monkeypatch.setattr(_vectors, "EXACT_BYTES", slice_bytes)
+    rng = np.random.default_rng(4)
+    vectors = _unit(rng, 3000, 384)
+    query = _unit(rng, 1, 384)[0]
+    rows = np.concatenate([rng.permutation(3000)[:2500], [5, 5, 2999, 0]])
+    want = (vectors[rows].astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
+    got = _vectors.exact_scores(vectors, rows, query)
+    assert got.dtype == np.float32 and got.tobytes() == want.tobytes()
+    assert len(_vectors.exact_scores(vectors, rows[:0], query)) == 0
+
+
 def test_tied_rows_are_cut_by_id_and_masks_apply() -> None:
     rng = np.random.default_rng(3)
     base = _unit(rng, 50, 32)

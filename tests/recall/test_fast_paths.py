@@ -9,7 +9,7 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engram.recall import Weights, combine
+from engram.recall import Weights, combine, combiner
 from engram.recall._relevance import STOP_WORDS, _split, _tokens, words
 
 
@@ -78,5 +78,16 @@ def test_combine_is_bit_for_bit_the_weighted_mean_of_clamped_signals(
     weights = Weights(w_recency, w_importance, w_relevance)
     got = combine(weights, recency=rec, importance=imp, relevance=rel)
     want = _reference_combine(weights, rec, imp, rel)
+    assert got == want or (math.isnan(got) and math.isnan(want))
+    assert math.copysign(1.0, got) == math.copysign(1.0, want)
+
+
+@given(WEIGHT, WEIGHT, st.floats(min_value=0.01, max_value=10.0), SIGNAL, SIGNAL, SIGNAL)
+def test_combiner_gives_combine_bit_for_bit(
+    w_recency: float, w_importance: float, w_relevance: float, rec: float, imp: float, rel: float
+) -> None:
+    weights = Weights(w_recency, w_importance, w_relevance)
+    got = combiner(weights)(rec, imp, rel)
+    want = combine(weights, recency=rec, importance=imp, relevance=rel)
     assert got == want or (math.isnan(got) and math.isnan(want))
     assert math.copysign(1.0, got) == math.copysign(1.0, want)

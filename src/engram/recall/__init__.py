@@ -39,7 +39,7 @@ from engram.recall._relevance import (
     keyword_text,
     relevance,
 )
-from engram.recall._scoring import Weights, combine, recency
+from engram.recall._scoring import Weights, combine, combiner, recency
 
 __all__ = [
     "CONVERSATION",
@@ -59,6 +59,7 @@ __all__ = [
     "Weights",
     "clear_keyword_caches",
     "combine",
+    "combiner",
     "confidence",
     "cosine_confidence",
     "embedder_for_model_id",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -43,6 +44,22 @@ def combine(weights: Weights, *, recency: float, importance: float, relevance: f
         + weights.importance * _clamp(importance)
         + weights.relevance * _clamp(relevance)
     ) / total
+
+
+def combiner(weights: Weights) -> Callable[[float, float, float], float]:
+    """:func:`combine` with ``weights`` bound, called ``(recency, importance, relevance)``:
+    the same value bit for bit, in one call a candidate (recall scores a pool of them)."""
+    w_rec, w_imp, w_rel = weights.recency, weights.importance, weights.relevance
+    total = w_rec + w_imp + w_rel
+
+    def mean(rec: float, imp: float, rel: float) -> float:
+        return (
+            w_rec * (1.0 if rec >= 1.0 else rec if rec > 0.0 else 0.0)
+            + w_imp * (1.0 if imp >= 1.0 else imp if imp > 0.0 else 0.0)
+            + w_rel * (1.0 if rel >= 1.0 else rel if rel > 0.0 else 0.0)
+        ) / total
+
+    return mean
 
 
 def _clamp(x: float) -> float:

@@ -50,6 +50,7 @@ from engram.backends.sqlite._vectors import (
     _onnxruntime,
     _rounding,
     _within_reach,
+    exact_scores,
 )
 from engram.stores.cold.records import Namespace
 
@@ -271,9 +272,7 @@ class IndexSearch:
         else:
             approx, error = self._first_pass(query.vector, high)
             rows = _within_reach(approx, error, mask, query.k).astype(np.int64)
-        wide = query.vector.astype(np.float64)
-        exact = self.file.f32[rows].astype(np.float64) @ wide
-        return rows, exact.astype(np.float32)
+        return rows, exact_scores(self.file.f32, rows, query.vector)
 
     def _sign_bit_pass(self, query: Query, high: int, mask: npt.NDArray[np.bool_]) -> Slots:
         """The allowed slots whose codes lie closest to the query's."""

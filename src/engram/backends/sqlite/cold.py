@@ -23,7 +23,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -576,13 +576,16 @@ def _least_ids(
     ``limit * high / len(slots)`` entries) instead of reading and sorting every slot's row."""
     if limit * high >= len(slots) ** 2:
         return conn.execute(q.LEAST_IDS_OF_ROWIDS, (_json(slots), limit)).fetchall()
-    wanted = set(slots.tolist())
+    wanted = np.zeros(int(slots.max()) + 1, np.bool_)  # (a mask: no set of every slot)
+    wanted[slots] = True
     least: list[int] = []
     walk = conn.execute(q.ROWIDS_BY_ID)
     try:
         step = limit * high // len(slots) + limit  # the expected walk, and some
         while len(least) < limit and (batch := walk.fetchmany(step)):
-            least += [r[0] for r in batch if r[0] in wanted]
+            rowids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
+            inside = rowids[(rowids >= 0) & (rowids < len(wanted))]
+            least += inside[wanted[inside]].tolist()
     finally:
         walk.close()
     chosen = json.dumps(least[:limit])
@@ -664,7 +667,7 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
 
 
 def _excerpt(row: Sequence[Any]) -> Excerpt:
-    recorded_at = _dt(row[4])
+    recorded_at = datetime.fromtimestamp(row[4], UTC)  # (from_epoch of a NOT NULL column)
     valid_from = recorded_at if row[3] == row[4] else _dt(row[3])  # most became valid then
     return Excerpt(row[0], row[1], _value(row[2]), valid_from, recorded_at, row[5])
 

@@ -11,7 +11,7 @@ thread per query cost ~4 ms on a loaded 2-core machine.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -20,7 +20,7 @@ from engram.recall import (
     ContextBoost,
     Embedder,
     Weights,
-    combine,
+    combiner,
     confidence,
     cosine_confidence,
     keyword_coverage,
@@ -98,7 +98,7 @@ def in_context(
     reranked = rerank(query, candidates, boost)
     top = max((score for _, score in reranked), default=0.0) or 1.0
     relative = {i: score / top for i, score in reranked}
-    prior = {i: _prior(by_id[i], ranking) for i in relative}
+    prior = _priors(relative, by_id, ranking)
     order = sorted(relative, key=lambda i: -relative[i] * prior[i])
     own = _confidences(query, found, ranking.floor)
     best = max(own.values(), default=0.0)
@@ -109,11 +109,12 @@ def in_context(
     return out
 
 
-def _prior(hit: Hit, ranking: Ranking) -> float:
-    """The weights applied with full relevance: 1.0 for a fresh memory of top importance,
-    less as recency and importance fall (so a weak match never scores high for them)."""
-    weights = ranking.weights
-    return combine(weights, recency=hit.recency, importance=hit.importance, relevance=1.0)
+def _priors(ids: Iterable[str], by_id: Mapping[str, Hit], ranking: Ranking) -> dict[str, float]:
+    """The weights applied with full relevance, by id: 1.0 for a fresh memory of top
+    importance, less as recency and importance fall (so a weak match never scores high
+    for them)."""
+    mean = combiner(ranking.weights)
+    return {i: mean(by_id[i].recency, by_id[i].importance, 1.0) for i in ids}
 
 
 def _confidences(

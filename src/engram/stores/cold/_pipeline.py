@@ -24,7 +24,7 @@ from engram import _validate as check
 from engram._principal import Principal
 from engram.errors import InvalidInputError
 from engram.policy import WriteCandidate
-from engram.recall import Weights, combine, recency
+from engram.recall import Weights, combiner, recency
 from engram.recall import relevance as fused_relevance
 from engram.stores.cold.records import MemoryRecord, Namespace, Recalled, validate_namespace
 
@@ -83,14 +83,14 @@ def score(
     per candidate, with the recency of each distinct moment computed once (a bulk load
     records many memories at one moment)."""
     recencies: dict[datetime, float] = {}
+    mean = combiner(weights)
     out = []
     for row_id, (recorded_at, importance) in signals.items():
         rec = recencies.get(recorded_at)
         if rec is None:
             rec = recencies[recorded_at] = recency(recorded_at, now, weights.half_life_days)
         rel = relevance.get(row_id, 0.0)
-        value = combine(weights, recency=rec, importance=importance, relevance=rel)
-        out.append((row_id, value, rel, rec))
+        out.append((row_id, mean(rec, importance, rel), rel, rec))
     out.sort(key=itemgetter(0))  # by id, then (stable) best score first
     out.sort(key=itemgetter(1), reverse=True)
     return out
