@@ -1,0 +1,64 @@
+"""Pseudo-relevance feedback in the re-ranking's keyword leg: a two-hop answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from engram.recall._context import DEFAULT_CONTEXT, Candidate, rerank
+from engram.recall._feedback import expansion
+
+QUESTION = "Which city is the home of the person who gave Caroline her violin?"
+
+# (id, text, cosine with the question): the answer ("lisbon") shares no word with the
+# question, only the name of the person the first two turns are about.
+TURNS = [
+    ("gift", "My aunt Rosalind gave me a violin for my birthday.", 0.55),
+    ("practice", "I practise on the violin Rosalind gave me every evening.", 0.50),
+    ("teacher", "My violin teacher says I should practise scales.", 0.45),
+    ("hike", "We went hiking near the lake on Sunday.", 0.30),
+    ("cake", "Mel baked a lemon cake for the whole family.", 0.28),
+    ("city", "The city was so busy during the festival.", 0.27),
+    ("dog", "The dog chewed my new shoes again.", 0.26),
+    ("answer", "Rosalind settled in Lisbon last spring, near the harbour.", 0.20),
+]
+
+
+def _candidates() -> list[Candidate]:
+    return [
+        Candidate(i, 0.0, "S1", n, "Caroline", f"Caroline: {text}", cos)
+        for n, (i, text, cos) in enumerate(TURNS)
+    ]
+
+
+def _top(boost_feedback: float, k: int = 3) -> list[str]:
+    boost = replace(DEFAULT_CONTEXT, feedback=boost_feedback)
+    return [i for i, _ in rerank(QUESTION, _candidates(), boost)][:k]
+
+
+def test_feedback_finds_the_second_hop_the_first_pass_misses() -> None:
+    # Four turns match the question's words; without feedback the answer ranks below
+    # the unrelated turns too (its cosine is the lowest), with it right after the matches.
+    assert _top(0.0, 8)[-1] == "answer"
+    assert "answer" not in _top(0.0, 5)
+    assert _top(0.5, 5)[-1] == "answer"
+
+
+def test_feedback_keeps_the_direct_matches_first() -> None:
+    assert _top(0.5, 2) == _top(0.0, 2) == ["gift", "practice"]
+
+
+def test_expansion_takes_stems_the_top_texts_share_and_the_query_lacks() -> None:
+    texts = [text for _, text, _ in TURNS]
+    extra = expansion({"violin", "gave", "give"}, texts, [0, 1], terms=5, weight=0.4)
+    assert "rosalind" in extra
+    assert max(extra.values()) == pytest.approx(0.4)
+    assert "violin" not in extra and "birthday" not in extra  # in the query / one text only
+
+
+def test_expansion_is_empty_when_off_or_nothing_qualifies() -> None:
+    texts = [text for _, text, _ in TURNS]
+    assert expansion(set(), texts, [0, 1], terms=5, weight=0.0) == {}
+    assert expansion(set(), texts, [], terms=5, weight=0.4) == {}
+    assert expansion(set(), texts, [3, 4], terms=5, weight=0.4) == {}  # no shared stem
