@@ -62,3 +62,24 @@ def test_expansion_is_empty_when_off_or_nothing_qualifies() -> None:
     assert expansion(set(), texts, [0, 1], terms=5, weight=0.0) == {}
     assert expansion(set(), texts, [], terms=5, weight=0.4) == {}
     assert expansion(set(), texts, [3, 4], terms=5, weight=0.4) == {}  # no shared stem
+
+
+def _recall_keys(feedback: float, k: int) -> list[str]:
+    from engram import Principal
+    from engram.recall import HashEmbedder
+    from engram.stores.cold import open_store
+
+    who = Principal("t", "u")
+    items = [
+        (who.namespace, i, {"text": f"Caroline: {t}", "speaker": "Caroline", "position": n})
+        for n, (i, t, _) in enumerate(TURNS)
+    ]
+    boost = replace(DEFAULT_CONTEXT, feedback=feedback)
+    with open_store("memory://", embedder=HashEmbedder()) as store:
+        store.put_many(items)
+        return [h.record.key for h in store.recall(who, QUESTION, k=k, context=boost)]
+
+
+def test_recall_with_feedback_ranks_the_second_hop_higher() -> None:
+    without, with_ = _recall_keys(0.0, len(TURNS)), _recall_keys(0.5, len(TURNS))
+    assert with_.index("answer") < without.index("answer")
