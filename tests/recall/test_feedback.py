@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from engram.recall._context import DEFAULT_CONTEXT, Candidate, rerank
-from engram.recall._feedback import expansion
+from engram.recall._feedback import entities, expansion
 
 QUESTION = "Which city is the home of the person who gave Caroline her violin?"
 
@@ -51,7 +51,7 @@ def test_feedback_keeps_the_direct_matches_first() -> None:
 
 def test_expansion_takes_stems_the_top_texts_share_and_the_query_lacks() -> None:
     texts = [text for _, text, _ in TURNS]
-    extra = expansion({"violin", "gave", "give"}, texts, [0, 1], terms=5, weight=0.4)
+    extra = expansion({"violin", "gave", "give"}, texts, [0, 1], size=5, weight=0.4)
     assert "rosalind" in extra
     assert max(extra.values()) == pytest.approx(0.4)
     assert "violin" not in extra and "birthday" not in extra  # in the query / one text only
@@ -59,9 +59,9 @@ def test_expansion_takes_stems_the_top_texts_share_and_the_query_lacks() -> None
 
 def test_expansion_is_empty_when_off_or_nothing_qualifies() -> None:
     texts = [text for _, text, _ in TURNS]
-    assert expansion(set(), texts, [0, 1], terms=5, weight=0.0) == {}
-    assert expansion(set(), texts, [], terms=5, weight=0.4) == {}
-    assert expansion(set(), texts, [3, 4], terms=5, weight=0.4) == {}  # no shared stem
+    assert expansion(set(), texts, [0, 1], size=5, weight=0.0) == {}
+    assert expansion(set(), texts, [], size=5, weight=0.4) == {}
+    assert expansion(set(), texts, [3, 4], size=5, weight=0.4) == {}  # no shared stem
 
 
 def _recall_keys(feedback: float, k: int) -> list[str]:
@@ -83,3 +83,19 @@ def _recall_keys(feedback: float, k: int) -> list[str]:
 def test_recall_with_feedback_ranks_the_second_hop_higher() -> None:
     without, with_ = _recall_keys(0.0, len(TURNS)), _recall_keys(0.5, len(TURNS))
     assert with_.index("answer") < without.index("answer")
+
+
+def test_entities_are_capitalised_words_inside_sentences() -> None:
+    found = entities("Rosalind went home. Yesterday Bob met Alice in Lisbon! Then the dog")
+    assert found == {"bob", "alic", "lisbon"}  # stems; sentence starts are not names
+
+
+def test_names_only_expansion_keeps_the_shared_name_and_drops_other_words() -> None:
+    texts = [
+        "I met Rosalind at the harbour market today.",
+        "Rosalind and I walked along the harbour market.",
+    ]
+    both = expansion(set(), texts, [0, 1], size=5, weight=0.4)
+    names = expansion(set(), texts, [0, 1], size=5, weight=0.4, names_only=True)
+    assert {"rosalind", "harbour", "market"} <= set(both)
+    assert set(names) == {"rosalind"}

@@ -108,6 +108,7 @@ class ContextBoost:
     feedback: float = 0.0
     feedback_docs: int = 3
     feedback_terms: int = 8
+    feedback_names_only: bool = False
 
 
 DEFAULT_CONTEXT = ContextBoost()
@@ -197,7 +198,14 @@ def _fed_back(
     wanted, skip = query_stems(query, leave_out)
     order = sorted(range(len(candidates)), key=lambda i: -first[candidates[i].id])
     top = [i for i in order[: boost.feedback_docs] if first[candidates[i].id] > 0]
-    extra = expansion({*wanted, *skip}, texts, top, boost.feedback_terms, boost.feedback)
+    extra = expansion(
+        {*wanted, *skip},
+        texts,
+        top,
+        boost.feedback_terms,
+        boost.feedback,
+        boost.feedback_names_only,
+    )
     return weighted_bm25({**extra, **dict.fromkeys(wanted, 1.0)}, texts)
 
 
