@@ -22,7 +22,9 @@ Steps 0-1 are recall's default (``ContextBoost()``, what ``LongTermStore.recall`
 ``engram.Memory.recall`` use): they lift both benchmarks at every budget (docs/eval/
 results.md). Steps 2-3 are off by default (``neighbours`` and ``session`` 0): they lift
 LoCoMo's short chat turns but cost LongMemEval's long user turns at every budget;
-:data:`CONVERSATION` turns them on for chat logs.
+:data:`CONVERSATION` turns them on for chat logs. ``feedback`` (off by default)
+expands step 0's keyword query with the first pass's best candidates' distinctive stems
+(:mod:`engram.recall._feedback`); measured, it does not lift either benchmark.
 """
 
 from __future__ import annotations
