@@ -88,7 +88,11 @@ class ContextBoost:
     lexical, speaker and date steps run (no turn is promoted for its neighbours).
     ``date`` boosts turns whose ``date_field`` value (or, when a memory has none, the day
     it became valid: ``valid_from``, by default when it was remembered) falls in a time
-    the query names, or at most ``date_slack_days`` after it.
+    the query names, or at most ``date_slack_days`` after it. ``feedback`` > 0 scores the
+    lexical step's BM25 again with up to ``feedback_terms`` stems of the
+    ``feedback_docs`` best first-pass candidates added, weighted at most ``feedback``
+    (``feedback_names_only``: only their capitalised words; see
+    :mod:`engram.recall._feedback`).
     """
 
     speaker: float = 0.5
