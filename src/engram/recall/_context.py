@@ -22,7 +22,9 @@ Steps 0-1 are recall's default (``ContextBoost()``, what ``LongTermStore.recall`
 ``engram.Memory.recall`` use): they lift both benchmarks at every budget (docs/eval/
 results.md). Steps 2-3 are off by default (``neighbours`` and ``session`` 0): they lift
 LoCoMo's short chat turns but cost LongMemEval's long user turns at every budget;
-:data:`CONVERSATION` turns them on for chat logs.
+:data:`CONVERSATION` turns them on for chat logs. ``feedback`` (off by default)
+expands step 0's keyword query with the first pass's best candidates' distinctive stems
+(:mod:`engram.recall._feedback`); measured, it does not lift either benchmark.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from operator import itemgetter
 
 from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
-from engram.recall._lexical import bm25
+from engram.recall._feedback import expansion, query_stems
+from engram.recall._lexical import bm25, weighted_bm25
 from engram.recall._relevance import relevance as fused_relevance
 
 
@@ -85,7 +88,11 @@ class ContextBoost:
     lexical, speaker and date steps run (no turn is promoted for its neighbours).
     ``date`` boosts turns whose ``date_field`` value (or, when a memory has none, the day
     it became valid: ``valid_from``, by default when it was remembered) falls in a time
-    the query names, or at most ``date_slack_days`` after it.
+    the query names, or at most ``date_slack_days`` after it. ``feedback`` > 0 scores the
+    lexical step's BM25 again with up to ``feedback_terms`` stems of the
+    ``feedback_docs`` best first-pass candidates added, weighted at most ``feedback``
+    (``feedback_names_only``: only their capitalised words; see
+    :mod:`engram.recall._feedback`).
     """
 
     speaker: float = 0.5
@@ -104,6 +111,10 @@ class ContextBoost:
     date: float = 0.6
     date_field: str = "date"
     date_slack_days: int = 7
+    feedback: float = 0.0
+    feedback_docs: int = 3
+    feedback_terms: int = 8
+    feedback_names_only: bool = False
 
 
 DEFAULT_CONTEXT = ContextBoost()
@@ -152,15 +163,56 @@ def _cosine(candidate: Candidate, topic: float) -> float | None:
 
 
 def lexical_relevance(
-    query: str, candidates: Sequence[Candidate], leave_out: Sequence[str] = (), topic: float = 0.0
+    query: str,
+    candidates: Sequence[Candidate],
+    leave_out: Sequence[str] = (),
+    topic: float = 0.0,
+    boost: ContextBoost | None = None,
 ) -> dict[str, float]:
     """Relevance of each candidate fused from stemmed BM25 over the candidates' texts and
-    their cosines (:func:`engram.recall._relevance.relevance`); 0.0 when neither matched."""
-    scores = bm25(query, [_spoken(c) for c in candidates], leave_out=leave_out)
+    their cosines (:func:`engram.recall._relevance.relevance`); 0.0 when neither matched.
+    With ``boost.feedback`` > 0 the keyword leg is scored again with the query expanded
+    by the first pass's best candidates' distinctive stems (:mod:`engram.recall._feedback`)."""
+    texts = [_spoken(c) for c in candidates]
+    scores = bm25(query, texts, leave_out=leave_out)
+    vector = _sorted([(c.id, s) for c in candidates if (s := _cosine(c, topic)) is not None])
+    fused = _fused(candidates, scores, vector)
+    if boost is not None and boost.feedback > 0:
+        scores = _fed_back(query, texts, candidates, fused, leave_out, boost)
+        fused = _fused(candidates, scores, vector)
+    return fused
+
+
+def _fused(
+    candidates: Sequence[Candidate], scores: Sequence[float], vector: Sequence[tuple[str, float]]
+) -> dict[str, float]:
     keyword = _best_first([(c.id, s) for c, s in zip(candidates, scores, strict=True) if s > 0])
-    vector = [(c.id, s) for c in candidates if (s := _cosine(c, topic)) is not None]
-    fused = fused_relevance(keyword, _sorted(vector))
+    fused = fused_relevance(keyword, vector)
     return {c.id: fused.get(c.id, 0.0) for c in candidates}
+
+
+def _fed_back(
+    query: str,
+    texts: Sequence[str],
+    candidates: Sequence[Candidate],
+    first: Mapping[str, float],
+    leave_out: Sequence[str],
+    boost: ContextBoost,
+) -> list[float]:
+    """BM25 of ``texts`` for the query's stems (weight 1) and the feedback stems of the
+    ``feedback_docs`` best first-pass candidates (weight at most ``feedback``)."""
+    wanted, skip = query_stems(query, leave_out)
+    order = sorted(range(len(candidates)), key=lambda i: -first[candidates[i].id])
+    top = [i for i in order[: boost.feedback_docs] if first[candidates[i].id] > 0]
+    extra = expansion(
+        {*wanted, *skip},
+        texts,
+        top,
+        boost.feedback_terms,
+        boost.feedback,
+        boost.feedback_names_only,
+    )
+    return weighted_bm25({**extra, **dict.fromkeys(wanted, 1.0)}, texts)
 
 
 def _spoken(candidate: Candidate) -> str:
@@ -227,7 +279,7 @@ def _relevance(
     topic = boost.topic
     if not (boost.lexical and any(c.text for c in candidates)):
         return {c.id: c.relevance for c in candidates}
-    return lexical_relevance(query, candidates, named_speakers(query, speakers), topic)
+    return lexical_relevance(query, candidates, named_speakers(query, speakers), topic, boost)
 
 
 def _near(
