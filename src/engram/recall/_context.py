@@ -38,8 +38,8 @@ from operator import itemgetter
 
 from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
-from engram.recall._feedback import expansion, query_stems
-from engram.recall._lexical import bm25, weighted_bm25
+from engram.recall._feedback import expansion
+from engram.recall._lexical import bm25, query_stems, weighted_bm25
 from engram.recall._relevance import relevance as fused_relevance
 
 

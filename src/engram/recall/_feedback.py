@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-from engram.recall._lexical import idf_of, stem, term_counts, terms
+from engram.recall._lexical import idf_of, term_counts, terms
 
 _NAME = re.compile(r"(?<![.!?:\n]\s)(?<![.!?:\n])(?<!^)\b([A-Z][a-z]+(?:[A-Z][a-z]+)*)\b")
 """A capitalised word that does not start the text or a sentence: a name."""
@@ -60,9 +60,3 @@ def expansion(
     best = sorted(pool, key=lambda t: (-score[t], t))[:size]
     top_score = score[best[0]] or 1.0
     return {t: weight * score[t] / top_score for t in best if score[t] > 0}
-
-
-def query_stems(query: str, leave_out: Collection[str]) -> tuple[list[str], set[str]]:
-    """``(the query's stems BM25 scores, in order, the stems of the words left out)``."""
-    skip = {stem(w.lower()) for w in leave_out}
-    return [t for t in dict.fromkeys(terms(query)) if t not in skip], skip

@@ -53,9 +53,14 @@ def bm25(query: str, texts: Sequence[str], *, leave_out: Collection[str] = ()) -
     Document frequencies and the mean length come from ``texts``; query words whose stem
     is the stem of a word in ``leave_out`` are ignored.
     """
-    skip = {stem(w.lower()) for w in leave_out}
-    wanted = [t for t in dict.fromkeys(terms(query)) if t not in skip]
+    wanted, _ = query_stems(query, leave_out)
     return weighted_bm25(dict.fromkeys(wanted, 1.0), texts)
+
+
+def query_stems(query: str, leave_out: Collection[str]) -> tuple[list[str], set[str]]:
+    """``(the query's stems BM25 scores, in order, the stems of the words left out)``."""
+    skip = {stem(w.lower()) for w in leave_out}
+    return [t for t in dict.fromkeys(terms(query)) if t not in skip], skip
 
 
 def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[float]:
@@ -66,7 +71,7 @@ def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[flo
         return [0.0] * len(docs)
     lengths = [sum(d.values()) for d in docs]
     mean = max(sum(lengths) / len(docs), 1e-9)
-    idf = {t: _idf(len(docs), sum(1 for d in docs if t in d)) for t in wanted}
+    idf = idf_of(list(wanted), docs)
     return [
         sum((w * _term(d[t], idf[t], n / mean) for t, w in wanted.items() if t in d), 0.0)
         if any(t in d for t in wanted)
