@@ -42,8 +42,8 @@ def test_forget_drops_the_stems_and_counts_of_recalled_memories() -> None:
     with open_store("memory://", embedder=HashEmbedder()) as store:
         store.put(who.namespace, "k", {"text": "Ann camped with zqmarker friends"})
         store.recall(who, "where did Ann go camping", k=1, context=ContextBoost(pool=5))
-        assert _lexical._counts.cache_info().currsize > 0
+        assert _lexical._counted.cache_info().currsize > 0
         report = store.forget(who)
     assert report.caches_cleared >= 1
-    assert _lexical._counts.cache_info().currsize == 0
+    assert _lexical._counted.cache_info().currsize == 0
     assert _lexical.stem.cache_info().currsize == 0

@@ -24,7 +24,7 @@ best match is worth, and ``min_score`` means the same for every query
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Sequence
 
 from engram.recall._lexical import idf_of, term_counts, terms
 
@@ -56,14 +56,11 @@ def keyword_coverage(query: str, texts: Sequence[str]) -> list[float]:
     total = sum(weights.values())
     if total <= 0:
         return [0.0] * len(texts)
-    return [_share(doc, weights, total) for doc in docs]
-
-
-def _share(doc: Collection[str], weights: Mapping[str, float], total: float) -> float:
-    """The share of ``total`` that the stems of ``doc`` among ``weights`` weigh."""
-    if not any(t in doc for t in weights):
-        return 0.0
-    return sum(weights[t] for t in set(doc) & weights.keys()) / total
+    keys = weights.keys()
+    return [
+        0.0 if keys.isdisjoint(doc) else sum(weights[t] for t in set(doc) & keys) / total
+        for doc in docs
+    ]
 
 
 def confidence(cosine: float, coverage: float) -> float:

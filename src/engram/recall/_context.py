@@ -35,6 +35,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import NamedTuple
 
 from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
@@ -43,12 +44,12 @@ from engram.recall._lexical import bm25, query_stems, weighted_bm25
 from engram.recall._relevance import relevance as fused_relevance
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """One recalled turn: its id, fused relevance, session, position and speaker, and
     (for the lexical step) its text, its cosine with the query and with the query's
     topic (the query without the speakers it names); None when unknown; and the date
-    stored with it (any text :func:`engram.recall._dates.parse` reads; "" when none)."""
+    stored with it (any text :func:`engram.recall._dates.parse` reads; "" when none).
+    A named tuple (immutable, and cheap to build: recall re-ranks a pool of them)."""
 
     id: str
     relevance: float
@@ -257,6 +258,11 @@ def rerank(
         scored.append((-score, order, c.id))
     scored.sort()
     return [(cid, -neg) for neg, _, cid in scored]
+
+
+def names_time(query: str, boost: ContextBoost) -> bool:
+    """Whether the date step runs for ``query``: it is on and the query names a time."""
+    return boost.date > 0 and bool(spans(query))
 
 
 def _in_time(query: str, candidates: Sequence[Candidate], boost: ContextBoost) -> set[str]:

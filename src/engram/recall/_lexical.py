@@ -66,41 +66,45 @@ def query_stems(query: str, leave_out: Collection[str]) -> tuple[list[str], set[
 def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[float]:
     """BM25 of each of ``texts`` for stems weighted by ``wanted`` (a term's weight
     multiplies its contribution)."""
-    docs = [_counts(text) for text in texts]
-    if not wanted or not docs:
-        return [0.0] * len(docs)
-    lengths = [sum(d.values()) for d in docs]
-    mean = max(sum(lengths) / len(docs), 1e-9)
+    counted = [_counted(text) for text in texts]
+    if not wanted or not counted:
+        return [0.0] * len(counted)
+    docs = [d for d, _ in counted]
+    mean = max(sum(n for _, n in counted) / len(docs), 1e-9)
     idf = idf_of(list(wanted), docs)
+    weighted = [(t, w, idf[t]) for t, w in wanted.items()]
+    keys = wanted.keys()
     return [
-        sum((w * _term(d[t], idf[t], n / mean) for t, w in wanted.items() if t in d), 0.0)
-        if any(t in d for t in wanted)
-        else 0.0
-        for d, n in zip(docs, lengths, strict=True)
+        0.0
+        if keys.isdisjoint(d)
+        else sum([w * _term(d[t], i, n / mean) for t, w, i in weighted if t in d], 0.0)
+        for d, n in counted
     ]
 
 
 def idf_of(wanted: Sequence[str], docs: Sequence[Collection[str]]) -> dict[str, float]:
     """BM25's inverse document frequency of each stem in ``wanted`` over documents given
     as their stems (:func:`term_counts`)."""
-    return {t: _idf(len(docs), sum(1 for d in docs if t in d)) for t in wanted}
+    return {t: _idf(len(docs), len([d for d in docs if t in d])) for t in wanted}
 
 
 def term_counts(text: str) -> Counter[str]:
     """How often each stem occurs in ``text`` (cached; the caller must not change it)."""
-    return _counts(text)
+    return _counted(text)[0]
 
 
 @lru_cache(maxsize=16384)
-def _counts(text: str) -> Counter[str]:
-    """Term counts of a candidate text (cached: the same memories recur across queries)."""
-    return Counter(terms(text))
+def _counted(text: str) -> tuple[Counter[str], int]:
+    """Term counts of a candidate text and how many terms it has (cached: the same
+    memories recur across queries)."""
+    counts = Counter(terms(text))
+    return counts, sum(counts.values())
 
 
 def clear_caches() -> int:
     """Drop the cached stems and term counts (they hold words of recalled memories);
     returns how many non-empty caches were dropped. Erasure calls this."""
-    caches = (stem, _counts)
+    caches = (stem, _counted)
     dropped = sum(1 for cache in caches if cache.cache_info().currsize)
     for cache in caches:
         cache.cache_clear()

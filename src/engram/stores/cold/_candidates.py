@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from engram.recall import (
     Candidate,
@@ -24,6 +25,7 @@ from engram.recall import (
     confidence,
     cosine_confidence,
     keyword_coverage,
+    names_time,
     rerank,
     topic_query,
 )
@@ -52,11 +54,10 @@ def candidates(
     return found, vector
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
     """A fused candidate before its record is read: its id, score and the signals
     behind it (the fields of :class:`~engram.stores.cold.records.Recalled` but the
-    record)."""
+    record). A named tuple: a re-ranked recall builds one per candidate of its pool."""
 
     id: str
     score: float
@@ -90,11 +91,11 @@ def in_context(
     cosines of the query without them, by id), then by
     ``alpha*recency + beta*importance + gamma*relevance``, scores calibrated."""
     by_id = {hit.id: hit for hit, _ in found}
-    candidates = [_candidate(hit, excerpt, boost) for hit, excerpt in found]
+    candidates = _candidates(found, boost, names_time(query, boost))
     topic = topic_query(query, candidates, boost)
     if topic is not None:
         cosines = search(topic)
-        candidates = [replace(c, topic_similarity=cosines.get(c.id)) for c in candidates]
+        candidates = [c._replace(topic_similarity=cosines.get(c.id)) for c in candidates]
     reranked = rerank(query, candidates, boost)
     top = max((score for _, score in reranked), default=0.0) or 1.0
     relative = {i: score / top for i, score in reranked}
@@ -128,16 +129,30 @@ def _confidences(
     }
 
 
-def _candidate(hit: Hit, excerpt: Excerpt, boost: ContextBoost) -> Candidate:
-    value = excerpt.value
-    position = value.get(boost.position_field)
-    return Candidate(
-        hit.id,
-        hit.relevance,
-        str(value.get(boost.session_field, "")),
-        position if isinstance(position, int) else -1,
-        str(value.get(boost.speaker_field, "")),
-        excerpt.text,
-        hit.similarity,
-        date=str(value.get(boost.date_field) or excerpt.valid_from.date().isoformat()),
+def _candidates(
+    found: Sequence[tuple[Hit, Excerpt]], boost: ContextBoost, dated: bool
+) -> list[Candidate]:
+    """The re-ranker's view of each of ``found``: the boost's value fields and, when the
+    query names a time (``dated``; the date step reads them only then), its date (the
+    day it became valid when it has no ``date_field``)."""
+    session, position, speaker, date = (
+        boost.session_field,
+        boost.position_field,
+        boost.speaker_field,
+        boost.date_field,
     )
+    return [
+        Candidate(
+            hit.id,
+            hit.relevance,
+            str(value.get(session, "")),
+            at if isinstance(at := value.get(position), int) else -1,
+            str(value.get(speaker, "")),
+            excerpt.text,
+            hit.similarity,
+            None,
+            str(value.get(date) or excerpt.valid_from.date().isoformat()) if dated else "",
+        )
+        for hit, excerpt in found
+        for value in (excerpt.value,)
+    ]
