@@ -15,6 +15,8 @@ FTS = "cold_fts"
 TAGS = "cold_tags"
 VECTOR_LOG = "cold_vector_log"
 """Rowids changed, in commit order: what the on-disk vector index has still to apply."""
+ERASURES = "cold_erasures"
+"""Committed erasures, in order (what tells another process to drop its caches)."""
 KEYWORDS = "engram_keywords"
 """SQL function (registered on the connection) mapping a text to its index tokens."""
 FTS_TABLE = (
@@ -88,8 +90,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"CREATE TRIGGER IF NOT EXISTS {VECTOR_LOG}_delete AFTER DELETE ON {TABLE} "
         f"BEGIN INSERT INTO {VECTOR_LOG} (mrow) VALUES (old.rowid); END",
     ),
+    (
+        # One row per committed erasure, written in its transaction: every process
+        # over the store reads the last sequence number before a recall and drops
+        # the texts its caches hold when it moved (another process erased).
+        f"CREATE TABLE IF NOT EXISTS {ERASURES} "
+        "(seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL)",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements)."""
+
+ERASED = f"INSERT INTO {ERASURES} (at) VALUES (?)"
+LAST_ERASURE = f"SELECT COALESCE(MAX(seq), 0) FROM {ERASURES}"
 
 VERSION_TABLE = "CREATE TABLE IF NOT EXISTS cold_schema_version (version INTEGER PRIMARY KEY)"
 GET_VERSION = "SELECT COALESCE(MAX(version), 0) FROM cold_schema_version"

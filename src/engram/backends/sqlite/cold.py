@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -271,7 +272,9 @@ class SQLiteColdBackend(ColdBackend):
         with self._tx() as cur:
             rows = cur.execute(*q.erase_sql(prefix, keys)).fetchall()
             self._delete_rows(cur, [(r[0], r[3]) for r in rows])
-        self._read_aside("PRAGMA shrink_memory")  # no erased page stays in its cache
+            if rows:
+                cur.execute(q.ERASED, (time.time(),))
+        self._shrink()
         return EraseCounts(
             keys=len({(r[1], r[2]) for r in rows}),
             versions=len(rows),
@@ -531,7 +534,16 @@ class SQLiteColdBackend(ColdBackend):
             count = sum(index.cached() for index in self._indexes.values())
             for index in self._indexes.values():
                 index.forget_caches()
+        self._shrink()
         return count
+
+    def erasures(self) -> int:
+        return int(self._read_aside(q.LAST_ERASURE)[0][0])
+
+    def _shrink(self) -> None:
+        """Both connections release their page caches (no erased page stays in them)."""
+        self._read("PRAGMA shrink_memory")
+        self._read_aside("PRAGMA shrink_memory")
 
 
 LOG_KEPT = 65536

@@ -187,11 +187,15 @@ class LongTermStore(EngramLabels):
         self.resolver: Resolver = resolver or RuleResolver()
         self.policy = policy
         self._clock = clock
+        self._erasures_seen: int | None = None
         self._new_id = new_id
 
     def setup(self) -> None:
-        """Create or migrate the backend's schema (idempotent)."""
+        """Create or migrate the backend's schema (idempotent); from here on a recall
+        drops this process's caches after any erasure of the store (:meth:`forget`, in
+        this process or another)."""
         self.backend.setup()
+        self._erasures_seen = self.backend.erasures()
 
     def close(self) -> None:
         self.backend.close()
@@ -591,9 +595,8 @@ class LongTermStore(EngramLabels):
         chosen = check.optional_texts("keys", keys)
         check.flag("compact", compact)
         counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
-        caches = self.backend.clear_caches() + clear_keyword_caches()
-        if isinstance(self.embedder, RecentEmbeddings):
-            caches += self.embedder.clear()
+        caches = self._drop_caches()
+        self._erasures_seen = self.backend.erasures()
         compacted = self.backend.compact() if compact else False
         return ForgetReport(
             namespace,
@@ -655,8 +658,26 @@ class LongTermStore(EngramLabels):
         floor: bool = False,
     ) -> list[Recalled]:
         """The best ``k`` fused candidates, with their records."""
+        self._follow_erasures()
         hits, _ = self._pool(prefix, query, k, filter_, tags, view, weights, floor)
         return self._with_records([(h, h.score, h.relevance) for h in hits])
+
+    def _drop_caches(self) -> int:
+        """Drop every in-process cache that may hold memory text: the backend's, the
+        keyword scorer's stems and counts, the embedder's recent vectors."""
+        caches = self.backend.clear_caches() + clear_keyword_caches()
+        if isinstance(self.embedder, RecentEmbeddings):
+            caches += self.embedder.clear()
+        return caches
+
+    def _follow_erasures(self) -> None:
+        """Before a recall: when the store committed an erasure since this store last
+        looked (another process's ``forget``; a store never set up here has not looked
+        yet), drop the caches, so no text the erasure removed stays in them."""
+        seen = self.backend.erasures()
+        if seen != self._erasures_seen:
+            self._drop_caches()
+            self._erasures_seen = seen
 
     def _with_records(self, ranked: Sequence[tuple[Hit, float, float]]) -> list[Recalled]:
         """``(hit, score, relevance)`` as :class:`Recalled`, in order (a hit whose version
@@ -732,6 +753,7 @@ class LongTermStore(EngramLabels):
         """The candidates of a pool sized from the memory, re-ranked (``in_context``):
         the pool's excerpts are read, whole records only for the best ``k``."""
         namespace, filter_, tags, view, weights = scope
+        self._follow_erasures()
         probe = max(boost.pool_ceiling, boost.pool or 0, k)
 
         def sized(visible: int) -> int:

@@ -206,3 +206,9 @@ class ColdBackend(ABC):
     @abstractmethod
     def clear_caches(self) -> int:
         """Drop in-process caches (vector matrices...); return how many were dropped."""
+
+    def erasures(self) -> int:
+        """How many erasures (:meth:`erase`) the store has committed, from any process:
+        a process whose caches may hold text seen before drops them when this moves.
+        0 for a backend that no other process writes to (it never moves)."""
+        return 0
