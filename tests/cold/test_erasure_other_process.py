@@ -2,35 +2,49 @@
 
 A re-ranked recall keeps the stems and term counts of the texts it scored, and the
 embedder keeps the vectors of recent texts, keyed by the text itself. ``forget`` drops
-them in its own process; a second process serving the same SQLite store (another
-server worker) must drop them too before its next recall, or the erased text would
-stay in its memory for as long as it runs.
+them in its own process; a second process serving the same store (another server
+worker) must drop them too before its next recall, or the erased text would stay in
+its memory for as long as it runs. On SQLite, and on PostgreSQL as the admin and as
+the application role under row-level security.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from engram.backends.sqlite.cold import SQLiteColdBackend
+import pytest
+
+from engram.backends.postgres import cold as postgres_cold
+from engram.config import AppRole
 from engram.recall import HashEmbedder, RecentEmbeddings, _lexical
-from engram.stores.cold import LongTermStore
+from engram.stores.cold import LongTermStore, backend_for
 
 SECRET = "My locker code at the Quarry Street gym is 7319 zephyrine"
 OTHER = "Bob takes the early train to the harbour office"
+ROLE = AppRole("engram_erasure_app", "erasure-secret")
 
 ERASER = """
 import sys
-from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import HashEmbedder
-from engram.stores.cold import LongTermStore
+from engram.stores.cold import LongTermStore, backend_for
 
-store = LongTermStore(SQLiteColdBackend(sys.argv[1]), embedder=HashEmbedder(64))
+store = LongTermStore(backend_for(sys.argv[1]), embedder=HashEmbedder(64))
 store.setup()
-print(store.forget(("t", "alice")).versions)
+print(store.forget(("t", "alice"), compact=False).versions)
 store.close()
 """
+
+
+@pytest.fixture(params=["sqlite", "postgres", "postgres-app-role"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'memory.db'}"
+        return
+    admin: str = request.getfixturevalue("postgres_url")
+    yield admin if request.param == "postgres" else postgres_cold.setup(admin, ROLE)
 
 
 def _counted(text: str) -> bool:
@@ -40,33 +54,30 @@ def _counted(text: str) -> bool:
     return _lexical._counted.cache_info().hits > before
 
 
-def _store(path: Path) -> tuple[LongTermStore, RecentEmbeddings]:
+def _store(url: str) -> tuple[LongTermStore, RecentEmbeddings]:
     embedder = RecentEmbeddings(HashEmbedder(64))
-    store = LongTermStore(SQLiteColdBackend(str(path)), embedder=embedder)
+    store = LongTermStore(backend_for(url), embedder=embedder)
     store.setup()
     return store, embedder
 
 
-def _erase_elsewhere(path: Path) -> str:
+def _erase_elsewhere(url: str) -> str:
+    """What another process's ``forget`` of alice erased (its count of versions)."""
     done = subprocess.run(
-        [sys.executable, "-c", ERASER, str(path)],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [sys.executable, "-c", ERASER, url], capture_output=True, text=True, timeout=120
     )
+    assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
 
-def test_another_process_erasure_empties_this_process_caches(tmp_path: Path) -> None:
-    path = tmp_path / "memory.db"
-    store, embedder = _store(path)
+def test_another_process_erasure_empties_this_process_caches(url: str) -> None:
+    store, embedder = _store(url)
     store.remember(("t", "alice"), SECRET)
     store.remember(("t", "bob"), OTHER)
     assert store.recall(("t", "alice"), "what is my locker code at the gym")
     assert _counted(SECRET) and SECRET in embedder._kept  # the recall cached it
 
-    assert _erase_elsewhere(path) == "1"
+    assert _erase_elsewhere(url) == "1"
     assert [r.record.text for r in store.recall(("t", "bob"), "train to the office")] == [OTHER]
 
     assert not _counted(SECRET)
@@ -75,24 +86,22 @@ def test_another_process_erasure_empties_this_process_caches(tmp_path: Path) -> 
     store.close()
 
 
-def test_caches_stay_when_nothing_was_erased(tmp_path: Path) -> None:
+def test_caches_stay_when_nothing_was_erased(url: str) -> None:
     """The check costs no cache: another process's forget of an empty namespace erases
     nothing and leaves this process's caches as they are."""
-    path = tmp_path / "memory.db"
-    store, embedder = _store(path)
+    store, embedder = _store(url)
     store.remember(("t", "bob"), OTHER)
     assert store.recall(("t", "bob"), "train to the office")
-    assert _erase_elsewhere(path) == "0"
+    assert _erase_elsewhere(url) == "0"
     assert store.recall(("t", "bob"), "train to the office")
     assert _counted(OTHER) and OTHER in embedder._kept
     store.close()
 
 
-def test_this_process_forget_counts_as_seen(tmp_path: Path) -> None:
+def test_this_process_forget_counts_as_seen(url: str) -> None:
     """A store's own forget drops the caches once; its next recall does not drop them
     again: what was cached after the forget is hit, not scored anew."""
-    path = tmp_path / "memory.db"
-    store, _ = _store(path)
+    store, _ = _store(url)
     store.remember(("t", "alice"), SECRET)
     store.remember(("t", "bob"), OTHER)
     assert store.recall(("t", "alice"), "what is my locker code at the gym")

@@ -20,6 +20,8 @@ TABLE = "engram_cold_memories"
 VERSION_TABLE_NAME = "engram_cold_migrations"
 SWEEP_FUNCTION = "engram_cold_sweep(timestamptz)"
 HNSW_FUNCTION = "engram_cold_hnsw(integer)"
+ERASED_FUNCTION = "engram_cold_erased()"
+ERASURES_FUNCTION = "engram_cold_erasures()"
 TS_CONFIG = "simple"
 """No stemming, no stop words: the same words match as in the memory and SQLite backends."""
 
@@ -125,6 +127,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             END $$""",
         f"REVOKE ALL ON FUNCTION {SWEEP_FUNCTION}, {HNSW_FUNCTION} FROM PUBLIC",
     ),
+    (
+        # Committed erasures, counted across tenants (a count, no tenant's data): every
+        # process reads it before a recall and drops its caches when it moved. The
+        # application role only runs the two functions; the sequence stays the owner's.
+        "CREATE SEQUENCE IF NOT EXISTS engram_cold_erasure_seq",
+        f"""CREATE OR REPLACE FUNCTION {ERASED_FUNCTION} RETURNS bigint
+            LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            SELECT nextval('public.engram_cold_erasure_seq') $$""",
+        f"""CREATE OR REPLACE FUNCTION {ERASURES_FUNCTION} RETURNS bigint
+            LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            SELECT CASE WHEN is_called THEN last_value ELSE 0 END
+            FROM public.engram_cold_erasure_seq $$""",
+        f"REVOKE ALL ON FUNCTION {ERASED_FUNCTION}, {ERASURES_FUNCTION} FROM PUBLIC",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements).
 
@@ -197,6 +213,8 @@ SELECT = f"SELECT {COLUMNS} FROM {TABLE} m"
 HISTORY = f"{SELECT} WHERE m.tenant = %s AND m.ns = %s AND m.key = %s ORDER BY m.recorded_at, m.id"
 STALE = f"{SELECT} WHERE m.text <> '' AND (m.model IS NULL OR m.model <> %s) ORDER BY m.id LIMIT %s"
 SWEEP = "SELECT engram_cold_sweep(%s)"
+COUNT_ERASURE = f"SELECT {ERASED_FUNCTION}"
+ERASURE_COUNT = f"SELECT {ERASURES_FUNCTION}"
 """Every tenant's expired versions (the one delete that spans tenants: see MIGRATIONS)."""
 FETCH = f"{SELECT} WHERE m.id = ANY(%s)"
 SIGNAL_COLUMNS = "m.recorded_at, m.importance"

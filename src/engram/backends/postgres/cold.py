@@ -274,6 +274,8 @@ class PostgresColdBackend(ColdBackend):
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         tenant, prefix = _scope(prefix)
         rows = self._read(tenant, *q.erase_sql(prefix, keys))  # one statement: atomic
+        if rows:  # after the commit: a process that sees the count move finds it gone
+            self._read(tenant, q.COUNT_ERASURE)
         self._pending.clear()
         self._sizes.clear()
         return EraseCounts(
@@ -443,6 +445,9 @@ class PostgresColdBackend(ColdBackend):
     def clear_caches(self) -> int:
         return self._pending.clear() + self._sizes.clear()
 
+    def erasures(self) -> int:
+        return int(self._read(None, q.ERASURE_COUNT)[0][0])
+
     def buffer_fit(self) -> BufferFit:  # sizes only: no tenant's rows are read
         """How the table and its indexes compare with the server's ``shared_buffers``."""
         with self._connection() as conn:
@@ -517,7 +522,7 @@ def setup(admin_url: str, role: AppRole | None = None) -> str:
         with psycopg.connect(admin_url, autocommit=True) as conn, conn.transaction():
             migrate(conn)
             maintain = ensure_role(conn, role)
-            functions = (q.SWEEP_FUNCTION, q.HNSW_FUNCTION)
+            functions = (q.SWEEP_FUNCTION, q.HNSW_FUNCTION, q.ERASED_FUNCTION, q.ERASURES_FUNCTION)
             grants = grant_sql(
                 role.name,
                 (q.TABLE,),
