@@ -133,6 +133,36 @@ def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Pat
     assert fetched == [[hit.record.id for hit in found]]
 
 
+def test_the_topic_search_reads_only_the_signals_the_query_pool_lacked(tmp_path: Path) -> None:
+    """A query naming a speaker is searched again without the name (its topic); that
+    second search reads the signals of its candidates the first one's excerpts did not
+    carry, not all of them again."""
+    user = Principal("acme", "bea")
+    with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder()) as store:
+        for n in range(40):
+            speaker = "Bea" if n % 2 else "Cal"
+            topic = "lake trip" if n % 4 < 2 else "garden party"
+            store.remember(user, f"{speaker}: {topic} number {n}", key=f"k{n}",
+                           value={"speaker": speaker})  # fmt: skip
+        read: list[str] = []
+        signals, excerpts = store.backend.signals, store.backend.excerpts
+        pooled: list[str] = []
+
+        def counting(ids: Sequence[str]) -> dict[str, tuple[datetime, float]]:
+            read.extend(ids)
+            return signals(ids)
+
+        def pooling(ids: Sequence[str]) -> dict[str, object]:
+            pooled.extend(ids)
+            return excerpts(ids)  # type: ignore[return-value]
+
+        store.backend.signals = counting  # type: ignore[method-assign]
+        store.backend.excerpts = pooling  # type: ignore[method-assign,assignment]
+        assert store.recall(user, "Where did Bea go on the lake trip?", k=3)
+    assert pooled  # the query's pool read its excerpts
+    assert not set(read) & set(pooled)  # and the topic's search read none of them again
+
+
 def test_excerpts_carry_the_values_whole_records_do(tmp_path: Path) -> None:
     """The pool's excerpts parse values as whole records do, NaN and integers beyond
     64 bits included (which the fast parser refuses)."""

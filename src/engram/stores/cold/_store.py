@@ -710,10 +710,12 @@ class LongTermStore(EngramLabels):
         floor: bool = False,
         sized: Callable[[int], int] | None = None,
         read: bool = False,
+        known: Mapping[str, tuple[datetime, float]] | None = None,
     ) -> tuple[list[Hit], dict[str, Excerpt]]:
         """The best ``k`` fused candidates, records not read (with ``read``, the
-        candidates' excerpts, which carry their signals); with ``sized``, each search
-        returns ``k`` candidates and ``sized(visible memories)`` says how many to keep."""
+        candidates' excerpts, which carry their signals; ``known``: signals read
+        already, by id); with ``sized``, each search returns ``k`` candidates and
+        ``sized(visible memories)`` says how many to keep."""
         scan = Scan(prefix, view, parse_filter(filter_), tags)
         n = max(self.options.candidates, k if sized else 4 * k)
         keyword, vector = candidates(self.backend, self.embedder, scan, query, n)
@@ -726,7 +728,7 @@ class LongTermStore(EngramLabels):
         signals = (
             {i: (e.recorded_at, e.importance) for i, e in excerpts.items()}
             if read
-            else self.backend.signals(list(relevance))
+            else self._signals(list(relevance), known or {})
         )
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
         cosines = dict(vector)
@@ -747,6 +749,14 @@ class LongTermStore(EngramLabels):
         ]
         return hits, excerpts
 
+    def _signals(
+        self, ids: list[str], known: Mapping[str, tuple[datetime, float]]
+    ) -> dict[str, tuple[datetime, float]]:
+        """``(recorded_at, importance)`` of ``ids``: from ``known``, the rest read."""
+        found = {i: known[i] for i in ids if i in known}
+        missing = [i for i in ids if i not in found]
+        return found | self.backend.signals(missing) if missing else found
+
     def _in_context(
         self, scope: tuple[Any, ...], query: str, k: int, boost: ContextBoost
     ) -> list[Recalled]:
@@ -759,11 +769,14 @@ class LongTermStore(EngramLabels):
         def sized(visible: int) -> int:
             return pool_size(boost, visible, k)
 
+        known: dict[str, tuple[datetime, float]] = {}
+
         def search(text: str, main: bool = False) -> tuple[list[Hit], dict[str, Excerpt]]:
             """The pool of ``text``; for the query itself (``main``) under the relevance
-            floor and with its excerpts (the topic's search needs its cosines only)."""
+            floor and with its excerpts (the topic's search needs its cosines only, and
+            reads the signals of the candidates the query's pool did not have)."""
             scope = (namespace, text, probe, filter_, tags, view, weights)
-            return self._pool(*scope, main, sized, read=main)
+            return self._pool(*scope, main, sized, read=main, known=known)
 
         def cosines(text: str) -> dict[str, float | None]:
             return {h.id: h.similarity for h in search(text)[0]}
@@ -772,6 +785,7 @@ class LongTermStore(EngramLabels):
         calibration = DEFAULT_MIN_SIMILARITY if floor is None else floor
         rank = Ranking(weights or self.options.weights, calibration)
         hits, excerpts = search(query, True)
+        known.update((i, (e.recorded_at, e.importance)) for i, e in excerpts.items())
         found = [(h, excerpts[h.id]) for h in hits]
         return self._with_records(in_context(query, found, boost, cosines, rank, k))
 
