@@ -59,6 +59,7 @@ from engram.stores.cold._labels import EngramLabels
 from engram.stores.cold._note import Note
 from engram.stores.cold._slots import infer_slot
 from engram.stores.cold._sweeper import Sweeper
+from engram.stores.cold._turns import TurnWindow
 from engram.stores.cold.contract import (
     ChangeSet,
     Closure,
@@ -335,16 +336,25 @@ class LongTermStore(EngramLabels):
     def _embed(self, text: str) -> Vector | None:
         return self.embedder.embed([text])[0] if self.embedder and text else None
 
-    def put_many(self, items: Sequence[tuple[Namespace, str, Mapping[str, Any]]]) -> int:
+    def put_many(
+        self,
+        items: Sequence[tuple[Namespace, str, Mapping[str, Any]]],
+        *,
+        turn_context: int = 0,
+    ) -> int:
         """Bulk insert of new ``(namespace, key, value)`` items in one embedding call and
         one transaction; returns the count.
 
         For loading data: unlike ``put`` it does not look for versions to supersede,
-        so every key must be new in its namespace.
+        so every key must be new in its namespace. With ``turn_context=n``, an item whose
+        value names a ``session`` is embedded with the texts of the ``n`` items before
+        it in that session (its stored text stays its own; see ``_turns``).
         """
         now = self.now()
         texts = [pipe.text_of(v, self.options.index_fields) for _, _, v in items]
-        vectors = self.embedder.embed(texts) if self.embedder and texts else None
+        window = TurnWindow(turn_context)
+        embedded = [window.embedded(t, v) for t, (_, _, v) in zip(texts, items, strict=True)]
+        vectors = self.embedder.embed(embedded) if self.embedder and texts else None
         model = self.embedder.model_id if self.embedder else None
         inserts = tuple(
             NewVersion(
@@ -415,6 +425,7 @@ class LongTermStore(EngramLabels):
         batch_size: int = 32,
         progress: Callable[[int], object] | None = None,
         stored: Callable[[list[WriteResult]], object] | None = None,
+        turn_context: int = 0,
     ) -> list[WriteResult]:
         """:meth:`remember` for each of ``facts``, in order, with the same results: every
         fact is checked before any is written, then ``batch_size`` facts at a time are
@@ -422,9 +433,14 @@ class LongTermStore(EngramLabels):
         screened, then consolidated against what is stored by then (an earlier fact of
         the same call included); a batch is written in one transaction, and
         ``progress(n)`` is called once its ``n`` facts are committed (``stored``, with
-        their results: what an error in a later batch leaves acknowledged)."""
+        their results: what an error in a later batch leaves acknowledged).
+
+        With ``turn_context=n``, a fact whose value names a ``session`` is embedded with
+        the texts (as stored, after redaction) of the ``n`` facts before it in that
+        session that the policy let through; only its vector changes (see ``_turns``)."""
         namespace = pipe.namespace_of(target)
-        return remember_batches(self, namespace, facts, batch_size, progress, stored)
+        window = TurnWindow(turn_context)
+        return remember_batches(self, namespace, facts, batch_size, progress, stored, window)
 
     def _noted(self, namespace: Namespace, fact: NewFact) -> tuple[Note, str | None]:
         """``fact`` checked, as a note on its way in, and its explicit key."""

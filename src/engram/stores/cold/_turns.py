@@ -1,0 +1,53 @@
+"""Conversation turns embedded with the turns before them (opt-in, at write time).
+
+A turn of a chat log ("Yes, last Tuesday!") says little on its own. With
+``turn_context=n``, :meth:`LongTermStore.put_many` and
+:meth:`LongTermStore.remember_many` embed each turn -- a fact whose value names a
+``session`` -- from its own text followed by the texts of the ``n`` turns before it in
+the same session of the same call (oldest first, call order). Only the vector changes:
+the stored text, the keyword index and everything recall returns stay the turn's own,
+and the context texts are not stored with it (they are stored only as the turns they
+are). Facts without a ``session`` are embedded from their own text, as before.
+
+Measured in ``docs/eval/results.md`` (contextual embeddings): it lifts LoCoMo's chat
+logs of short turns and costs LongMemEval's long user turns, so it stays off by default.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from engram import _validate as check
+
+SESSION_FIELD = "session"
+"""The value field naming a turn's session (as ``ContextBoost.session_field``)."""
+
+
+class TurnWindow:
+    """The text to embed for each turn of one write call, turns given in order."""
+
+    def __init__(self, before: int, field: str = SESSION_FIELD) -> None:
+        self._before = check.integer("turn_context", before, minimum=0, maximum=16)
+        self._field = field
+        self._recent: dict[Hashable, deque[str]] = {}
+
+    def embedded(self, text: str, value: Mapping[str, Any] | None) -> str:
+        """``text`` followed by the earlier turns of its session (``text`` alone when it
+        is empty, names no session, or the window is 0); then ``text`` joins the window."""
+        session = _session(value, self._field)
+        if not (text and self._before and session is not None):
+            return text
+        recent = self._recent.setdefault(session, deque(maxlen=self._before))
+        out = "\n".join([text, *recent])
+        recent.append(text)
+        return out
+
+
+def _session(value: Mapping[str, Any] | None, field: str) -> Hashable | None:
+    """The session a value names: a text or an integer (anything else names none)."""
+    session = None if value is None else value.get(field)
+    if isinstance(session, bool) or not isinstance(session, str | int):
+        return None
+    return session
