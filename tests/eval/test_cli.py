@@ -116,3 +116,20 @@ def test_real_benchmark_runs_end_to_end(benchmark: str, real_data: Path, tmp_pat
     assert doc["config"]["questions"] == 12
     assert "bm25" in doc["methods"] and "dense (LangGraph InMemoryStore)" in doc["methods"]
     assert doc["reference"]["full context"]["tokens"] > 4000
+
+
+def test_turn_context_adds_the_contextual_vectors_row(fixture_data: Path, tmp_path: Path) -> None:
+    from engram.eval._engram import DEFAULT, turn_context_name
+
+    args = ["eval", "longmemeval", "--data", str(fixture_data), "--embedder", "hash", "--quiet"]
+    _run([*args, "--out", str(tmp_path / "off")])
+    off = json.loads((tmp_path / "off" / "longmemeval.json").read_text())
+    assert off["config"]["turn_context"] == 0
+    assert not any("turn_context" in name for name in off["methods"])
+    _run([*args, "--turn-context", "2", "--out", str(tmp_path / "on")])
+    on = json.loads((tmp_path / "on" / "longmemeval.json").read_text())
+    assert on["config"]["turn_context"] == 2
+    assert on["methods"][DEFAULT] == off["methods"][DEFAULT]
+    assert on["methods"][turn_context_name(2)]["all"]["n"] == off["methods"][DEFAULT]["all"]["n"]
+    bad = CliRunner().invoke(main, [*args, "--turn-context", "-1", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "turn-context" in bad.output

@@ -44,6 +44,14 @@ _backend = click.option(
     help="Cold-tier backend of engram's methods, in a temporary folder (qdrant: "
     "qdrant-client's local mode; qdrant-edge: Qdrant Edge).",
 )
+_turn_context = click.option(
+    "--turn-context",
+    type=click.IntRange(0, 16),
+    default=0,
+    show_default=True,
+    help="Also run engram's default recall over turns embedded with this many turns "
+    "before them in their session (0: no such row).",
+)
 _cache = click.option(
     "--cache",
     type=click.Path(file_okay=False, path_type=Path),
@@ -149,6 +157,7 @@ def _benchmark(
     quiet: bool,
     conversations: str | None = None,
     backend: str = "sqlite",
+    turn_context: int = 0,
     **answer_options: Any,
 ) -> None:
     from engram.eval import run_benchmark, write
@@ -166,6 +175,7 @@ def _benchmark(
             haystacks=conversations,
             backend=backend,
             answers=answers,
+            turn_context=turn_context,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
@@ -188,6 +198,7 @@ def eval_group() -> None:
 @_quiet
 @_conversations
 @_backend
+@_turn_context
 @_answer_options
 def locomo(**options: Any) -> None:
     """Evidence recall on LoCoMo for engram and the baselines, side by side; with
@@ -209,6 +220,7 @@ def locomo(**options: Any) -> None:
 @_cache
 @_quiet
 @_backend
+@_turn_context
 @_answer_options
 def longmemeval(**options: Any) -> None:
     """Session recall on the LongMemEval oracle sample (one pooled haystack); with
