@@ -94,6 +94,18 @@ def test_put_many_embeds_turns_with_their_context_too(make_store: StoreFactory) 
     assert store.recall(ME, "ripe", k=3)[0].record.text == "yes they are ripe now"
 
 
+def test_a_session_of_another_namespace_is_no_context(make_store: StoreFactory) -> None:
+    """One bulk load of two users' logs: the same session name does not join them."""
+    store = make_store()
+    items = [
+        (OTHER.namespace, "o1", {"text": "my bank pin is nine nine", "session": "s1"}),
+        (ME.namespace, "m1", {"text": "yes they are ripe now", "session": "s1"}),
+    ]
+    store.put_many(items, turn_context=2)
+    assert store.recall(ME, "bank pin nine", k=3) == []
+    assert [h.record.key for h in store.recall(OTHER, "bank pin nine", k=3)] == ["o1"]
+
+
 def test_facts_without_a_session_are_embedded_from_their_own_text(
     make_store: StoreFactory,
 ) -> None:

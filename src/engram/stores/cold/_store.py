@@ -348,12 +348,15 @@ class LongTermStore(EngramLabels):
         For loading data: unlike ``put`` it does not look for versions to supersede,
         so every key must be new in its namespace. With ``turn_context=n``, an item whose
         value names a ``session`` is embedded with the texts of the ``n`` items before
-        it in that session (its stored text stays its own; see ``_turns``).
+        it in that session of its namespace (its stored text stays its own; see ``_turns``).
         """
         now = self.now()
         texts = [pipe.text_of(v, self.options.index_fields) for _, _, v in items]
         window = TurnWindow(turn_context)
-        embedded = [window.embedded(t, v) for t, (_, _, v) in zip(texts, items, strict=True)]
+        embedded = [
+            window.embedded(t, v, pipe.namespace_of(ns))
+            for t, (ns, _, v) in zip(texts, items, strict=True)
+        ]
         vectors = self.embedder.embed(embedded) if self.embedder and texts else None
         model = self.embedder.model_id if self.embedder else None
         inserts = tuple(

@@ -4,7 +4,7 @@ A turn of a chat log ("Yes, last Tuesday!") says little on its own. With
 ``turn_context=n``, :meth:`LongTermStore.put_many` and
 :meth:`LongTermStore.remember_many` embed each turn -- a fact whose value names a
 ``session`` -- from its own text followed by the texts of the ``n`` turns before it in
-the same session of the same call (oldest first, call order). Only the vector changes:
+the same session of the same call and namespace (oldest first, call order). Only the vector changes:
 the stored text, the keyword index and everything recall returns stay the turn's own,
 and the context texts are not stored with it (they are stored only as the turns they
 are). Facts without a ``session`` are embedded from their own text, as before.
@@ -31,15 +31,16 @@ class TurnWindow:
     def __init__(self, before: int, field: str = SESSION_FIELD) -> None:
         self._before = check.integer("turn_context", before, minimum=0, maximum=16)
         self._field = field
-        self._recent: dict[Hashable, deque[str]] = {}
+        self._recent: dict[tuple[Hashable, Hashable], deque[str]] = {}
 
-    def embedded(self, text: str, value: Mapping[str, Any] | None) -> str:
-        """``text`` followed by the earlier turns of its session (``text`` alone when it
-        is empty, names no session, or the window is 0); then ``text`` joins the window."""
+    def embedded(self, text: str, value: Mapping[str, Any] | None, namespace: Hashable = ()) -> str:
+        """``text`` followed by the earlier turns of its session in ``namespace`` (``text``
+        alone when it is empty, names no session, or the window is 0); then ``text``
+        joins the window. Sessions of two namespaces never share a window."""
         session = _session(value, self._field)
         if not (text and self._before and session is not None):
             return text
-        recent = self._recent.setdefault(session, deque(maxlen=self._before))
+        recent = self._recent.setdefault((namespace, session), deque(maxlen=self._before))
         out = "\n".join([text, *recent])
         recent.append(text)
         return out
