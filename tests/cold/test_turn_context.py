@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pytest
 
 from engram import InvalidInputError, Principal
@@ -176,3 +177,64 @@ def test_the_context_is_what_the_policy_let_through(make_store: StoreFactory) ->
     found = {h.record.text: h.similarity for h in store.recall(ME, "zebras", k=3)}
     assert (found.get("sure, will do") or 0.0) > 0.2  # the kept turn is its context
     assert store.recall(ME, "alice example quokka hunter", k=3) == []
+
+
+LONG = "we finally repainted the garden shed a deep green colour over the long weekend"
+"""A self-contained turn: more words than the short reply before it."""
+
+
+def _similarities(store: LongTermStore, who: Principal, query: str) -> dict[str, float]:
+    return {h.record.text: h.similarity or 0.0 for h in store.recall(who, query, k=5)}
+
+
+@pytest.mark.parametrize("entry", ["put_many", "remember_many"])
+def test_shorter_gives_the_context_only_to_a_turn_shorter_than_its_context(
+    make_store: StoreFactory, entry: str
+) -> None:
+    """The reply shorter than the turn it follows carries it; the long turn after the
+    short reply is embedded from its own words alone, as without any context."""
+    store = make_store()
+    texts = ["ok sounds good", LONG, "yes it looks lovely now"]
+    if entry == "put_many":
+        items = [(ME.namespace, f"k{i}", {"text": t, "session": "s"}) for i, t in enumerate(texts)]
+        store.put_many(items, turn_context=1, turn_context_rule="shorter")
+    else:
+        facts = [NewFact(t, value={"session": "s"}) for t in texts]
+        store.remember_many(ME, facts, turn_context=1, turn_context_rule="shorter")
+    store.remember_many(OTHER, [NewFact(LONG)])
+    query = "sounds good garden shed"
+    ruled = _similarities(store, ME, query)
+    assert ruled[LONG] == pytest.approx(_similarities(store, OTHER, query)[LONG])
+    assert _similarities(store, ME, "garden shed green")["yes it looks lovely now"] > 0.2
+
+
+def test_blend_keeps_the_turns_own_direction_and_the_context(
+    make_store: StoreFactory,
+) -> None:
+    """The stored vector is the normalised sum of the turn's unit vector and that of
+    its text with the context: closer to the turn's own words than the contextual
+    vector alone, and still reached by the context's words."""
+    reply = "yes it looks lovely now"
+    facts = [NewFact(LONG, value={"session": "s"}), NewFact(reply, value={"session": "s"})]
+    blended, always = make_store(), make_store()
+    blended.remember_many(ME, facts, turn_context=1, turn_context_rule="blend")
+    always.remember_many(ME, facts, turn_context=1)
+    embedder = blended.embedder
+    assert embedder is not None
+    own, ctx, query = embedder.embed([reply, f"{reply}\n{LONG}", "lovely garden shed"])
+    unit = [v / np.linalg.norm(v) for v in (own, ctx)]
+    expected = (unit[0] + unit[1]) / np.linalg.norm(unit[0] + unit[1])
+    found = _similarities(blended, ME, "lovely garden shed")[reply]
+    assert found == pytest.approx(float(expected @ query / np.linalg.norm(query)), abs=1e-4)
+    assert found != pytest.approx(_similarities(always, ME, "lovely garden shed")[reply], abs=1e-3)
+    mine = "it looks lovely now"
+    assert _similarities(blended, ME, mine)[reply] > _similarities(always, ME, mine)[reply]
+
+
+def test_an_unknown_rule_is_refused_before_anything_is_written(make_store: StoreFactory) -> None:
+    store = make_store()
+    with pytest.raises(InvalidInputError, match="turn_context_rule"):
+        store.remember_many(ME, _turns(), turn_context=2, turn_context_rule="often")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="turn_context_rule"):
+        store.put_many([(ME.namespace, "k", {"text": "hi"})], turn_context_rule="often")  # type: ignore[arg-type]
+    assert store.records(ME, limit=5) == []

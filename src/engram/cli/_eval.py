@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
 from engram.cli._embedding import embedder_option
 from engram.cli._progress import progress_of_total
+
+if TYPE_CHECKING:
+    from engram.stores.cold import TurnRule
 
 DEFAULT_OUT = Path("eval-results")
 
@@ -51,6 +54,14 @@ _turn_context = click.option(
     show_default=True,
     help="Also run engram's default recall over turns embedded with this many turns "
     "before them in their session (0: no such row).",
+)
+_turn_context_rule = click.option(
+    "--turn-context-rule",
+    type=click.Choice(["always", "shorter", "blend"]),
+    default="always",
+    show_default=True,
+    help="How that row's turns get their context: always, only a turn shorter than its "
+    "context turns on average, or blended with the turn's own vector.",
 )
 _cache = click.option(
     "--cache",
@@ -158,6 +169,7 @@ def _benchmark(
     conversations: str | None = None,
     backend: str = "sqlite",
     turn_context: int = 0,
+    turn_context_rule: TurnRule = "always",
     **answer_options: Any,
 ) -> None:
     from engram.eval import run_benchmark, write
@@ -176,6 +188,7 @@ def _benchmark(
             backend=backend,
             answers=answers,
             turn_context=turn_context,
+            turn_context_rule=turn_context_rule,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
@@ -199,6 +212,7 @@ def eval_group() -> None:
 @_conversations
 @_backend
 @_turn_context
+@_turn_context_rule
 @_answer_options
 def locomo(**options: Any) -> None:
     """Evidence recall on LoCoMo for engram and the baselines, side by side; with
@@ -221,6 +235,7 @@ def locomo(**options: Any) -> None:
 @_quiet
 @_backend
 @_turn_context
+@_turn_context_rule
 @_answer_options
 def longmemeval(**options: Any) -> None:
     """Session recall on the LongMemEval oracle sample (one pooled haystack); with

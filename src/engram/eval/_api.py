@@ -21,27 +21,35 @@ from engram.eval._methods import BM25Method, CachedEmbedder, LangGraphDenseMetho
 from engram.eval._runner import run
 from engram.eval._tokens import default_counter
 from engram.recall import Embedder, embedder_from_name
+from engram.stores.cold import TurnRule
 
 BENCHMARKS = ("locomo", "longmemeval")
 LIFECYCLE_TARGETS = {"memory": "engram.Memory", "cold": "engram.stores.cold.LongTermStore"}
 
 
-def build_methods(shared: Embedder, backend: str = "sqlite", turn_context: int = 0) -> list[Method]:
+def build_methods(
+    shared: Embedder,
+    backend: str = "sqlite",
+    turn_context: int = 0,
+    turn_context_rule: TurnRule = "always",
+) -> list[Method]:
     """The line-up: BM25, LangGraph dense and engram (its cold tier on ``backend``),
     sharing one embedder; with ``turn_context``, also the default recall over turns
-    embedded with that many turns before them."""
+    embedded with that many turns before them (as ``turn_context_rule`` says)."""
     methods: list[Method] = [BM25Method(), LangGraphDenseMethod(shared)]
     methods.extend(_engram_methods(shared, backend))
     if turn_context:
-        methods.append(_turn_context_method(shared, backend, turn_context))
+        methods.append(_turn_context_method(shared, backend, turn_context, turn_context_rule))
     return methods
 
 
-def _turn_context_method(embedder: Embedder, backend: str, turns: int) -> Method:
+def _turn_context_method(embedder: Embedder, backend: str, turns: int, rule: TurnRule) -> Method:
     from engram.eval._engram import EngramColdMethod, turn_context_name
 
-    name = turn_context_name(turns)
-    return EngramColdMethod(embedder, name=name, backend=backend, turn_context=turns)
+    name = turn_context_name(turns, rule)
+    return EngramColdMethod(
+        embedder, name=name, backend=backend, turn_context=turns, turn_context_rule=rule
+    )
 
 
 def _cached(name: str, folder: Path | None) -> CachedEmbedder:
@@ -72,6 +80,7 @@ def run_benchmark(
     backend: str = "sqlite",
     answers: AnswerSettings | None = None,
     turn_context: int = 0,
+    turn_context_rule: TurnRule = "always",
 ) -> dict[str, Any]:
     """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
 
@@ -81,14 +90,15 @@ def run_benchmark(
     ``cache`` names a folder where embeddings persist between runs; ``haystacks`` keeps
     only some haystacks by index (``"5-9"``: LoCoMo's conversations 5 to 9).
     ``turn_context`` adds a row: the default recall over turns embedded with that many
-    turns before them in their session (``LongTermStore.put_many(turn_context=...)``).
+    turns before them in their session (``LongTermStore.put_many(turn_context=...)``),
+    as ``turn_context_rule`` says.
 
     With ``answers``, a chat model also answers each question from the context each
     method recalled, and a judge model grades it (see :mod:`engram.eval._answers`).
     """
     spec, chosen = load(benchmark, data, limit, haystacks)
     model = _cached(embedder, cache)
-    methods = build_methods(model, backend, turn_context)
+    methods = build_methods(model, backend, turn_context, turn_context_rule)
     counter = default_counter()
     total = len(methods) * sum(1 for c in chosen for q in c.questions if q.evidence)
     recorders = _recorders(methods, answers)
@@ -112,6 +122,7 @@ def run_benchmark(
         "haystack_selection": haystacks,
         "backend": backend,
         "turn_context": turn_context,
+        "turn_context_rule": turn_context_rule,
         "questions": sum(1 for c in chosen for q in c.questions if q.evidence),
         "haystacks": len(chosen),
         "turns": sum(len(c.turns) for c in chosen),
