@@ -7,7 +7,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pytest
 
 from engram import InvalidInputError, Principal
@@ -206,29 +205,6 @@ def test_shorter_gives_the_context_only_to_a_turn_shorter_than_its_context(
     ruled = _similarities(store, ME, query)
     assert ruled[LONG] == pytest.approx(_similarities(store, OTHER, query)[LONG])
     assert _similarities(store, ME, "garden shed green")["yes it looks lovely now"] > 0.2
-
-
-def test_blend_keeps_the_turns_own_direction_and_the_context(
-    make_store: StoreFactory,
-) -> None:
-    """The stored vector is the normalised sum of the turn's unit vector and that of
-    its text with the context: closer to the turn's own words than the contextual
-    vector alone, and still reached by the context's words."""
-    reply = "yes it looks lovely now"
-    facts = [NewFact(LONG, value={"session": "s"}), NewFact(reply, value={"session": "s"})]
-    blended, always = make_store(), make_store()
-    blended.remember_many(ME, facts, turn_context=1, turn_context_rule="blend")
-    always.remember_many(ME, facts, turn_context=1)
-    embedder = blended.embedder
-    assert embedder is not None
-    own, ctx, query = embedder.embed([reply, f"{reply}\n{LONG}", "lovely garden shed"])
-    unit = [v / np.linalg.norm(v) for v in (own, ctx)]
-    expected = (unit[0] + unit[1]) / np.linalg.norm(unit[0] + unit[1])
-    found = _similarities(blended, ME, "lovely garden shed")[reply]
-    assert found == pytest.approx(float(expected @ query / np.linalg.norm(query)), abs=1e-4)
-    assert found != pytest.approx(_similarities(always, ME, "lovely garden shed")[reply], abs=1e-3)
-    mine = "it looks lovely now"
-    assert _similarities(blended, ME, mine)[reply] > _similarities(always, ME, mine)[reply]
 
 
 def test_an_unknown_rule_is_refused_before_anything_is_written(make_store: StoreFactory) -> None:

@@ -139,10 +139,10 @@ def test_turn_context_rule_names_the_contextual_row(fixture_data: Path, tmp_path
     from engram.eval._engram import DEFAULT, turn_context_name
 
     args = ["eval", "longmemeval", "--data", str(fixture_data), "--embedder", "hash", "--quiet"]
-    _run([*args, "--turn-context", "2", "--turn-context-rule", "blend", "--out", str(tmp_path)])
+    _run([*args, "--turn-context", "2", "--turn-context-rule", "shorter", "--out", str(tmp_path)])
     doc = json.loads((tmp_path / "longmemeval.json").read_text())
-    assert doc["config"]["turn_context_rule"] == "blend"
-    row = doc["methods"][turn_context_name(2, "blend")]
+    assert doc["config"]["turn_context_rule"] == "shorter"
+    row = doc["methods"][turn_context_name(2, "shorter")]
     assert row["all"]["n"] == doc["methods"][DEFAULT]["all"]["n"]
     assert turn_context_name(2) not in doc["methods"]
     bad = CliRunner().invoke(main, [*args, "--turn-context-rule", "often", "--out", str(tmp_path)])

@@ -57,11 +57,11 @@ _turn_context = click.option(
 )
 _turn_context_rule = click.option(
     "--turn-context-rule",
-    type=click.Choice(["always", "shorter", "blend"]),
+    type=click.Choice(["always", "shorter"]),
     default="always",
     show_default=True,
-    help="How that row's turns get their context: always, only a turn shorter than its "
-    "context turns on average, or blended with the turn's own vector.",
+    help="Which of that row's turns get their context: every one (always) or only a turn "
+    "with fewer words than its context turns on average (shorter).",
 )
 _cache = click.option(
     "--cache",

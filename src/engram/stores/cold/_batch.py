@@ -27,7 +27,7 @@ from engram.errors import InvalidInputError
 from engram.policy import WritePolicy
 from engram.recall import Embedder, RecentEmbeddings
 from engram.stores.cold._note import Note
-from engram.stores.cold._turns import TurnWindow, embed_turns
+from engram.stores.cold._turns import TurnWindow
 from engram.stores.cold.contract import Vector
 from engram.stores.cold.records import Namespace, NewFact, WriteResult
 
@@ -114,10 +114,10 @@ def _prepare(
     each with the turns before it when ``window`` says so (refused facts are no turn)."""
     screened = [(*store._ready(note, key), key) for note, key in batch]
     texts = [
-        window.embedded(note.text, note.extra) if refusal is None and note.text else ()
+        window.embedded(note.text, note.extra) if refusal is None else ""
         for note, refusal, _ in screened
     ]
-    vectors = embed_turns(store.embedder, texts)
+    vectors = _embedded(store.embedder, texts)
     return [
         _Ready(note, key, refusal, vector)
         for (note, refusal, key), vector in zip(screened, vectors, strict=True)
@@ -138,6 +138,15 @@ def _hold_guard_texts(
 
 def _nothing() -> None:
     return None
+
+
+def _embedded(embedder: Embedder | None, texts: list[str]) -> list[Vector | None]:
+    """A vector for each non-empty text (one call for them all), ``None`` for the rest."""
+    wanted = [t for t in texts if t]
+    if embedder is None or not wanted:
+        return [None] * len(texts)
+    found = iter(embedder.embed(wanted))
+    return [next(found) if t else None for t in texts]
 
 
 def _store_batch(

@@ -59,7 +59,7 @@ from engram.stores.cold._labels import EngramLabels
 from engram.stores.cold._note import Note
 from engram.stores.cold._slots import infer_slot
 from engram.stores.cold._sweeper import Sweeper
-from engram.stores.cold._turns import TurnRule, TurnWindow, embed_turns
+from engram.stores.cold._turns import TurnRule, TurnWindow
 from engram.stores.cold.contract import (
     ChangeSet,
     Closure,
@@ -350,7 +350,7 @@ class LongTermStore(EngramLabels):
         so every key must be new in its namespace. With ``turn_context=n``, an item whose
         value names a ``session`` is embedded with the texts of the ``n`` items before
         it in that session of its namespace (its stored text stays its own; see ``_turns``),
-        as ``turn_context_rule`` says (``"always"``, ``"shorter"`` or ``"blend"``).
+        as ``turn_context_rule`` says (``"always"`` or ``"shorter"``).
         """
         now = self.now()
         texts = [pipe.text_of(v, self.options.index_fields) for _, _, v in items]
@@ -359,7 +359,7 @@ class LongTermStore(EngramLabels):
             window.embedded(t, v, pipe.namespace_of(ns))
             for t, (ns, _, v) in zip(texts, items, strict=True)
         ]
-        vectors = embed_turns(self.embedder, embedded) if self.embedder and texts else None
+        vectors = self.embedder.embed(embedded) if self.embedder and texts else None
         model = self.embedder.model_id if self.embedder else None
         inserts = tuple(
             NewVersion(

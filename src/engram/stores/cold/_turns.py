@@ -9,15 +9,12 @@ the stored text, the keyword index and everything recall returns stay the turn's
 and the context texts are not stored with it (they are stored only as the turns they
 are). Facts without a ``session`` are embedded from their own text, as before.
 
-``rule`` says how the context reaches a turn's vector:
+``turn_context_rule`` says which turns get the context:
 
 - ``"always"``: every turn with earlier turns is embedded with them;
 - ``"shorter"``: only a turn with fewer words than its context turns have on average
   (a reply shorter than what it follows leans on it; a turn as long as its neighbours
-  says what it is about itself, and the context would only dilute it);
-- ``"blend"``: the turn's vector is the normalised sum of its own unit vector and that
-  of its text with the context, so the turn keeps at least half its own direction
-  however long the context (a second embedding per turn with context).
+  says what it is about itself, and the context would only dilute it).
 
 Measured in ``docs/eval/results.md`` (contextual embeddings): it lifts LoCoMo's chat
 logs of short turns and costs LongMemEval's long user turns, so it stays off by default.
@@ -26,24 +23,20 @@ logs of short turns and costs LongMemEval's long user turns, so it stays off by 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
 from typing import Any, Literal, get_args
 
-import numpy as np
-
 from engram import _validate as check
-from engram.recall import Embedder
-from engram.stores.cold.contract import Vector
 
 SESSION_FIELD = "session"
 """The value field naming a turn's session (as ``ContextBoost.session_field``)."""
 
-TurnRule = Literal["always", "shorter", "blend"]
-"""How the context reaches a turn's vector (see the module's docstring)."""
+TurnRule = Literal["always", "shorter"]
+"""Which turns get the context (see the module's docstring)."""
 
 
 class TurnWindow:
-    """The texts to embed for each turn of one write call, turns given in order."""
+    """The text to embed for each turn of one write call, turns given in order."""
 
     def __init__(self, before: int, rule: TurnRule = "always", field: str = SESSION_FIELD) -> None:
         self._before = check.integer("turn_context", before, minimum=0, maximum=16)
@@ -51,45 +44,20 @@ class TurnWindow:
         self._field = field
         self._recent: dict[tuple[Hashable, Hashable], deque[str]] = {}
 
-    def embedded(
-        self, text: str, value: Mapping[str, Any] | None, namespace: Hashable = ()
-    ) -> tuple[str, ...]:
-        """The texts whose vectors make the turn's (see :func:`embed_turns`): ``text``
-        alone when it is empty, names no session, has no earlier turn in its session of
-        ``namespace`` or the rule gives it none; else ``text`` followed by those turns
-        (``"blend"``: ``text`` too). Then ``text`` joins its session's window."""
+    def embedded(self, text: str, value: Mapping[str, Any] | None, namespace: Hashable = ()) -> str:
+        """``text`` followed by the earlier turns of its session in ``namespace`` (``text``
+        alone when it is empty, names no session, the window is 0 or the rule gives it
+        no context); then ``text`` joins the window. Sessions of two namespaces never
+        share a window."""
         session = _session(value, self._field)
         if not (text and self._before and session is not None):
-            return (text,)
+            return text
         recent = self._recent.setdefault((namespace, session), deque(maxlen=self._before))
-        out = self._with(text, list(recent))
+        context = list(recent)
         recent.append(text)
-        return out
-
-    def _with(self, text: str, context: list[str]) -> tuple[str, ...]:
-        if not context or (self._rule == "shorter" and not _shorter(text, context)):
-            return (text,)
-        joined = "\n".join([text, *context])
-        return (text, joined) if self._rule == "blend" else (joined,)
-
-
-def embed_turns(
-    embedder: Embedder | None, groups: Sequence[tuple[str, ...]]
-) -> list[Vector | None]:
-    """A vector for each group of texts in one embedding call: its one text's vector, or
-    the normalised sum of its texts' unit vectors; ``None`` for an empty group."""
-    flat = [text for group in groups for text in group]
-    if embedder is None or not flat:
-        return [None] * len(groups)
-    found = iter(embedder.embed(flat))
-    return [_summed([next(found) for _ in group]) if group else None for group in groups]
-
-
-def _summed(vectors: list[Vector]) -> Vector:
-    if len(vectors) == 1:
-        return vectors[0]
-    total = np.sum([v / (np.linalg.norm(v) or 1.0) for v in vectors], axis=0)
-    return np.asarray(total / (np.linalg.norm(total) or 1.0), dtype=np.float32)
+        if self._rule == "shorter" and not _shorter(text, context):
+            return text
+        return "\n".join([text, *context])
 
 
 def _shorter(text: str, context: list[str]) -> bool:
