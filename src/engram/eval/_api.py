@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import ConfigError
 from engram.eval._answers import AnswerSettings, Recorder, answer_total, merge, pick, run_answers
@@ -21,7 +21,9 @@ from engram.eval._methods import BM25Method, CachedEmbedder, LangGraphDenseMetho
 from engram.eval._runner import run
 from engram.eval._tokens import default_counter
 from engram.recall import Embedder, embedder_from_name
-from engram.stores.cold import TurnRule
+
+if TYPE_CHECKING:
+    from engram.stores.cold import TurnRule
 
 BENCHMARKS = ("locomo", "longmemeval")
 LIFECYCLE_TARGETS = {"memory": "engram.Memory", "cold": "engram.stores.cold.LongTermStore"}
