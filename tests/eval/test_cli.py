@@ -116,3 +116,34 @@ def test_real_benchmark_runs_end_to_end(benchmark: str, real_data: Path, tmp_pat
     assert doc["config"]["questions"] == 12
     assert "bm25" in doc["methods"] and "dense (LangGraph InMemoryStore)" in doc["methods"]
     assert doc["reference"]["full context"]["tokens"] > 4000
+
+
+def test_turn_context_adds_the_contextual_vectors_row(fixture_data: Path, tmp_path: Path) -> None:
+    from engram.eval._engram import DEFAULT, turn_context_name
+
+    args = ["eval", "longmemeval", "--data", str(fixture_data), "--embedder", "hash", "--quiet"]
+    _run([*args, "--out", str(tmp_path / "off")])
+    off = json.loads((tmp_path / "off" / "longmemeval.json").read_text())
+    assert off["config"]["turn_context"] == 0
+    assert not any("turn_context" in name for name in off["methods"])
+    _run([*args, "--turn-context", "2", "--out", str(tmp_path / "on")])
+    on = json.loads((tmp_path / "on" / "longmemeval.json").read_text())
+    assert on["config"]["turn_context"] == 2
+    assert on["methods"][DEFAULT] == off["methods"][DEFAULT]
+    assert on["methods"][turn_context_name(2)]["all"]["n"] == off["methods"][DEFAULT]["all"]["n"]
+    bad = CliRunner().invoke(main, [*args, "--turn-context", "-1", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "turn-context" in bad.output
+
+
+def test_turn_context_rule_names_the_contextual_row(fixture_data: Path, tmp_path: Path) -> None:
+    from engram.eval._engram import DEFAULT, turn_context_name
+
+    args = ["eval", "longmemeval", "--data", str(fixture_data), "--embedder", "hash", "--quiet"]
+    _run([*args, "--turn-context", "2", "--turn-context-rule", "shorter", "--out", str(tmp_path)])
+    doc = json.loads((tmp_path / "longmemeval.json").read_text())
+    assert doc["config"]["turn_context_rule"] == "shorter"
+    row = doc["methods"][turn_context_name(2, "shorter")]
+    assert row["all"]["n"] == doc["methods"][DEFAULT]["all"]["n"]
+    assert turn_context_name(2) not in doc["methods"]
+    bad = CliRunner().invoke(main, [*args, "--turn-context-rule", "often", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "turn-context-rule" in bad.output

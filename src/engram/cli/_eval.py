@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
 from engram.cli._embedding import embedder_option
 from engram.cli._progress import progress_of_total
+
+if TYPE_CHECKING:
+    from engram.stores.cold import TurnRule
 
 DEFAULT_OUT = Path("eval-results")
 
@@ -43,6 +46,22 @@ _backend = click.option(
     show_default=True,
     help="Cold-tier backend of engram's methods, in a temporary folder (qdrant: "
     "qdrant-client's local mode; qdrant-edge: Qdrant Edge).",
+)
+_turn_context = click.option(
+    "--turn-context",
+    type=click.IntRange(0, 16),
+    default=0,
+    show_default=True,
+    help="Also run engram's default recall over turns embedded with this many turns "
+    "before them in their session (0: no such row).",
+)
+_turn_context_rule = click.option(
+    "--turn-context-rule",
+    type=click.Choice(["always", "shorter"]),
+    default="always",
+    show_default=True,
+    help="Which of that row's turns get their context: every one (always) or only a turn "
+    "with fewer words than its context turns on average (shorter).",
 )
 _cache = click.option(
     "--cache",
@@ -149,6 +168,8 @@ def _benchmark(
     quiet: bool,
     conversations: str | None = None,
     backend: str = "sqlite",
+    turn_context: int = 0,
+    turn_context_rule: TurnRule = "always",
     **answer_options: Any,
 ) -> None:
     from engram.eval import run_benchmark, write
@@ -166,6 +187,8 @@ def _benchmark(
             haystacks=conversations,
             backend=backend,
             answers=answers,
+            turn_context=turn_context,
+            turn_context_rule=turn_context_rule,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
@@ -188,6 +211,8 @@ def eval_group() -> None:
 @_quiet
 @_conversations
 @_backend
+@_turn_context
+@_turn_context_rule
 @_answer_options
 def locomo(**options: Any) -> None:
     """Evidence recall on LoCoMo for engram and the baselines, side by side; with
@@ -209,6 +234,8 @@ def locomo(**options: Any) -> None:
 @_cache
 @_quiet
 @_backend
+@_turn_context
+@_turn_context_rule
 @_answer_options
 def longmemeval(**options: Any) -> None:
     """Session recall on the LongMemEval oracle sample (one pooled haystack); with

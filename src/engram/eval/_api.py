@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram.errors import ConfigError
 from engram.eval._answers import AnswerSettings, Recorder, answer_total, merge, pick, run_answers
@@ -22,16 +22,36 @@ from engram.eval._runner import run
 from engram.eval._tokens import default_counter
 from engram.recall import Embedder, embedder_from_name
 
+if TYPE_CHECKING:
+    from engram.stores.cold import TurnRule
+
 BENCHMARKS = ("locomo", "longmemeval")
 LIFECYCLE_TARGETS = {"memory": "engram.Memory", "cold": "engram.stores.cold.LongTermStore"}
 
 
-def build_methods(shared: Embedder, backend: str = "sqlite") -> list[Method]:
+def build_methods(
+    shared: Embedder,
+    backend: str = "sqlite",
+    turn_context: int = 0,
+    turn_context_rule: TurnRule = "always",
+) -> list[Method]:
     """The line-up: BM25, LangGraph dense and engram (its cold tier on ``backend``),
-    sharing one embedder."""
+    sharing one embedder; with ``turn_context``, also the default recall over turns
+    embedded with that many turns before them (as ``turn_context_rule`` says)."""
     methods: list[Method] = [BM25Method(), LangGraphDenseMethod(shared)]
     methods.extend(_engram_methods(shared, backend))
+    if turn_context:
+        methods.append(_turn_context_method(shared, backend, turn_context, turn_context_rule))
     return methods
+
+
+def _turn_context_method(embedder: Embedder, backend: str, turns: int, rule: TurnRule) -> Method:
+    from engram.eval._engram import EngramColdMethod, turn_context_name
+
+    name = turn_context_name(turns, rule)
+    return EngramColdMethod(
+        embedder, name=name, backend=backend, turn_context=turns, turn_context_rule=rule
+    )
 
 
 def _cached(name: str, folder: Path | None) -> CachedEmbedder:
@@ -61,6 +81,8 @@ def run_benchmark(
     haystacks: str | None = None,
     backend: str = "sqlite",
     answers: AnswerSettings | None = None,
+    turn_context: int = 0,
+    turn_context_rule: TurnRule = "always",
 ) -> dict[str, Any]:
     """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
 
@@ -69,13 +91,16 @@ def run_benchmark(
 
     ``cache`` names a folder where embeddings persist between runs; ``haystacks`` keeps
     only some haystacks by index (``"5-9"``: LoCoMo's conversations 5 to 9).
+    ``turn_context`` adds a row: the default recall over turns embedded with that many
+    turns before them in their session (``LongTermStore.put_many(turn_context=...)``),
+    as ``turn_context_rule`` says.
 
     With ``answers``, a chat model also answers each question from the context each
     method recalled, and a judge model grades it (see :mod:`engram.eval._answers`).
     """
     spec, chosen = load(benchmark, data, limit, haystacks)
     model = _cached(embedder, cache)
-    methods = build_methods(model, backend)
+    methods = build_methods(model, backend, turn_context, turn_context_rule)
     counter = default_counter()
     total = len(methods) * sum(1 for c in chosen for q in c.questions if q.evidence)
     recorders = _recorders(methods, answers)
@@ -98,6 +123,8 @@ def run_benchmark(
         "limit": limit,
         "haystack_selection": haystacks,
         "backend": backend,
+        "turn_context": turn_context,
+        "turn_context_rule": turn_context_rule,
         "questions": sum(1 for c in chosen for q in c.questions if q.evidence),
         "haystacks": len(chosen),
         "turns": sum(len(c.turns) for c in chosen),

@@ -22,7 +22,7 @@ from engram.eval._context import line
 from engram.eval._data import Question, Turn
 from engram.eval._methods import Method
 from engram.recall import CONVERSATION, ContextBoost, Embedder
-from engram.stores.cold import LongTermStore, Options, Recalled, open_store
+from engram.stores.cold import LongTermStore, Options, Recalled, TurnRule, open_store
 
 TEMPORARY_URLS = {
     "sqlite": "sqlite:///{folder}/memory.db",
@@ -40,7 +40,8 @@ EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 class EngramColdMethod(Method):
-    """engram's recall over raw turns, with its defaults unless ``recall_options`` say."""
+    """engram's recall over raw turns, with its defaults unless ``recall_options`` say
+    (and ``turn_context``, the write-time option of contextual vectors: off)."""
 
     def __init__(
         self,
@@ -51,8 +52,12 @@ class EngramColdMethod(Method):
         options: Options | None = None,
         recall_options: dict[str, Any] | None = None,
         backend: str = "sqlite",
+        turn_context: int = 0,
+        turn_context_rule: TurnRule = "always",
     ) -> None:
         self.name = name
+        self._turn_context = turn_context
+        self._turn_context_rule = turn_context_rule
         self._embedder = embedder
         self._url = url
         self._backend = TEMPORARY_URLS[backend]
@@ -83,7 +88,10 @@ class EngramColdMethod(Method):
     def index(self, user: str, turns: Sequence[Turn]) -> None:
         store = self._open()
         namespace = _principal(user).namespace
-        store.put_many([(namespace, t.id, _value(t, i)) for i, t in enumerate(turns)])
+        items = [(namespace, t.id, _value(t, i)) for i, t in enumerate(turns)]
+        store.put_many(
+            items, turn_context=self._turn_context, turn_context_rule=self._turn_context_rule
+        )
 
     def search(self, user: str, question: Question, k: int) -> list[str]:
         return [hit.record.key for hit in self._recall(user, question, k)]
@@ -114,6 +122,13 @@ def _value(turn: Turn, position: int) -> dict[str, Any]:
         "date": turn.date,
         "position": position,
     }
+
+
+def turn_context_name(turns: int, rule: TurnRule = "always") -> str:
+    """The row of the default recall over turns embedded with ``turns`` turns before them
+    (an ablation, off the line-up unless asked: see docs/eval/results.md)."""
+    ruled = "" if rule == "always" else f", turn_context_rule={rule}"
+    return f"default, turns embedded with {turns} before them (turn_context={turns}{ruled})"
 
 
 HYBRID = "engram hybrid, no re-ranking (context=None)"

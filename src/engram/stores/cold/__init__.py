@@ -17,6 +17,7 @@ from engram.stores.cold._consolidation import (
 from engram.stores.cold._open import aopen_store, backend_for, open_store, setup_store
 from engram.stores.cold._store import LongTermStore, Options
 from engram.stores.cold._sweeper import Sweeper
+from engram.stores.cold._turns import TurnRule
 from engram.stores.cold.contract import (
     ChangeSet,
     Closure,
@@ -74,6 +75,7 @@ __all__ = [
     "Sensitivity",
     "Source",
     "Sweeper",
+    "TurnRule",
     "Vector",
     "View",
     "WriteAction",

@@ -27,6 +27,7 @@ from engram.errors import InvalidInputError
 from engram.policy import WritePolicy
 from engram.recall import Embedder, RecentEmbeddings
 from engram.stores.cold._note import Note
+from engram.stores.cold._turns import TurnWindow
 from engram.stores.cold.contract import Vector
 from engram.stores.cold.records import Namespace, NewFact, WriteResult
 
@@ -51,10 +52,13 @@ def remember_batches(
     batch_size: int,
     progress: Callable[[int], object] | None = None,
     stored: Callable[[list[WriteResult]], object] | None = None,
+    window: TurnWindow | None = None,
 ) -> list[WriteResult]:
     """Every fact checked first (an error names its index), then stored batch by batch;
-    ``stored`` gets each committed batch's results, then ``progress`` its size."""
+    ``stored`` gets each committed batch's results, then ``progress`` its size; each
+    fact is embedded from what ``window`` makes of its text (its text alone by default)."""
     check.integer("batch_size", batch_size, minimum=1)
+    window = window or TurnWindow(0)
     noted = [_noted(store, namespace, i, fact) for i, fact in enumerate(facts)]
     batches = [noted[i : i + batch_size] for i in range(0, len(noted), batch_size)]
     results: list[WriteResult] = []
@@ -70,7 +74,7 @@ def remember_batches(
                 if index + 1 < len(batches):  # embedded while this batch is screened, stored
                     ahead = worker.submit(_hold_guard_texts, store, batches[index + 1])
                 try:
-                    ready = _prepare(store, batch)
+                    ready = _prepare(store, batch, window)
                 finally:
                     release()
                 committed = _store_batch(store, namespace, ready)
@@ -102,11 +106,17 @@ def _noted(
         raise InvalidInputError(f"item {index}: {exc}") from exc
 
 
-def _prepare(store: LongTermStore, batch: Sequence[tuple[Note, str | None]]) -> list[_Ready]:
+def _prepare(
+    store: LongTermStore, batch: Sequence[tuple[Note, str | None]], window: TurnWindow
+) -> list[_Ready]:
     """Screen ``batch`` (the guard's texts are held embedded already), then embed the
-    texts to store in one call (most of them the guard's: kept, not embedded again)."""
+    texts to store in one call (most of them the guard's: kept, not embedded again),
+    each with the turns before it when ``window`` says so (refused facts are no turn)."""
     screened = [(*store._ready(note, key), key) for note, key in batch]
-    texts = [note.text if refusal is None else "" for note, refusal, _ in screened]
+    texts = [
+        window.embedded(note.text, note.extra) if refusal is None else ""
+        for note, refusal, _ in screened
+    ]
     vectors = _embedded(store.embedder, texts)
     return [
         _Ready(note, key, refusal, vector)

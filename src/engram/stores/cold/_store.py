@@ -59,6 +59,7 @@ from engram.stores.cold._labels import EngramLabels
 from engram.stores.cold._note import Note
 from engram.stores.cold._slots import infer_slot
 from engram.stores.cold._sweeper import Sweeper
+from engram.stores.cold._turns import TurnRule, TurnWindow
 from engram.stores.cold.contract import (
     ChangeSet,
     Closure,
@@ -339,16 +340,30 @@ class LongTermStore(EngramLabels):
     def _embed(self, text: str) -> Vector | None:
         return self.embedder.embed([text])[0] if self.embedder and text else None
 
-    def put_many(self, items: Sequence[tuple[Namespace, str, Mapping[str, Any]]]) -> int:
+    def put_many(
+        self,
+        items: Sequence[tuple[Namespace, str, Mapping[str, Any]]],
+        *,
+        turn_context: int = 0,
+        turn_context_rule: TurnRule = "always",
+    ) -> int:
         """Bulk insert of new ``(namespace, key, value)`` items in one embedding call and
         one transaction; returns the count.
 
         For loading data: unlike ``put`` it does not look for versions to supersede,
-        so every key must be new in its namespace.
+        so every key must be new in its namespace. With ``turn_context=n``, an item whose
+        value names a ``session`` is embedded with the texts of the ``n`` items before
+        it in that session of its namespace (its stored text stays its own; see ``_turns``),
+        as ``turn_context_rule`` says (``"always"`` or ``"shorter"``).
         """
         now = self.now()
         texts = [pipe.text_of(v, self.options.index_fields) for _, _, v in items]
-        vectors = self.embedder.embed(texts) if self.embedder and texts else None
+        window = TurnWindow(turn_context, turn_context_rule)
+        embedded = [
+            window.embedded(t, v, pipe.namespace_of(ns))
+            for t, (ns, _, v) in zip(texts, items, strict=True)
+        ]
+        vectors = self.embedder.embed(embedded) if self.embedder and texts else None
         model = self.embedder.model_id if self.embedder else None
         inserts = tuple(
             NewVersion(
@@ -419,6 +434,8 @@ class LongTermStore(EngramLabels):
         batch_size: int = 32,
         progress: Callable[[int], object] | None = None,
         stored: Callable[[list[WriteResult]], object] | None = None,
+        turn_context: int = 0,
+        turn_context_rule: TurnRule = "always",
     ) -> list[WriteResult]:
         """:meth:`remember` for each of ``facts``, in order, with the same results: every
         fact is checked before any is written, then ``batch_size`` facts at a time are
@@ -426,9 +443,15 @@ class LongTermStore(EngramLabels):
         screened, then consolidated against what is stored by then (an earlier fact of
         the same call included); a batch is written in one transaction, and
         ``progress(n)`` is called once its ``n`` facts are committed (``stored``, with
-        their results: what an error in a later batch leaves acknowledged)."""
+        their results: what an error in a later batch leaves acknowledged).
+
+        With ``turn_context=n``, a fact whose value names a ``session`` is embedded with
+        the texts (as stored, after redaction) of the ``n`` facts before it in that
+        session that the policy let through, as ``turn_context_rule`` says; only its
+        vector changes (see ``_turns``)."""
         namespace = pipe.namespace_of(target)
-        return remember_batches(self, namespace, facts, batch_size, progress, stored)
+        window = TurnWindow(turn_context, turn_context_rule)
+        return remember_batches(self, namespace, facts, batch_size, progress, stored, window)
 
     def _noted(self, namespace: Namespace, fact: NewFact) -> tuple[Note, str | None]:
         """``fact`` checked, as a note on its way in, and its explicit key."""
