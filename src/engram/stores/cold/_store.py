@@ -358,10 +358,11 @@ class LongTermStore(EngramLabels):
         """
         now = self.now()
         texts = [pipe.text_of(v, self.options.index_fields) for _, _, v in items]
+        namespaces = [pipe.namespace_of(ns) for ns, _, _ in items]
         window = TurnWindow(turn_context, turn_context_rule)
         embedded = [
-            window.embedded(t, v, pipe.namespace_of(ns))
-            for t, (ns, _, v) in zip(texts, items, strict=True)
+            window.embedded(t, v, ns)
+            for t, ns, (_, _, v) in zip(texts, namespaces, items, strict=True)
         ]
         vectors = self.embedder.embed(embedded) if self.embedder and texts else None
         model = self.embedder.model_id if self.embedder else None
@@ -369,7 +370,7 @@ class LongTermStore(EngramLabels):
             NewVersion(
                 MemoryRecord(
                     self._new_id(),
-                    pipe.namespace_of(ns),
+                    ns,
                     key,
                     dict(value),
                     text,
@@ -380,7 +381,9 @@ class LongTermStore(EngramLabels):
                 ),
                 None if vectors is None else vectors[i],
             )
-            for i, ((ns, key, value), text) in enumerate(zip(items, texts, strict=True))
+            for i, ((_, key, value), ns, text) in enumerate(
+                zip(items, namespaces, texts, strict=True)
+            )
         )
         self.backend.apply(ChangeSet(inserts=inserts))
         return len(inserts)
@@ -618,7 +621,7 @@ class LongTermStore(EngramLabels):
         chosen = check.optional_texts("keys", keys)
         check.flag("compact", compact)
         counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
-        caches = self._drop_caches()
+        caches = self.backend.clear_caches() + self._drop_text_caches()
         self._erasures_seen = self.backend.erasures()
         compacted = self.backend.compact() if compact else False
         return ForgetReport(
@@ -685,10 +688,10 @@ class LongTermStore(EngramLabels):
         hits, _ = self._pool(prefix, query, k, filter_, tags, view, weights, floor)
         return self._with_records([(h, h.score, h.relevance) for h in hits])
 
-    def _drop_caches(self) -> int:
-        """Drop every in-process cache that may hold memory text: the backend's, the
-        keyword scorer's stems and counts, the embedder's recent vectors."""
-        caches = self.backend.clear_caches() + clear_keyword_caches()
+    def _drop_text_caches(self) -> int:
+        """Drop the in-process caches keyed by memory text: the keyword scorer's stems
+        and counts, the embedder's recent vectors."""
+        caches = clear_keyword_caches()
         if isinstance(self.embedder, RecentEmbeddings):
             caches += self.embedder.clear()
         return caches
@@ -696,10 +699,11 @@ class LongTermStore(EngramLabels):
     def _follow_erasures(self) -> None:
         """Before a recall: when the store committed an erasure since this store last
         looked (another process's ``forget``; a store never set up here has not looked
-        yet), drop the caches, so no text the erasure removed stays in them."""
+        yet), drop the caches keyed by text, so none keeps what the erasure removed
+        (the backend's own caches follow its files: an erased vector leaves them)."""
         seen = self.backend.erasures()
         if seen != self._erasures_seen:
-            self._drop_caches()
+            self._drop_text_caches()
             self._erasures_seen = seen
 
     def _with_records(self, ranked: Sequence[tuple[Hit, float, float]]) -> list[Recalled]:
