@@ -37,18 +37,13 @@ def recency(recorded_at: datetime, now: datetime, half_life_days: float) -> floa
 
 
 def combine(weights: Weights, *, recency: float, importance: float, relevance: float) -> float:
-    """The weighted mean of the three signals (each clamped to [0, 1])."""
-    total = weights.recency + weights.importance + weights.relevance
-    return (
-        weights.recency * _clamp(recency)
-        + weights.importance * _clamp(importance)
-        + weights.relevance * _clamp(relevance)
-    ) / total
+    """The weighted mean of the three signals (each clamped to [0, 1]; NaN as 0.0)."""
+    return combiner(weights)(recency, importance, relevance)
 
 
 def combiner(weights: Weights) -> Callable[[float, float, float], float]:
-    """:func:`combine` with ``weights`` bound, called ``(recency, importance, relevance)``:
-    the same value bit for bit, in one call a candidate (recall scores a pool of them)."""
+    """:func:`combine` with ``weights`` bound, called ``(recency, importance, relevance)``
+    (recall scores a pool of candidates with one; the clamps are inlined for it)."""
     w_rec, w_imp, w_rel = weights.recency, weights.importance, weights.relevance
     total = w_rec + w_imp + w_rel
 
@@ -60,8 +55,3 @@ def combiner(weights: Weights) -> Callable[[float, float, float], float]:
         ) / total
 
     return mean
-
-
-def _clamp(x: float) -> float:
-    """``x`` within [0, 1] (NaN as 0.0)."""
-    return 1.0 if x >= 1.0 else x if x > 0.0 else 0.0

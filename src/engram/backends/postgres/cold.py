@@ -275,7 +275,7 @@ class PostgresColdBackend(ColdBackend):
         tenant, prefix = _scope(prefix)
         rows = self._read(tenant, *q.erase_sql(prefix, keys))  # one statement: atomic
         if rows:  # after the commit: a process that sees the count move finds it gone
-            self._read(tenant, q.COUNT_ERASURE)
+            self._read(tenant, q.NOTE_ERASURE)
         self._pending.clear()
         self._sizes.clear()
         return EraseCounts(
