@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from cold_support import Clock
 
-from engram.recall import HashEmbedder
+from engram.recall import HashEmbedder, MiniLMEmbedder
 from engram.stores.cold import LongTermStore, open_store
 
 BACKENDS = [
@@ -81,3 +81,9 @@ def make_store(cold_url: str, clock: Clock) -> Iterator[StoreFactory]:
 @pytest.fixture
 def store(make_store: StoreFactory) -> LongTermStore:
     return make_store()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The local all-MiniLM-L6-v2 embedder, loaded once for every test that needs it."""
+    return MiniLMEmbedder()

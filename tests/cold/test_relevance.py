@@ -80,11 +80,6 @@ def test_a_query_of_stop_words_still_searches(make_store: StoreFactory) -> None:
     assert [r.record.text for r in found] == ["To be or not to be, that is the question."]
 
 
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
 def test_minilm_paraphrase_and_unanswerable(
     make_store: StoreFactory, minilm: MiniLMEmbedder
 ) -> None:

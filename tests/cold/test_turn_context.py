@@ -54,11 +54,6 @@ def _first_answer(store: LongTermStore, question: str) -> str:
     return next(h.record.text for h in store.recall(ME, question, k=6) if h.record.text in answers)
 
 
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    return MiniLMEmbedder()
-
-
 def test_a_short_turn_is_found_by_a_paraphrase_of_its_topic(
     make_store: StoreFactory, minilm: MiniLMEmbedder
 ) -> None:
