@@ -63,6 +63,12 @@ from engram.stores.cold.records import (
     to_epoch,
 )
 
+SAMPLE = 64
+"""Matches read to choose how a keyword search within a prefix runs (:meth:`_scoped`)."""
+READ_PER_POSTING = 20
+"""Cost of reading a row to test its namespace, in postings of the keyword index merged
+(about 3 µs against 0.15 µs measured on a 1M-row store; only the order matters)."""
+
 PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
@@ -135,6 +141,11 @@ class SQLiteColdBackend(ColdBackend):
             with self._tx() as cur:
                 cur.execute(q.VERSION_TABLE)
                 done = cur.execute(q.GET_VERSION).fetchone()[0]
+                if done > len(q.MIGRATIONS):
+                    raise BackendError(
+                        f"SQLite cold store {self._path} has schema version {done}, newer "
+                        f"than this engram's {len(q.MIGRATIONS)}: upgrade engram to open it"
+                    )
                 for version, statements in enumerate(q.MIGRATIONS, start=1):
                     if version > done:
                         for statement in statements:
@@ -152,6 +163,7 @@ class SQLiteColdBackend(ColdBackend):
             for pragma in PRAGMAS:
                 conn.execute(pragma)
             conn.create_function(q.KEYWORDS, 1, _keywords, deterministic=True)
+            conn.create_function(q.SCOPES, 1, q.scope_text, deterministic=True)
         except (sqlite3.Error, OSError) as exc:
             raise BackendError(f"cannot open SQLite cold store {self._path}: {exc}") from exc
         return conn
@@ -271,7 +283,7 @@ class SQLiteColdBackend(ColdBackend):
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         with self._tx() as cur:
             rows = cur.execute(*q.erase_sql(prefix, keys)).fetchall()
-            self._delete_rows(cur, [(r[0], r[3]) for r in rows])
+            self._delete_rows(cur, [(r[0], r[1], r[3]) for r in rows])
             if rows:
                 cur.execute(q.ERASED, (time.time(),))
         self._shrink()
@@ -283,9 +295,10 @@ class SQLiteColdBackend(ColdBackend):
         )
 
     @staticmethod
-    def _delete_rows(cur: sqlite3.Cursor, rows: Sequence[tuple[int, str]]) -> None:
-        cur.executemany(q.FTS_DELETE, [(rowid, text) for rowid, text in rows if text])
-        rowids = json.dumps([rowid for rowid, _ in rows])
+    def _delete_rows(cur: sqlite3.Cursor, rows: Sequence[tuple[int, str, str]]) -> None:
+        """Delete the rows ``(rowid, ns, text)``, with their index entries."""
+        cur.executemany(q.FTS_DELETE, [(rowid, text, ns) for rowid, ns, text in rows if text])
+        rowids = json.dumps([rowid for rowid, _, _ in rows])
         cur.execute(q.TAGS_DELETE, (rowids,))
         cur.execute(q.DELETE_ROWIDS, (rowids,))
 
@@ -302,7 +315,7 @@ class SQLiteColdBackend(ColdBackend):
     def sweep(self, now: datetime) -> int:
         with self._tx() as cur:
             rows = cur.execute(q.EXPIRED, (now.timestamp(),)).fetchall()
-            self._delete_rows(cur, [(r[0], r[2]) for r in rows])
+            self._delete_rows(cur, [(r[0], r[1], r[2]) for r in rows])
         return len(rows)
 
     def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:
@@ -345,7 +358,34 @@ class SQLiteColdBackend(ColdBackend):
         terms = keyword_terms(query)
         if not terms:
             return []
-        return [r[0] for r in self._read_current(*q.keyword_sql(scan, q.fts_query(terms), k))]
+        match = q.fts_query(terms)
+        if self._scoped(scan.prefix, match):
+            match = q.fts_query(terms, scope=scan.prefix)
+        return [r[0] for r in self._read_current(*q.keyword_sql(scan, match, k))]
+
+    def _scoped(self, prefix: Namespace, match: str) -> bool:
+        """Whether a keyword search within ``prefix`` should let the index intersect the
+        matches with the prefix's scope token (cost in proportion to the prefix's rows
+        plus the matches) rather than test the namespace of every match (a row read
+        each, about :data:`READ_PER_POSTING` times a posting's cost).
+
+        Decided from the first :data:`SAMPLE` matches in rowid order: ``inside`` of
+        them lie in the prefix, and the last has rowid ``last``. Rowids being about
+        dense, a store of ``N`` rows holds about ``SAMPLE * N / last`` matches and the
+        prefix about ``inside / SAMPLE * N`` rows; the scope pays when its postings
+        cost less than the reads it saves (the matches outside the prefix):
+        ``inside * last < READ_PER_POSTING * SAMPLE * (SAMPLE - inside)``. Either way
+        the results are the same; only the cost differs."""
+        if not prefix:
+            return False
+        rows = self._read_current(q.SAMPLE, (match, SAMPLE))
+        if len(rows) < SAMPLE:  # few matches: testing each costs little
+            return False
+        joined = join_namespace(prefix)
+        below = joined + NAMESPACE_SEPARATOR
+        inside = sum(1 for _, ns in rows if ns == joined or ns.startswith(below))
+        last = rows[-1][0]
+        return bool(inside * last < READ_PER_POSTING * SAMPLE * (SAMPLE - inside))
 
     def vector_candidates(
         self, scan: Scan, vector: Vector, model_id: str, k: int
