@@ -572,3 +572,33 @@ def test_a_prefix_holding_every_row_stops_doing_so_when_a_row_lands_outside(
         assert {r.namespace[0] for r in store.backend.fetch([i for i, _ in got])} == {"t"}
     finally:
         store.close()
+
+
+def test_once_an_expired_row_is_swept_searches_stop_testing_every_rows_validity(
+    tmp_path: Path,
+) -> None:
+    """The index keeps a bound of the live rows' validity so that a search whose moment
+    lies inside it masks nothing. A row that expired tightens the bound; once that row
+    is gone, the bound is the live rows' again (else every whole-store search would
+    test every row's validity for as long as the process runs)."""
+    path = tmp_path / "m.db"
+    store = _store(path)
+    try:
+        _seed(store, users=4, per_user=10)
+        now = datetime.now(UTC)
+        short = store.remember(
+            ("t", "u1"), "fact about topic 2 lake", expires_at=now + timedelta(seconds=60)
+        )
+        assert short.record is not None
+        index = store.backend._indexes[MODEL]
+        later = now + timedelta(seconds=120)
+        assert short.record.id in {i for i, _ in _search(store.backend, ("t",), "topic 2 lake", 50)}
+        before = _search(store.backend, ("t",), "topic 2 lake", 8, now=later)
+        assert short.record.id not in {i for i, _ in before}
+        assert index.span[2] < later.timestamp()  # the bound excludes the later moment
+        assert store.backend.sweep(later) == 1
+        after = _search(store.backend, ("t",), "topic 2 lake", 8, now=later)
+        assert after == before
+        assert index.span_exact and index.span[2] == np.inf
+    finally:
+        store.close()

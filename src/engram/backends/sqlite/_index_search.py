@@ -102,6 +102,10 @@ class IndexSearch:
         self.high = 0
         self.live = np.zeros(0, np.bool_)
         self.span = (np.inf, -np.inf, -np.inf)
+        self.span_exact = False
+        """Whether :attr:`span` is that of the live rows (else only a bound: writes
+        tighten it and nothing loosens it, so it can exclude a ``now`` that every
+        live row admits, once a row that expired or closed is gone)."""
         self.norm = 0.0
         self.sessions: dict[int, _Int8Pass] = {}
         self.patched: dict[int, Slots] = {}
@@ -156,7 +160,23 @@ class IndexSearch:
             span = _tighter(span, _span(part, alive))
             norm = max(norm, float(part["norm"].max(initial=0.0)))
         self.live, self.span, self.norm = live, span, norm * (1 + 1e-4)
+        self.span_exact = True
         self.forget_caches()
+
+    def _respan(self) -> None:
+        """Make :attr:`span` that of the live rows again (once after each change:
+        a search outside the span would otherwise test every row's validity at
+        every search, long after the row that tightened it expired and was swept)."""
+        with self.lock:
+            if self.span_exact:
+                return
+            span = _span(self.file.meta[:0], self.live[:0])
+            for start in range(0, self.high, self.file.block):
+                end = min(self.high, start + self.file.block)
+                alive = self.live[start:end]
+                if alive.any():
+                    span = _tighter(span, _span(np.array(self.file.meta[start:end]), alive))
+            self.span, self.span_exact = span, True
 
     def _patch(self, slots: Slots, high: int) -> None:
         if len(self.live) < self.file.capacity:
@@ -169,6 +189,7 @@ class IndexSearch:
         alive = meta["live"] == 1
         self.live[slots] = alive
         self.span = _tighter(self.span, _span(meta, alive))
+        self.span_exact = False
         self.norm = max(self.norm, float(meta["norm"].max()) * (1 + 1e-4))
         self._patch_sessions(slots, meta["norm"] == 0)
         for prefix, rows in list(self.prefixes.items()):
@@ -261,6 +282,8 @@ class IndexSearch:
         else:
             mask = np.zeros(high, np.bool_)
             mask[allowed] = True
+        if not self._all_valid(query):
+            self._respan()
         if not self._all_valid(query):
             mask &= self._valid(self.file.meta[:high], query)
         if self.approximate(high):
