@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from unittest import mock
 
@@ -19,6 +20,7 @@ from engram.backends.sqlite import _cold_sql
 from engram.backends.sqlite.cold import SAMPLE, SQLiteColdBackend
 from engram.errors import BackendError
 from engram.stores.cold import LongTermStore, open_store
+from engram.recall.filters import parse_filter
 from engram.stores.cold.contract import Scan
 from engram.stores.cold.records import NAMESPACE_SEPARATOR, View, join_namespace
 
@@ -145,3 +147,53 @@ def test_a_store_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
         open_store(f"sqlite:///{path}", embedder=None),
     ):
         pass
+
+
+def _read_every_match(store: LongTermStore, scan: Scan, query: str, k: int) -> list[str]:
+    """The plain join: every match's row read and tested, then the best ``k``."""
+    with (
+        mock.patch.object(SQLiteColdBackend, "_scoped", return_value=False),
+        mock.patch.object(SQLiteColdBackend, "_ranked_first", return_value=None),
+    ):
+        return store.backend.keyword_candidates(scan, query, k)
+
+
+def test_ranking_before_reading_returns_what_reading_every_match_does(tmp_path: Path) -> None:
+    """Over most of the store the index ranks first and reads only the best rows: the
+    same rows as reading every match, when most of the best are old versions, expired,
+    outside a filter, tied with each other (hundreds of texts of one length and
+    words), or fewer than ``k``."""
+    with open_store(f"sqlite:///{tmp_path / 'm.db'}", embedder=None) as s:
+        items = [
+            (("t", f"u{i % 5}"), f"k{i}", {"text": f"harbour kayak {i}", "n": i % 9})
+            for i in range(600)
+        ]
+        s.put_many(items)
+        for version in range(40):  # one key rewritten: 39 superseded versions rank high
+            s.put(("t", "u1"), "busy", {"text": f"kayak kayak harbour v{version}"})
+        s.put_many([(("t", "u2"), f"same{i}", {"text": "kayak harbour"}) for i in range(30)])
+        short = s.remember(("t", "u3"), "kayak kayak kayak harbour", ttl=timedelta(days=1))
+        now = s.now()
+        backend = s.backend
+        assert isinstance(backend, SQLiteColdBackend)
+        later = View(now=now + timedelta(days=2))
+        scans = [
+            Scan(("t",), View(now=now)),
+            Scan(("t",), later),
+            Scan((), View(now=now, include_superseded=True)),
+            Scan(("t",), View(now=now), parse_filter({"n": 4})),
+            Scan(("t",), View(now=now), parse_filter({"n": 99})),
+        ]
+        for scan in scans:
+            for query, k in (("kayak harbour", 10), ("kayak", 45), ("harbour 17", 3), ("v3", 1)):
+                ranked = backend.keyword_candidates(scan, query, k)
+                assert ranked == _read_every_match(s, scan, query, k), (scan, query, k)
+                old = scan.view.include_superseded
+                expected = 0 if scan is scans[4] else (int(old) if query == "v3" else k)
+                assert len(ranked) == expected, (scan, query, k)
+        assert short.record is not None
+        assert short.record.id in backend.keyword_candidates(scans[0], "kayak", 3)
+        assert short.record.id not in backend.keyword_candidates(scans[1], "kayak", 3)
+        kayak = _cold_sql.fts_query(["kayak"])
+        assert backend._ranked_first(scans[0], kayak, 10) is not None  # ties cut by rowid
+        assert backend._ranked_first(scans[4], kayak, 10) is None  # a filter admitting none

@@ -271,16 +271,28 @@ def scan_sql(scan: Scan) -> Fragment:
 
 
 def keyword_sql(scan: Scan, match: str, k: int) -> Fragment:
-    """The best ``k`` of ``scan``'s versions matching ``match`` (an :func:`fts_query`).
+    """The best ``k`` of ``scan``'s versions matching ``match`` (an :func:`fts_query`),
+    ties in the order they were written (rowid: what :data:`RANKED` can cut at).
 
     The index is the outer loop (``CROSS JOIN``): a plan that walks the namespace's
     rows and probes the index for each costs seconds on a large store."""
     where, params = where_sql(scan)
     sql = (
         f"SELECT m.id FROM {FTS} CROSS JOIN {TABLE} m ON m.rowid = {FTS}.rowid "
-        f"WHERE {FTS} MATCH ? AND {where} ORDER BY {RANK}, m.id LIMIT ?"
+        f"WHERE {FTS} MATCH ? AND {where} ORDER BY {RANK}, m.rowid LIMIT ?"
     )
     return sql, (match, *params, k)
+
+
+RANKED = f"SELECT rowid, {RANK} FROM {FTS} WHERE {FTS} MATCH ? ORDER BY {RANK}, rowid LIMIT ?"
+"""The best matches of a query by BM25 alone (ties by rowid): no row is read."""
+
+
+def admitted_sql(scan: Scan, rowids: Sequence[int]) -> Fragment:
+    """Rowid and id of the ``rowids`` that ``scan`` admits."""
+    where, params = where_sql(scan)
+    sql = f"SELECT m.rowid, m.id FROM {TABLE} m WHERE {ROWID_IN} AND {where}"
+    return sql, (json.dumps(list(rowids)), *params)
 
 
 SAMPLE = (
