@@ -19,8 +19,8 @@ import pytest
 from engram.backends.sqlite import _cold_sql
 from engram.backends.sqlite.cold import SAMPLE, SQLiteColdBackend
 from engram.errors import BackendError
-from engram.stores.cold import LongTermStore, open_store
 from engram.recall.filters import parse_filter
+from engram.stores.cold import LongTermStore, open_store
 from engram.stores.cold.contract import Scan
 from engram.stores.cold.records import NAMESPACE_SEPARATOR, View, join_namespace
 
