@@ -4,24 +4,27 @@
     .venv/bin/python -m bench keyword_scope --size 1m
     .venv/bin/python -m bench keyword_scope --store DIR/engram.db  # an existing bench store
 
-On one store of ``bench cold``'s corpus (100 users), each query runs three ways in
-turn, so a noisy spell of the machine falls on all three: the keyword search testing
-the namespace of every match (``read``), the index intersecting the matches with the
-prefix's scope token (``scope``), and what the backend chooses (``auto``); for the
-whole store (root prefix) and for one user. Then the whole ``store.search`` (vector
-leg and fusion included, hash embedder) for each prefix. Printed: p50/p95 ms of each,
-and whether the three returned the same rows for every query.
+On one store of ``bench cold``'s corpus (100 users), each query runs four ways in
+turn, so a noisy spell of the machine falls on all of them: the keyword search reading
+the row of every match to test it (``read``, how it ran before), the index ranking
+every match first and only the best rows read (``rank``), the index intersecting the
+matches with the prefix's scope token (``scope``), and what the backend chooses
+(``auto``); for the whole store (root prefix) and for one user. Then the whole
+``store.search`` (vector leg and fusion included, hash embedder) for each prefix.
+Printed: p50/p95 ms of each, and for how many queries the four returned the same rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from bench.cold import ROOT, USER, _chunks, _p95, corpus, make_embedder, parse_size, queries
@@ -46,6 +49,25 @@ def _ms(fn: Callable[..., object], *args: object, **kwargs: object) -> tuple[flo
     return (time.perf_counter() - started) * 1e3, out
 
 
+WAYS: dict[str, tuple[bool | None, bool | None]] = {
+    "read": (False, False),
+    "rank": (False, None),
+    "scope": (True, None),
+    "auto": (None, None),
+}
+"""Each way: whether the scope is forced on or off, and whether ranking in the index
+first is left as it is (None) or forced off (False: every match's row read)."""
+
+
+def _forced(cls: type, name: str, value: bool | None) -> Any:
+    """``cls.name`` left alone (None), always answering ``value`` (scope), or off."""
+    if value is None:
+        return contextlib.nullcontext()
+    if name == "_ranked_first":  # off: the caller reads every match
+        return mock.patch.object(cls, name, return_value=None)
+    return mock.patch.object(cls, name, return_value=value)
+
+
 def measure(path: Path, qs: Sequence[str]) -> None:
     from engram.backends.sqlite.cold import SQLiteColdBackend
     from engram.stores.cold import LongTermStore, backend_for
@@ -62,20 +84,18 @@ def measure(path: Path, qs: Sequence[str]) -> None:
     print(f"{'prefix':10} {'way':5} {'p50':>8} {'p95':>8}  same rows")
     for name, prefix in (("all", ROOT), ("one user", USER)):
         scan = Scan(prefix, View(now=datetime.now(UTC)))
-        lat: dict[str, list[float]] = {"read": [], "scope": [], "auto": []}
+        lat: dict[str, list[float]] = {way: [] for way in WAYS}
         same = 0
         for q in qs:
             got = {}
-            for way in lat:
-                forced = {"read": False, "scope": True}.get(way)
-                with mock.patch.object(
-                    SQLiteColdBackend,
-                    "_scoped",
-                    (lambda *_a, f=forced: f) if forced is not None else SQLiteColdBackend._scoped,
+            for way, (scoped, ranked) in WAYS.items():
+                with (
+                    _forced(SQLiteColdBackend, "_scoped", scoped),
+                    _forced(SQLiteColdBackend, "_ranked_first", ranked),
                 ):
                     ms, got[way] = _ms(backend.keyword_candidates, scan, q, 40)
                 lat[way].append(ms)
-            same += got["read"] == got["scope"] == got["auto"]
+            same += all(v == got["read"] for v in got.values())
         for way, values in lat.items():
             p50, p95 = statistics.median(values), _p95(values)
             print(f"{name:10} {way:5} {p50:8.2f} {p95:8.2f}  {same}/{len(qs)}")
