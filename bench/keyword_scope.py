@@ -5,7 +5,8 @@
     .venv/bin/python -m bench keyword_scope --store DIR/engram.db  # an existing bench store
 
 On one store of ``bench cold``'s corpus (100 users), each query runs four ways in
-turn, so a noisy spell of the machine falls on all of them: the keyword search reading
+turn (each way first for a quarter of the queries: the first reads the pages cold), so
+a noisy spell of the machine falls on all of them: the keyword search reading
 the row of every match to test it (``read``, how it ran before), the index ranking
 every match first and only the best rows read (``rank``), the index intersecting the
 matches with the prefix's scope token (``scope``), and what the backend chooses
@@ -86,9 +87,10 @@ def measure(path: Path, qs: Sequence[str]) -> None:
         scan = Scan(prefix, View(now=datetime.now(UTC)))
         lat: dict[str, list[float]] = {way: [] for way in WAYS}
         same = 0
-        for q in qs:
+        ways = list(WAYS.items())
+        for n, q in enumerate(qs):
             got = {}
-            for way, (scoped, ranked) in WAYS.items():
+            for way, (scoped, ranked) in ways[n % 4 :] + ways[: n % 4]:  # each way first in turn
                 with (
                     _forced(SQLiteColdBackend, "_scoped", scoped),
                     _forced(SQLiteColdBackend, "_ranked_first", ranked),
