@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from engram.backends.sqlite import _binary, _index_file
+from engram.backends.sqlite import _binary, _index_file, _index_search
 from engram.backends.sqlite._vectors import _quantize
 from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import HashEmbedder
@@ -600,5 +600,53 @@ def test_once_an_expired_row_is_swept_searches_stop_testing_every_rows_validity(
         after = _search(store.backend, ("t",), "topic 2 lake", 8, now=later)
         assert after == before
         assert index.span_exact and index.span[2] == np.inf
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["patched", "reopened"])
+def test_only_the_rows_that_close_or_expire_are_tested_and_none_is_served_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: bool
+) -> None:
+    """A whole-store search at a moment some rows no longer admit reads only the rows
+    that close or expire (few here): the same answer as testing every row, and no
+    expired, closed or not yet valid row in it, whether the bounds came in as patches
+    (written after the first search) or from the files (a reopened store)."""
+    path = tmp_path / "m.db"
+    store = _store(path)
+    try:
+        _seed(store, users=4, per_user=40)
+        now = datetime.now(UTC)
+        assert _search(store.backend, ("t",), "topic 2 lake", 5)  # state read: later rows patch in
+        ends: dict[str, tuple[datetime, datetime]] = {}  # id -> (opens, closes or expires)
+        for i in range(8):
+            text = f"topic 2 lake, {['kites', 'oars', 'sails', 'nets'][i % 4]} {i} of {i * 7}"
+            until = now + timedelta(seconds=60 * (i + 1))
+            if i % 2:
+                got = store.remember(("t", f"u{i % 4}"), text, expires_at=until)
+            else:
+                since = now - timedelta(minutes=1)
+                got = store.remember(("t", f"u{i % 4}"), text, valid_from=since, valid_to=until)
+            assert got.action == "added" and got.record is not None
+            ends[got.record.id] = (max(got.record.recorded_at, got.record.valid_from), until)
+        opening = store.remember(
+            ("t", "u1"), "topic 2 lake later", valid_from=now + timedelta(hours=1)
+        )
+        assert opening.record is not None
+        ends[opening.record.id] = (now + timedelta(hours=1), now + timedelta(days=999))
+        if fresh:
+            store.close()
+            store = _store(path)
+        for moment in (now, now + timedelta(seconds=250), now + timedelta(hours=2)):
+            seen = moment + timedelta(seconds=1)  # (the moment _search asks at)
+            got = _search(store.backend, ("t",), "topic 2 lake", 60, now=moment)
+            for i, _ in got:
+                if i in ends:
+                    assert ends[i][0] <= seen < ends[i][1], (i, moment)
+            admitted = {i for i, (start, end) in ends.items() if start <= seen < end}
+            assert admitted <= {i for i, _ in got}
+            with monkeypatch.context() as m:
+                m.setattr(_index_search, "BOUNDED_SHARE", 10**9)  # every row's bounds read
+                assert _search(store.backend, ("t",), "topic 2 lake", 60, now=moment) == got
     finally:
         store.close()

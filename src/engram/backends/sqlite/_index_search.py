@@ -2,7 +2,8 @@
 
 What a process keeps of its own is small and follows the file incrementally: a
 live-slot mask, the validity span of the live rows (a conservative bound: when
-``now`` lies inside it no validity mask is computed), the row lists of the
+``now`` lies inside it no validity mask is computed), a mark on the live slots
+that close or expire (the only ones tested when few), the row lists of the
 prefixes it searched (sorted slots), and one onnxruntime session per sealed
 block of int8 codes. After another process's write it reads only the rowids
 logged since its last look and patches those slots: a patched slot inside a
@@ -61,6 +62,9 @@ PATCH_LIMIT = 4096
 """Patched slots of a block scored in float32 before its session is rebuilt."""
 GATHER_FRACTION = 8
 """A selection of at most 1/8 of the slots is gathered and scored alone."""
+BOUNDED_SHARE = GATHER_FRACTION
+"""Slots that close or expire, up to 1/8 of the slots, are read alone to mask the
+invalid ones (more: every slot's bounds are read)."""
 BACKGROUND_FROM = 16
 """Blocks without a session from which a search builds them on a background thread
 (scoring those blocks in float32 meanwhile) instead of before answering."""
@@ -101,6 +105,9 @@ class IndexSearch:
         self.rebuilds = -1
         self.high = 0
         self.live = np.zeros(0, np.bool_)
+        self.bounded = np.zeros(0, np.bool_)
+        """Live slots that close or expire: the only ones a search from the latest
+        opening on has to test for validity."""
         self.span = (np.inf, -np.inf, -np.inf)
         self.span_exact = False
         """Whether :attr:`span` is that of the live rows (else only a bound: writes
@@ -152,14 +159,17 @@ class IndexSearch:
         """This process's state from the file, read one block of records at a time
         (each copied once, then read column by column from the CPU cache)."""
         live = np.zeros(self.file.capacity, np.bool_)
+        bounded = np.zeros(self.file.capacity, np.bool_)
         span, norm = _span(self.file.meta[:0], live[:0]), 0.0
         for start in range(0, high, self.file.block):
             part = np.array(self.file.meta[start : min(high, start + self.file.block)])
             alive = part["live"] == 1
             live[start : start + len(part)] = alive
+            bounded[start : start + len(part)] = alive & _ends(part)
             span = _tighter(span, _span(part, alive))
             norm = max(norm, float(part["norm"].max(initial=0.0)))
-        self.live, self.span, self.norm = live, span, norm * (1 + 1e-4)
+        self.live, self.bounded = live, bounded
+        self.span, self.norm = span, norm * (1 + 1e-4)
         self.span_exact = True
         self.forget_caches()
 
@@ -180,14 +190,14 @@ class IndexSearch:
 
     def _patch(self, slots: Slots, high: int) -> None:
         if len(self.live) < self.file.capacity:
-            grown = np.zeros(self.file.capacity, np.bool_)
-            grown[: len(self.live)] = self.live
-            self.live = grown
+            self.live = _grown(self.live, self.file.capacity)
+            self.bounded = _grown(self.bounded, self.file.capacity)
         if not len(slots):
             return
         meta = self.file.meta[slots]
         alive = meta["live"] == 1
         self.live[slots] = alive
+        self.bounded[slots] = alive & _ends(meta)
         self.span = _tighter(self.span, _span(meta, alive))
         self.span_exact = False
         self.norm = max(self.norm, float(meta["norm"].max()) * (1 + 1e-4))
@@ -285,7 +295,7 @@ class IndexSearch:
         if not self._all_valid(query):
             self._respan()
         if not self._all_valid(query):
-            mask &= self._valid(self.file.meta[:high], query)
+            self._mask_invalid(mask, query, high)
         if self.approximate(high):
             rows = self._sign_bit_pass(query, high, mask)
             with _one_blas_thread():
@@ -307,6 +317,16 @@ class IndexSearch:
             end = min(high, start + block)
             closest.add(start, codes[start // block, :, : end - start], code, mask[start:end])
         return closest.rows(_binary.candidate_count(query.k, int(np.count_nonzero(mask))))
+
+    def _mask_invalid(self, mask: npt.NDArray[np.bool_], query: Query, high: int) -> None:
+        """Clear in ``mask`` the slots below ``high`` that ``query``'s moment does not
+        admit. From the latest opening on, only the slots that close or expire can
+        fail: when they are few, only they are read."""
+        bounded = np.flatnonzero(self.bounded[:high])
+        if query.now >= self.span[0] and len(bounded) * BOUNDED_SHARE <= high:
+            mask[bounded[~self._valid(self.file.meta[bounded], query)]] = False
+        else:
+            mask &= self._valid(self.file.meta[:high], query)
 
     def _all_valid(self, query: Query) -> bool:
         opens, closes, expires = self.span
@@ -408,6 +428,18 @@ def _best(slots: Slots, scores: F32, k: int) -> tuple[Slots, F32]:
         return (slots, scores) if k > 0 else (slots[:0], scores[:0])
     keep = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
     return slots[keep], scores[keep]
+
+
+def _ends(meta: npt.NDArray[Any]) -> npt.NDArray[np.bool_]:
+    """Which of the records close or expire (a finite bound)."""
+    ends: npt.NDArray[np.bool_] = np.isfinite(meta["closes"]) | np.isfinite(meta["expires"])
+    return ends
+
+
+def _grown(flags: npt.NDArray[np.bool_], capacity: int) -> npt.NDArray[np.bool_]:
+    grown = np.zeros(capacity, np.bool_)
+    grown[: len(flags)] = flags
+    return grown
 
 
 def _span(meta: npt.NDArray[Any], alive: npt.NDArray[np.bool_]) -> tuple[float, float, float]:
