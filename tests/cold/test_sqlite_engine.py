@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
 from engram import Principal
 from engram.backends.sqlite import _cold_sql
-from engram.backends.sqlite.cold import SQLiteColdBackend
+from engram.backends.sqlite.cold import BUSY_TIMEOUT_MS, SQLiteColdBackend
 from engram.recall import HashEmbedder
 from engram.stores.cold import LongTermStore, open_store
 from engram.stores.cold.contract import Scan
@@ -111,3 +112,22 @@ def test_a_database_of_the_old_keyword_schema_upgrades(tmp_path: Path) -> None:
         assert [r.record.key for r in store.recall(ME, "चाय")] == ["chai"]
         store.forget(ME, keys=["tea"])
         assert store.recall(ME, "绿茶") == []
+
+
+def test_setup_waits_for_another_connection_holding_the_write_lock(tmp_path: Path) -> None:
+    """A second server worker starting while the first migrates a large store (a minute
+    for a million rows) waits for the migration instead of failing after the usual
+    five-second busy timeout."""
+    path = tmp_path / "m.db"
+    with open_store(f"sqlite:///{path}", embedder=None) as store:
+        store.remember(ME, "likes kayaks", tags=["fact"])
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # as a migrating process holds it
+    release = threading.Timer(BUSY_TIMEOUT_MS / 1000 + 1.5, holder.execute, ("COMMIT",))
+    release.start()
+    try:
+        with open_store(f"sqlite:///{path}", embedder=None) as store:
+            assert [r.record.text for r in store.recall(ME, "kayaks")] == ["likes kayaks"]
+    finally:
+        release.join()
+        holder.close()

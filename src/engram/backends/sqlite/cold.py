@@ -73,10 +73,15 @@ RANKED_ROUNDS = 3
 """Rounds of :meth:`SQLiteColdBackend._ranked_first` (each takes four times as many
 matches as the one before) before it leaves the search to a read of every match."""
 
+BUSY_TIMEOUT_MS = 5000
+"""How long a statement waits for another connection's write lock."""
+MIGRATION_WAIT_S = 900.0
+"""How long :meth:`SQLiteColdBackend.setup` waits for it (another process migrating)."""
+
 PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
-    "PRAGMA busy_timeout=5000",
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA secure_delete=ON",
     # Reads through a memory map: a recall's keyword join, signals and fetch touch
     # scattered rows, and without it each page costs a read() call (~20% of the
@@ -142,7 +147,7 @@ class SQLiteColdBackend(ColdBackend):
         with self._lock:
             if self._conn is None:
                 self._conn = self._connect()
-            with self._tx() as cur:
+            with self._migrating(), self._tx() as cur:
                 cur.execute(q.VERSION_TABLE)
                 done = cur.execute(q.GET_VERSION).fetchone()[0]
                 if done > len(q.MIGRATIONS):
@@ -159,6 +164,17 @@ class SQLiteColdBackend(ColdBackend):
                 self._reader = self._connect()
             if self._vectors is None:
                 self._vectors = self._connect()
+
+    @contextmanager
+    def _migrating(self) -> Iterator[None]:
+        """Wait up to :data:`MIGRATION_WAIT_S` for the write lock: another process may be
+        applying a migration (a keyword index rebuilt from a million rows takes a minute),
+        and a second server worker starting meanwhile should wait for it, not fail."""
+        self.conn.execute(f"PRAGMA busy_timeout={int(MIGRATION_WAIT_S * 1000)}")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
     def _connect(self) -> sqlite3.Connection:
         try:
