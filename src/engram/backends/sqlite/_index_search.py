@@ -175,8 +175,7 @@ class IndexSearch:
 
     def _respan(self) -> None:
         """Make :attr:`span` that of the live rows again (once after each change:
-        a search outside the span would otherwise test every row's validity at
-        every search, long after the row that tightened it expired and was swept)."""
+        writes only tighten it, and a search outside it reads bounds)."""
         with self.lock:
             if self.span_exact:
                 return
@@ -293,8 +292,6 @@ class IndexSearch:
             mask = np.zeros(high, np.bool_)
             mask[allowed] = True
         if not self._all_valid(query):
-            self._respan()
-        if not self._all_valid(query):
             self._mask_invalid(mask, query, high)
         if self.approximate(high):
             rows = self._sign_bit_pass(query, high, mask)
@@ -320,11 +317,29 @@ class IndexSearch:
 
     def _mask_invalid(self, mask: npt.NDArray[np.bool_], query: Query, high: int) -> None:
         """Clear in ``mask`` the slots below ``high`` that ``query``'s moment does not
-        admit. From the latest opening on, only the slots that close or expire can
-        fail: when they are few, only they are read."""
-        bounded = np.flatnonzero(self.bounded[:high])
-        if query.now >= self.span[0] and len(bounded) * BOUNDED_SHARE <= high:
-            mask[bounded[~self._valid(self.file.meta[bounded], query)]] = False
+        admit (its moment lies outside :attr:`span`).
+
+        Only the slots that close or expire can fail from the latest opening on. When
+        they are few, only their bounds are read, and they also give the span's
+        earliest closing and expiry exactly (an expired fact swept: the span is open
+        again, and the next search masks nothing). Before the latest opening, the span
+        is first recomputed from the live rows, once per change; what still fails is
+        found by reading every slot's bounds."""
+        with self.lock:
+            marked = np.flatnonzero(self.bounded[: self.high])
+            few = len(marked) * BOUNDED_SHARE <= self.high
+            if few:
+                meta = self.file.meta[marked]
+                ends = _span(meta, self.live[marked])
+                self.span = (self.span[0], ends[1], ends[2])
+        if query.now < self.span[0]:
+            self._respan()
+        if self._all_valid(query):
+            return
+        if few and query.now >= self.span[0]:
+            inside = marked < high
+            bad = ~self._valid(meta[inside], query)
+            mask[marked[inside][bad]] = False
         else:
             mask &= self._valid(self.file.meta[:high], query)
 
