@@ -25,22 +25,15 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from unittest import mock
 
-from bench.cold import ROOT, USER, _chunks, _p95, corpus, make_embedder, parse_size, queries
+from bench.cold import ROOT, USER, _engram_load, _p95, corpus, make_embedder, parse_size, queries
 
 
 def _build(path: Path, size: int) -> None:
-    from engram.stores.cold import LongTermStore, backend_for
-
-    store = LongTermStore(backend_for(f"sqlite:///{path}"), embedder=make_embedder("hash", 1))
-    store.setup()
     items, _ = corpus(size)
-    started = time.perf_counter()
-    for chunk in _chunks(items, 5000):
-        store.put_many(chunk)
-    print(f"loaded {size:,} items in {time.perf_counter() - started:.0f} s", flush=True)
+    store, seconds = _engram_load(f"sqlite:///{path}", items, make_embedder("hash", 1))
+    print(f"loaded {size:,} items in {seconds:.0f} s", flush=True)
     store.close()
 
 
@@ -50,23 +43,21 @@ def _ms(fn: Callable[..., object], *args: object, **kwargs: object) -> tuple[flo
     return (time.perf_counter() - started) * 1e3, out
 
 
-WAYS: dict[str, tuple[bool | None, bool | None]] = {
-    "read": (False, False),
-    "rank": (False, None),
-    "scope": (True, None),
-    "auto": (None, None),
+WAYS: dict[str, dict[str, bool | None]] = {
+    "read": {"_scoped": False, "_ranked_first": None},
+    "rank": {"_scoped": False},
+    "scope": {"_scoped": True},
+    "auto": {},
 }
-"""Each way: whether the scope is forced on or off, and whether ranking in the index
-first is left as it is (None) or forced off (False: every match's row read)."""
+"""Each way: the backend's choices it fixes (a method and the answer it then gives;
+``_ranked_first`` None: every match's row read)."""
 
 
-def _forced(cls: type, name: str, value: bool | None) -> Any:
-    """``cls.name`` left alone (None), always answering ``value`` (scope), or off."""
-    if value is None:
-        return contextlib.nullcontext()
-    if name == "_ranked_first":  # off: the caller reads every match
-        return mock.patch.object(cls, name, return_value=None)
-    return mock.patch.object(cls, name, return_value=value)
+def _fixed(cls: type, answers: dict[str, bool | None]) -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    for name, answer in answers.items():
+        stack.enter_context(mock.patch.object(cls, name, return_value=answer))
+    return stack
 
 
 def measure(path: Path, qs: Sequence[str]) -> None:
@@ -90,11 +81,8 @@ def measure(path: Path, qs: Sequence[str]) -> None:
         ways = list(WAYS.items())
         for n, q in enumerate(qs):
             got = {}
-            for way, (scoped, ranked) in ways[n % 4 :] + ways[: n % 4]:  # each way first in turn
-                with (
-                    _forced(SQLiteColdBackend, "_scoped", scoped),
-                    _forced(SQLiteColdBackend, "_ranked_first", ranked),
-                ):
+            for way, answers in ways[n % 4 :] + ways[: n % 4]:  # each way first in turn
+                with _fixed(SQLiteColdBackend, answers):
                     ms, got[way] = _ms(backend.keyword_candidates, scan, q, 40)
                 lat[way].append(ms)
             same += all(v == got["read"] for v in got.values())

@@ -94,7 +94,7 @@ def test_the_scope_pays_for_a_small_namespace_and_not_for_the_whole_store(
     assert not backend._scoped(("t",), match)
     assert not backend._scoped((), match)
     few = _cold_sql.fts_query(["1999"])  # fewer matches than the sample: read them all
-    assert len(backend._read(_cold_sql.SAMPLE, (few, SAMPLE))) < SAMPLE
+    assert len(backend._read(_cold_sql.FIRST_MATCHES, (few, SAMPLE))) < SAMPLE
     assert not backend._scoped(("t", "u3"), few)
 
 

@@ -295,7 +295,7 @@ def admitted_sql(scan: Scan, rowids: Sequence[int]) -> Fragment:
     return sql, (json.dumps(list(rowids)), *params)
 
 
-SAMPLE = (
+FIRST_MATCHES = (
     f"SELECT {FTS}.rowid, m.ns FROM {FTS} CROSS JOIN {TABLE} m ON m.rowid = {FTS}.rowid "
     f"WHERE {FTS} MATCH ? LIMIT ?"
 )
@@ -321,11 +321,9 @@ def scope_token(ns: str) -> str:
     return "ns" + hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def scope_text(ns: str | None) -> str:
+def scope_text(ns: str) -> str:
     """The scope tokens of a row in the joined namespace ``ns``: one per prefix of its
     labels (``("u", "alice")`` carries the tokens of ``u`` and of ``u/alice``)."""
-    if not ns:
-        return ""
     labels = ns.split(NAMESPACE_SEPARATOR)
     return " ".join(
         scope_token(NAMESPACE_SEPARATOR.join(labels[:depth])) for depth in range(1, len(labels) + 1)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,13 +157,11 @@ class IndexSearch:
             self.seq, self.rebuilds, self.high = seq, rebuilds, high
 
     def _reset(self, high: int) -> None:
-        """This process's state from the file, read one block of records at a time
-        (each copied once, then read column by column from the CPU cache)."""
+        """This process's state from the file, read one block of records at a time."""
         live = np.zeros(self.file.capacity, np.bool_)
         bounded = np.zeros(self.file.capacity, np.bool_)
         span, norm = _span(self.file.meta[:0], live[:0]), 0.0
-        for start in range(0, high, self.file.block):
-            part = np.array(self.file.meta[start : min(high, start + self.file.block)])
+        for start, part in self._records(high):
             alive = part["live"] == 1
             live[start : start + len(part)] = alive
             bounded[start : start + len(part)] = alive & _ends(part)
@@ -180,12 +179,16 @@ class IndexSearch:
             if self.span_exact:
                 return
             span = _span(self.file.meta[:0], self.live[:0])
-            for start in range(0, self.high, self.file.block):
-                end = min(self.high, start + self.file.block)
-                alive = self.live[start:end]
-                if alive.any():
-                    span = _tighter(span, _span(np.array(self.file.meta[start:end]), alive))
+            for start, part in self._records(self.high):
+                span = _tighter(span, _span(part, self.live[start : start + len(part)]))
             self.span, self.span_exact = span, True
+
+    def _records(self, high: int) -> Iterator[tuple[int, npt.NDArray[Any]]]:
+        """The records of the slots below ``high``, one block at a time: ``(first
+        slot, a copy of the block's records)``, read column by column from the CPU
+        cache."""
+        for start in range(0, high, self.file.block):
+            yield start, np.array(self.file.meta[start : min(high, start + self.file.block)])
 
     def _patch(self, slots: Slots, high: int) -> None:
         if len(self.live) < self.file.capacity:

@@ -421,7 +421,7 @@ class SQLiteColdBackend(ColdBackend):
         the results are the same; only the cost differs."""
         if not prefix:
             return False
-        rows = self._read_current(q.SAMPLE, (match, SAMPLE))
+        rows = self._read_current(q.FIRST_MATCHES, (match, SAMPLE))
         if len(rows) < SAMPLE:  # few matches: testing each costs little
             return False
         joined = join_namespace(prefix)
