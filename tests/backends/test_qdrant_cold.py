@@ -157,7 +157,10 @@ def test_keyword_weights_saturate_and_every_query_term_counts_once() -> None:
     assert once.values[0] < thrice.values[0] < (pt.K1 + 1)
     query = pt.query_vector("tea and the tea, 绿茶")
     assert query is not None and query.values == [1.0] * len(query.indices)
-    assert len(query.indices) == len(set(query.indices)) == 2  # "tea", "绿茶"
+    assert len(query.indices) == len(set(query.indices)) == 4  # "tea", "绿茶", their stems
+    stemmed = pt.query_vector("teas")
+    assert stemmed is not None and pt.term_index(pt.STEM + "tea") in stemmed.indices
+    assert once.indices == sorted({pt.term_index("tea"), pt.term_index(pt.STEM + "tea")})
     assert pt.document_vector("") is None and pt.query_vector("  ") is None
 
 

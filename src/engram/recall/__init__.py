@@ -33,12 +33,15 @@ from engram.recall._lexical import clear_caches as clear_keyword_caches
 from engram.recall._local import MiniLMEmbedder
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
+    index_terms,
     index_words,
     is_relevant,
     is_relevant_item,
     keyword_terms,
     keyword_text,
     relevance,
+    search_terms,
+    stem,
 )
 from engram.recall._scoring import Weights, combine, combiner, recency
 
@@ -65,6 +68,7 @@ __all__ = [
     "cosine_confidence",
     "embedder_for_model_id",
     "embedder_from_name",
+    "index_terms",
     "index_words",
     "is_relevant",
     "is_relevant_item",
@@ -78,5 +82,7 @@ __all__ = [
     "relevance",
     "rerank",
     "rrf",
+    "search_terms",
+    "stem",
     "topic_query",
 ]

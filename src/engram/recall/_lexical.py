@@ -1,7 +1,7 @@
 """Stemmed keyword scoring of a candidate set (pure, no I/O).
 
-The backends' keyword search matches exact words ("camped" misses "camping") and lets a
-name that occurs in most memories (the speaker of a conversation, named in every line)
+The backends' keyword search ranks by document frequencies over the whole store and lets
+a name that occurs in most memories (the speaker of a conversation, named in every line)
 decide ranks. :func:`bm25` re-scores recall's candidates instead: Okapi BM25 over their
 texts, words stemmed with the Snowball English stemmer, stop words dropped, inverse
 document frequencies taken over the candidates themselves, and the caller may leave out
@@ -18,28 +18,14 @@ import math
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
-from typing import Any
 
-import snowballstemmer
-
-from engram.recall._relevance import content_words
+from engram.recall._relevance import content_words, stem
 
 K1 = 1.2
 """BM25 term-frequency saturation (the usual value)."""
 
 B = 0.75
 """BM25 length normalisation (the usual value)."""
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    return snowballstemmer.stemmer("english")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """The Snowball English stem of a lower-cased ``word``."""
-    return str(_stemmer().stemWord(word))
 
 
 def terms(text: str) -> list[str]:

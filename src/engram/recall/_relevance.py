@@ -7,7 +7,10 @@
   overlapping character pairs, so "绿茶" finds "我喜欢喝绿茶"; indexed text also keeps
   each character, so a one-character query word ("茶") matches too.
 - :func:`keyword_terms`: a query's words without English stop words (all of them when the
-  query holds nothing else), which every backend's keyword search matches.
+  query holds nothing else).
+- :func:`index_terms` / :func:`search_terms`: the same words Snowball-stemmed, which the
+  SQLite, PostgreSQL and in-process keyword indexes hold and match ("camped" finds
+  "camping"; Qdrant's sparse vectors keep the words as written).
 - :func:`relevance`: rank fusion of the keyword and vector lists, blended with the raw
   cosine similarities normalised within the candidate set, so candidates that rank
   fusion ties (a name matching every fact) are still told apart.
@@ -21,8 +24,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
 
 import regex
+import snowballstemmer
 
 from engram.recall._fusion import rrf
 
@@ -93,12 +99,6 @@ def index_words(text: str) -> list[str]:
     return [w for token in _tokens(text) for w in _split(token, keep_characters=True)]
 
 
-def keyword_text(text: str) -> str:
-    """:func:`index_words` joined by spaces: what the SQL backends' full-text indexes
-    tokenise (their own tokenisers then only split on the spaces)."""
-    return " ".join(index_words(text))
-
-
 def content_words(text: str) -> list[str]:
     """``text``'s words that are not stop words."""
     return [w for w in words(text) if w not in STOP_WORDS]
@@ -108,6 +108,40 @@ def keyword_terms(text: str) -> list[str]:
     """The words a keyword search matches: the content words, or every word when the
     query is only stop words (so "who is it" still searches)."""
     return content_words(text) or words(text)
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-cased ``word`` (words of other scripts, digits
+    and character pairs come back as they are)."""
+    return str(_stemmer().stemWord(word))
+
+
+def index_terms(text: str) -> list[str]:
+    """The stems of :func:`index_words`: what a stemmed keyword index holds for ``text``."""
+    return [stem(w) for w in index_words(text)]
+
+
+def search_terms(query: str) -> list[str]:
+    """The stems of :func:`keyword_terms`: what a stemmed keyword index is searched for.
+
+    Measured (MiniLM, plain hybrid recall, within 500 / 1,000 / 2,000 / 4,000 tokens),
+    against the words as written: LoCoMo 0-4 0.587 / 0.697 / 0.804 / 0.872 ->
+    0.597 / 0.719 / 0.827 / 0.887, held-out 5-9 0.518 / 0.636 / 0.748 / 0.841 ->
+    0.537 / 0.666 / 0.786 / 0.870, LongMemEval 0.804 / 0.892 / 0.921 / 0.951 ->
+    0.821 / 0.899 / 0.929 / 0.958 (docs/eval/results.md)."""
+    return [stem(w) for w in keyword_terms(query)]
+
+
+def keyword_text(text: str) -> str:
+    """:func:`index_terms` joined by spaces: what the SQL backends' full-text indexes
+    tokenise (their own tokenisers then only split on the spaces)."""
+    return " ".join(index_terms(text))
 
 
 def relevance(

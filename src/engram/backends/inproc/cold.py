@@ -16,7 +16,7 @@ from datetime import datetime
 
 import numpy as np
 
-from engram.recall import index_words, keyword_terms
+from engram.recall import index_terms, search_terms
 from engram.recall.filters import matches
 from engram.stores.cold.contract import ChangeSet, ColdBackend, Scan, Vector
 from engram.stores.cold.records import EraseCounts, MemoryRecord, Namespace, in_prefix
@@ -89,8 +89,8 @@ class InProcColdBackend(ColdBackend):
         return rows[scan.offset : scan.offset + scan.limit]
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
-        terms = set(keyword_terms(query))
-        docs = [(r.id, Counter(index_words(r.text))) for r in self._selected(scan)]
+        terms = set(search_terms(query))
+        docs = [(r.id, Counter(index_terms(r.text))) for r in self._selected(scan)]
         if not terms or not docs:
             return []
         scores = _bm25(terms, docs)

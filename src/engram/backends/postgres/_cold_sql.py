@@ -28,6 +28,10 @@ TS_CONFIG = "simple"
 BACKFILL_KEYWORDS = "-- engram: backfill kw"
 """A migration step run by the client, not the server: fill ``kw`` of existing rows."""
 KEYWORD_ROWS = f"SELECT tenant, id, text FROM {TABLE} WHERE kw IS NULL AND text <> ''"
+REKEY_KEYWORDS = "-- engram: rewrite kw"
+"""A migration step run by the client: write ``kw`` of every row again (the shared
+tokenisation changed)."""
+EVERY_KEYWORD_ROW = f"SELECT tenant, id, text FROM {TABLE} WHERE text <> ''"
 SET_KEYWORDS = f"UPDATE {TABLE} SET kw = %s WHERE tenant = %s AND id = %s"
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -140,6 +144,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             SELECT CASE WHEN is_called THEN last_value ELSE 0 END
             FROM public.engram_cold_erasure_seq $$""",
         f"REVOKE ALL ON FUNCTION {ERASED_FUNCTION}, {ERASURES_FUNCTION} FROM PUBLIC",
+    ),
+    (
+        # Stemmed keywords: ``kw`` now holds Snowball stems (``keyword_text``), and a
+        # search looks for the query's stems ("camped" finds "camping"). The owner
+        # rewrites every tenant's rows, so the policy is lifted for this transaction.
+        f"ALTER TABLE {TABLE} NO FORCE ROW LEVEL SECURITY",
+        REKEY_KEYWORDS,
+        f"ALTER TABLE {TABLE} FORCE ROW LEVEL SECURITY",
     ),
 )
 """Append-only: each entry is one schema version (a list of statements).

@@ -48,7 +48,7 @@ from engram.errors import (
     MissingDependencyError,
     StaleWriteError,
 )
-from engram.recall import keyword_terms, keyword_text
+from engram.recall import keyword_text, search_terms
 from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
@@ -79,6 +79,9 @@ Cursor = psycopg.Cursor[tuple[Any, ...]]
 
 EXACT_BELOW = 1000
 """Selections with fewer embedded versions than this are searched exactly."""
+KEYWORD_BATCH = 5000
+"""Rows whose keywords a migration rewrites per round trip (read through a server-side
+cursor, so a large table is not held in memory)."""
 
 
 @dataclass(frozen=True)
@@ -365,7 +368,7 @@ class PostgresColdBackend(ColdBackend):
         return [_record(r) for r in self._read(scoped_tenant(), q.STALE, (model_id, limit))]
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
-        terms = keyword_terms(query)
+        terms = search_terms(query)
         if not terms or k <= 0:
             return []
         tenant, prefix = _scope(scan.prefix)
@@ -564,12 +567,14 @@ def _similarity(distance: object) -> float:
 
 
 def _migration_step(conn: Connection, statement: str) -> None:
-    if statement != q.BACKFILL_KEYWORDS:
+    rows = {q.BACKFILL_KEYWORDS: q.KEYWORD_ROWS, q.REKEY_KEYWORDS: q.EVERY_KEYWORD_ROW}
+    if statement not in rows:
         conn.execute(statement.encode())
         return
-    rows = conn.execute(q.KEYWORD_ROWS).fetchall()
-    with conn.cursor() as cur:
-        cur.executemany(q.SET_KEYWORDS, [(keyword_text(text), t, i) for t, i, text in rows])
+    with conn.cursor(name="engram_keyword_rows") as read, conn.cursor() as write:
+        read.execute(rows[statement])
+        while batch := read.fetchmany(KEYWORD_BATCH):
+            write.executemany(q.SET_KEYWORDS, [(keyword_text(x), t, i) for t, i, x in batch])
 
 
 def _row(new: NewVersion) -> tuple[object, ...]:

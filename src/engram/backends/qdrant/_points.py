@@ -37,7 +37,7 @@ from typing import Any
 
 from qdrant_client import models
 
-from engram.recall import index_words, keyword_terms
+from engram.recall import index_words, keyword_terms, stem
 from engram.recall.filters import SQL_OPERATORS, Condition, kind_of
 from engram.stores.cold.contract import Scan
 from engram.stores.cold.records import (
@@ -240,20 +240,31 @@ def term_index(term: str) -> int:
     return int.from_bytes(digest, "little")
 
 
+STEM = "\x00"
+"""What a stem's term starts with (a word and a stem spelt alike stay two terms)."""
+
+
 def document_vector(text: str) -> models.SparseVector | None:
-    """BM25 term weights of ``text``'s indexed words (engram's shared tokenisation)."""
-    counts: Counter[int] = Counter(term_index(w) for w in index_words(text))
-    if not counts:
+    """BM25 term weights of ``text``'s indexed words (engram's shared tokenisation) and of
+    their stems: an inflected query word finds the text through its stem, and the word
+    as written scores twice. (Points written before stems were added match on the
+    words alone until they are written again.)"""
+    found = index_words(text)
+    if not found:
         return None
-    norm = K1 * (1 - B + B * sum(counts.values()) / AVG_WORDS)
+    counts: Counter[int] = Counter(term_index(w) for w in found)
+    counts.update(term_index(STEM + stem(w)) for w in found)
+    norm = K1 * (1 - B + B * len(found) / AVG_WORDS)
     indices = sorted(counts)
     weights = [counts[i] * (K1 + 1) / (counts[i] + norm) for i in indices]
     return models.SparseVector(indices=indices, values=weights)
 
 
 def query_vector(query: str) -> models.SparseVector | None:
-    """One unit weight per distinct query term (Qdrant multiplies in each term's IDF)."""
-    indices = sorted({term_index(t) for t in keyword_terms(query)})
+    """One unit weight per distinct query term and per distinct stem of one (Qdrant
+    multiplies in each term's IDF)."""
+    terms = keyword_terms(query)
+    indices = sorted({term_index(t) for t in [*terms, *(STEM + stem(t) for t in terms)]})
     if not indices:
         return None
     return models.SparseVector(indices=indices, values=[1.0] * len(indices))

@@ -34,6 +34,17 @@ FTS_TABLE = (
 """The keyword index: a row's index tokens (``text``) and its namespace's scope tokens
 (``scope``, see :func:`scope_text`), which rank nothing (weight 0 in :data:`RANK`)."""
 RANK = f"bm25({FTS}, 1.0, 0.0)"
+_FTS_FILL = (
+    f"INSERT INTO {FTS} (rowid, text, scope) "
+    f"SELECT rowid, {KEYWORDS}(text), {SCOPES}(ns) FROM {TABLE} WHERE text != ''"
+)
+"""The keyword index rebuilt from every row (a migration that changes what it holds)."""
+_FTS_V3_FILL = (
+    f"INSERT INTO {FTS} (rowid, text) SELECT rowid, {KEYWORDS}(text) FROM {TABLE} WHERE text != ''"
+)
+FTS_FILLS = frozenset({_FTS_FILL, _FTS_V3_FILL})
+"""The migrations' rebuilds of the keyword index from the rows: of several pending at
+once, only the last runs (no migration in between reads the index)."""
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
@@ -85,8 +96,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # split "चाय" into "च" and "य" before). Rebuilt from the rows.
         f"DROP TABLE {FTS}",
         _FTS_V3,
-        f"INSERT INTO {FTS} (rowid, text) SELECT rowid, {KEYWORDS}(text) FROM {TABLE} "
-        "WHERE text != ''",
+        _FTS_V3_FILL,
     ),
     (
         # The on-disk vector index (``_index_file``) catches up from this log: every
@@ -115,8 +125,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # namespace. Rebuilt from the rows (seconds per 100k rows).
         f"DROP TABLE {FTS}",
         FTS_TABLE,
-        f"INSERT INTO {FTS} (rowid, text, scope) "
-        f"SELECT rowid, {KEYWORDS}(text), {SCOPES}(ns) FROM {TABLE} WHERE text != ''",
+        _FTS_FILL,
+    ),
+    (
+        # Stemmed keywords (``keyword_text`` now holds Snowball stems, and a search
+        # looks for the query's stems: "camped" finds "camping"). Rebuilt from the rows.
+        f"DROP TABLE {FTS}",
+        FTS_TABLE,
+        _FTS_FILL,
     ),
 )
 """Append-only: each entry is one schema version (a list of statements)."""

@@ -42,7 +42,7 @@ from engram.backends.sqlite._index_file import (
 from engram.backends.sqlite._index_search import IndexSearch, Query
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError, StaleWriteError
-from engram.recall import keyword_terms, keyword_text
+from engram.recall import keyword_text, search_terms
 from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
@@ -155,11 +155,13 @@ class SQLiteColdBackend(ColdBackend):
                         f"SQLite cold store {self._path} has schema version {done}, newer "
                         f"than this engram's {len(q.MIGRATIONS)}: upgrade engram to open it"
                     )
-                for version, statements in enumerate(q.MIGRATIONS, start=1):
-                    if version > done:
-                        for statement in statements:
-                            cur.execute(statement)
-                        cur.execute(q.SET_VERSION, (version,))
+                pending = list(enumerate(q.MIGRATIONS, start=1))[done:]
+                fills = [v for v, statements in pending if q.FTS_FILLS & set(statements)]
+                for version, statements in pending:
+                    for statement in statements:
+                        if statement not in q.FTS_FILLS or version == fills[-1]:
+                            cur.execute(statement)  # (one rebuild of the keyword index)
+                    cur.execute(q.SET_VERSION, (version,))
             if self._reader is None:
                 self._reader = self._connect()
             if self._vectors is None:
@@ -375,7 +377,7 @@ class SQLiteColdBackend(ColdBackend):
         return [_record(r) for r in self._read(q.STALE, (model_id, limit))]
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
-        terms = keyword_terms(query)
+        terms = search_terms(query)
         if not terms or k <= 0:
             return []
         match = q.fts_query(terms)
