@@ -27,6 +27,14 @@ from engram.errors import ConfigError
     help="Port (0: a free one; the URL printed says which).",
 )
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--sweep-every",
+    "sweep_seconds",
+    default=3600.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds between deletions of expired facts by each worker (0: never).",
+)
 @embedder_option(
     "minilm", "Embedding model (keep the one the memory was written with).", keyword_only=True
 )
@@ -37,6 +45,7 @@ def serve_cmd(
     host: str,
     port: int,
     workers: int,
+    sweep_seconds: float,
     embedder: str,
     jwt: dict[str, object] | None,
 ) -> None:
@@ -51,7 +60,7 @@ def serve_cmd(
         raise ConfigError("give --home or --url, not both")
     if url is None:
         home = existing_home(home or DEFAULT_HOME)
-    config = ServeConfig(str(home) if home else None, url, embedder, jwt)
+    config = ServeConfig(str(home) if home else None, url, embedder, jwt, sweep_seconds)
     serve(config, host=host, port=port, workers=workers, announce=_announce)
 
 

@@ -46,6 +46,9 @@ CONFIG_ENV = "ENGRAM_SERVE_CONFIG"
 PROBE = Principal("engram-readyz", "probe")
 """Who the readiness probe reads as: a tenant no key can be created for... by accident."""
 ROUTERS = (layer, facts, review, documents, threads, agent)
+SWEEP_SECONDS = 3600.0
+"""How often each worker deletes the facts whose expiry has passed (0: never). Expired
+facts are never served; the sweep takes their bytes off the store too."""
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": Problem, "description": title}
     for status, title in (
@@ -59,13 +62,15 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 @dataclass(frozen=True, slots=True)
 class ServeConfig:
-    """Where the tiers and keys are (a home, or a PostgreSQL admin URL), the embedder, and
-    optional JWT settings: what each worker process opens."""
+    """Where the tiers and keys are (a home, or a PostgreSQL admin URL), the embedder,
+    optional JWT settings, and how often expired facts are deleted: what each worker
+    process opens."""
 
     home: str | None = None
     url: str | None = None
     embedder: str = "minilm"
     jwt: dict[str, Any] | None = field(default=None)
+    sweep_seconds: float = SWEEP_SECONDS
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -163,8 +168,11 @@ def open_app(config: ServeConfig) -> FastAPI:
     memory = Memory.open(config.home, url=config.url, embedder=embedder)
     authenticator = open_authenticator(home=config.home, url=config.url, jwt=config.jwt_settings())
     audit = open_audit(config.home, url=config.url)
+    sweeper = memory.store.start_sweeper(config.sweep_seconds) if config.sweep_seconds else None
 
     def close() -> None:
+        if sweeper is not None:
+            sweeper.stop()
         audit.close()
         authenticator.close()
         memory.close()
