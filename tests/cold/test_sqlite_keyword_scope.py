@@ -90,12 +90,17 @@ def test_the_scope_pays_for_a_small_namespace_and_not_for_the_whole_store(
         [(("t", f"u{i % 50}"), f"k{i}", {"text": f"common word {i}"}) for i in range(2000)]
     )
     match = _cold_sql.fts_query(["common"])
-    assert backend._scoped(("t", "u3"), match)
-    assert not backend._scoped(("t",), match)
-    assert not backend._scoped((), match)
+    assert backend._scoped(("t", "u3"), match) is True
+    assert backend._scoped(("t",), match) is False
+    assert backend._scoped((), match) is False
     few = _cold_sql.fts_query(["1999"])  # fewer matches than the sample: read them all
     assert len(backend._read(_cold_sql.FIRST_MATCHES, (few, SAMPLE))) < SAMPLE
-    assert not backend._scoped(("t", "u3"), few)
+    assert backend._scoped(("t", "u3"), few) is None
+    scan = Scan(("t", "u49"), View(now=store.now()))
+    with mock.patch.object(SQLiteColdBackend, "_ranked_first", side_effect=AssertionError):
+        found = backend.keyword_candidates(scan, "1999", 10)
+    assert found == _read_every_match(store, scan, "1999", 10)
+    assert found[0] == store.backend.heads(("t", "u49"), ["k1999"])["k1999"].id
 
 
 def _index_terms(path: Path) -> set[str]:

@@ -381,9 +381,10 @@ class SQLiteColdBackend(ColdBackend):
         if not terms or k <= 0:
             return []
         match = q.fts_query(terms)
-        if self._scoped(scan.prefix, match):
+        scoped = self._scoped(scan.prefix, match)
+        if scoped:
             match = q.fts_query(terms, scope=scan.prefix)
-        elif (best := self._ranked_first(scan, match, k)) is not None:
+        elif scoped is not None and (best := self._ranked_first(scan, match, k)) is not None:
             return best
         return [r[0] for r in self._read_current(*q.keyword_sql(scan, match, k))]
 
@@ -408,7 +409,7 @@ class SQLiteColdBackend(ColdBackend):
             wanted *= 4
         return None
 
-    def _scoped(self, prefix: Namespace, match: str) -> bool:
+    def _scoped(self, prefix: Namespace, match: str) -> bool | None:
         """Whether a keyword search within ``prefix`` should let the index intersect the
         matches with the prefix's scope token (cost in proportion to the prefix's rows
         plus the matches) rather than test the namespace of every match (a row read
@@ -419,13 +420,14 @@ class SQLiteColdBackend(ColdBackend):
         dense, a store of ``N`` rows holds about ``SAMPLE * N / last`` matches and the
         prefix about ``inside / SAMPLE * N`` rows; the scope pays when its postings
         cost less than the reads it saves (the matches outside the prefix):
-        ``inside * last < READ_PER_POSTING * SAMPLE * (SAMPLE - inside)``. Either way
-        the results are the same; only the cost differs."""
+        ``inside * last < READ_PER_POSTING * SAMPLE * (SAMPLE - inside)``. None when
+        the query has fewer matches than that: one read of every match is then the
+        cheapest way. Either way the results are the same; only the cost differs."""
         if not prefix:
             return False
         rows = self._read_current(q.FIRST_MATCHES, (match, SAMPLE))
         if len(rows) < SAMPLE:  # few matches: testing each costs little
-            return False
+            return None
         joined = join_namespace(prefix)
         below = joined + NAMESPACE_SEPARATOR
         inside = sum(1 for _, ns in rows if ns == joined or ns.startswith(below))
