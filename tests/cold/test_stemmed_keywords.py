@@ -20,7 +20,7 @@ from cold_support import Clock
 from engram import Principal
 from engram.backends.sqlite import _cold_sql
 from engram.backends.sqlite.cold import SQLiteColdBackend
-from engram.recall import index_words, keyword_text, search_terms
+from engram.recall import HashEmbedder, index_words, keyword_text, search_terms
 from engram.stores.cold import LongTermStore, open_store
 
 if TYPE_CHECKING:
@@ -150,7 +150,8 @@ def test_several_pending_rebuilds_of_the_sqlite_index_run_once(tmp_path: Path) -
 @pytest.mark.postgres
 def test_a_postgres_store_of_words_as_written_is_rekeyed_by_its_owner(postgres_url: str) -> None:
     """The owner rewrites every tenant's keywords, though the table forces row-level
-    security on its owner too; the policy is forced again afterwards."""
+    security on its owner too; the policy is forced again afterwards, and the indexes
+    dropped for the rewrite are there again."""
     import psycopg
     from psycopg import sql
 
@@ -158,11 +159,13 @@ def test_a_postgres_store_of_words_as_written_is_rekeyed_by_its_owner(postgres_u
     from engram.backends.postgres.cold import migrate
 
     other = Principal("u", "me")
-    with open_store(postgres_url, embedder=None) as s:
+    with open_store(postgres_url, embedder=HashEmbedder(8)) as s:  # a vector index too
         _fill(s)
         _fill(s, other)
     owner = f"engram_test_owner_{uuid.uuid4().hex[:8]}"
+    indexes = f"SELECT indexname, indexdef FROM pg_indexes WHERE tablename = '{pq.TABLE}'"
     with psycopg.connect(postgres_url, autocommit=True) as conn:
+        before = set(conn.execute(indexes).fetchall())
         rows = conn.execute(f"SELECT tenant, id, text FROM {pq.TABLE}").fetchall()
         with conn.cursor() as cur:
             cur.executemany(
@@ -194,9 +197,12 @@ def test_a_postgres_store_of_words_as_written_is_rekeyed_by_its_owner(postgres_u
             forced = conn.execute(
                 "SELECT relforcerowsecurity FROM pg_class WHERE relname = %s", (pq.TABLE,)
             ).fetchone()
+            after = set(conn.execute(indexes).fetchall())
         assert kw == {(t, i): keyword_text(text) for t, i, text in rows}
         assert len({t for t, _ in kw}) == 2
         assert forced == (True,)
+        assert after == before  # the indexes dropped for the rewrite are all built again
+        assert any("hnsw" in definition for _, definition in after)
         with open_store(postgres_url, embedder=None) as s:
             assert _keys(s, "camped") == ["camp"]
             assert _keys(s, "camped", other) == ["camp"]

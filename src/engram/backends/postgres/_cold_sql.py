@@ -32,7 +32,25 @@ REKEY_KEYWORDS = "-- engram: rewrite kw"
 """A migration step run by the client: write ``kw`` of every row again (the shared
 tokenisation changed)."""
 EVERY_KEYWORD_ROW = f"SELECT tenant, id, text FROM {TABLE} WHERE text <> ''"
-SET_KEYWORDS = f"UPDATE {TABLE} SET kw = %s WHERE tenant = %s AND id = %s"
+NEW_KEYWORDS = "engram_cold_new_kw"
+"""A migration's temporary table of rewritten keywords, applied by one ``UPDATE``."""
+CREATE_NEW_KEYWORDS = (
+    f"CREATE TEMP TABLE {NEW_KEYWORDS} (tenant text, id text, kw text) ON COMMIT DROP"
+)
+COPY_NEW_KEYWORDS = f"COPY {NEW_KEYWORDS} (tenant, id, kw) FROM STDIN"
+APPLY_NEW_KEYWORDS = (
+    f"UPDATE {TABLE} t SET kw = n.kw FROM {NEW_KEYWORDS} n "
+    "WHERE t.tenant = n.tenant AND t.id = n.id AND t.kw IS DISTINCT FROM n.kw"
+)
+
+REBUILT_INDEXES = f"""SELECT i.relname, pg_get_indexdef(i.oid)
+    FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+    WHERE x.indrelid = '{TABLE}'::regclass AND NOT x.indisprimary
+      AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)
+    ORDER BY i.relname"""
+"""The indexes a keyword migration drops and builds again from their definitions (all
+but the primary key, which the ``UPDATE`` joins on): building the vector index anew
+costs less than maintaining it through a rewrite of every row."""
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (

