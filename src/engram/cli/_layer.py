@@ -7,11 +7,9 @@ name of one method, acting for the principal given by ``--tenant`` / ``--user``.
 from __future__ import annotations
 
 import dataclasses
-import getpass
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,7 +20,6 @@ from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_home
 from engram.cli._options import home_option, tenant_option, user_option
 from engram.config import DEFAULT_HOME
-from engram.errors import EngramError
 from engram.memory import Memory
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -169,34 +166,14 @@ def forget_cmd(
     """
     if not (yes or keys):
         click.confirm(f"Erase everything engram holds about {tenant}/{user}?", abort=True)
+    from engram.stores.audit import local_actor
+
     with open_memory(home, url, embedder) as memory:
-        report = memory.forget(Principal(tenant, user), list(keys) if keys else None)
+        # a whole-user erasure is recorded in the log beside the tiers, as the server's
+        report = memory.forget(
+            Principal(tenant, user), list(keys) if keys else None, actor=local_actor("cli")
+        )
     _dump(report.to_json())
-    if not keys:
-        _audit(home, url, report.to_json())
-
-
-def _audit(home: Path | None, url: str | None, report: dict[str, Any]) -> None:
-    """Append the erasure's record to the log beside the tiers (the same log the server
-    writes), naming the operating-system user who ran the command."""
-    from engram.stores.audit import open_audit, record_of
-
-    when = datetime.now(UTC)
-    record = record_of(report["tenant_id"], report["user_id"], local_actor("cli"), report, when)
-    try:
-        with open_audit(home or DEFAULT_HOME, url=url) as log:
-            log.add(record)
-    except EngramError as exc:
-        raise click.ClickException(f"erased, but the audit record was not written: {exc}") from exc
-
-
-def local_actor(channel: str) -> str:
-    """``channel:login``, the operating-system user running this process, as the erasure
-    log names who asked (``channel`` alone when the environment has no user name)."""
-    try:
-        return f"{channel}:{getpass.getuser()}"
-    except (KeyError, OSError):  # no user name in this environment
-        return channel
 
 
 @click.command("erasures")

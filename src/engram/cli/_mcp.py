@@ -47,7 +47,7 @@ def _stdio_access(
         return mcp.KeyAccess(authenticator, key, user)
     if tenant is None or user is None:
         raise InvalidInputError("engram mcp over stdio acts for --tenant and --user, or --key")
-    from engram.cli._layer import local_actor
+    from engram.stores.audit import local_actor
 
     return mcp.FixedAccess(Principal(tenant, user), started_by=local_actor("mcp"))
 
@@ -125,13 +125,9 @@ def mcp_cmd(
         raise InvalidInputError("over --http the tenant comes from each request's credential")
     if not http and options["jwt"] is not None:
         raise InvalidInputError("--jwt-* options verify bearer tokens over --http only")
-    from engram.stores.audit import open_audit
-
     access = None if http else _stdio_access(tenant, user, key, home, url)
-    with (
-        Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory,
-        open_audit(home or DEFAULT_HOME, url=url) as audit,
-    ):
+    with Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory:
+        audit = memory.erasure_log  # the log beside the tiers, which forget records in
         if access is None:
             _serve_http(memory, audit, {**options, "user": user}, home, url)
         else:

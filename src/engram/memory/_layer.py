@@ -32,7 +32,9 @@ from engram import _validate as check
 from engram._principal import Principal, tenant_scope
 from engram.config import DEFAULT_HOME, AppRole
 from engram.errors import (
+    BackendError,
     ConfigError,
+    EngramError,
     InvalidInputError,
     NotFoundError,
     PolicyRejectedError,
@@ -64,6 +66,7 @@ from engram.recall import (
     embedder_from_name,
     is_relevant_item,
 )
+from engram.stores.audit import ErasureLog, audit_beside, local_actor, record_of
 from engram.stores.cold import (
     LongTermStore,
     MemoryRecord,
@@ -121,6 +124,7 @@ class Memory:
         self._saver: BaseCheckpointSaver[Any] | None = None
         self._docs: DocumentStore | None = None
         self._opened: Locations | None = None
+        self._audit: ErasureLog | None = None
 
     def add_participant(self, participant: ErasureParticipant) -> None:
         """Have :meth:`forget` erase ``participant`` too (once, however often added)."""
@@ -183,6 +187,9 @@ class Memory:
             stack.callback(store.close)
             self._saver = stack.enter_context(open_checkpointer(where.hot_url))
             self._docs = open_documents(where, self.embedder, stack)
+            self._audit = audit_beside(where.cold_url)
+            if self._audit is not None:
+                stack.callback(self._audit.close)
             self._store = store
             self._opened = where
             self._stack = stack.pop_all()
@@ -192,6 +199,7 @@ class Memory:
         if self._stack is not None:
             self._stack.close()
         self._stack = self._store = self._saver = self._docs = self._opened = None
+        self._audit = None
 
     def __enter__(self) -> Memory:
         self.setup()
@@ -205,6 +213,13 @@ class Memory:
         """Where the open tiers are, as opened: on PostgreSQL the application role's URLs
         (what a component beside the memory, such as an agent's outbox, connects with)."""
         return _opened(self._opened)
+
+    @property
+    def erasure_log(self) -> ErasureLog | None:
+        """The log each whole-user :meth:`forget` is recorded in (kept with the cold
+        tier: its SQLite file or PostgreSQL database); ``None`` when the cold tier has
+        no place for one (Qdrant, in-process) or the tiers are not open."""
+        return self._audit
 
     @property
     def store(self) -> LongTermStore:
@@ -554,12 +569,25 @@ class Memory:
 
     # -- erasure and export ---------------------------------------------------------------
 
-    def forget(self, principal: Principal, keys: Sequence[str] | None = None) -> ErasureReport:
+    def forget(
+        self,
+        principal: Principal,
+        keys: Sequence[str] | None = None,
+        *,
+        actor: str | None = None,
+    ) -> ErasureReport:
         """Erase ``keys``, or (by default) everything about the user from every tier: facts
         and their history, the user's documents, threads, indexes and caches, and from
         every erasure participant (the publication outbox under the home, if there is one,
-        and those given as ``participants=``)."""
+        and those given as ``participants=``).
+
+        A whole-user erasure is then recorded in :attr:`erasure_log` (ids, time and
+        counts, never content), naming ``actor`` as who asked (default
+        ``library:<login>``); when the record cannot be written the user is erased
+        already and :class:`~engram.errors.BackendError` says so."""
         check.principal(principal)
+        if actor is not None:
+            check.text("actor", actor, line=True)
         if keys is not None:
             facts = self.store.forget(principal, check.texts("keys", keys))
             return ErasureReport(*principal.namespace, facts, (), (), False, False)
@@ -573,9 +601,21 @@ class Memory:
         docs_compacted = self.documents.compact()
         hot_compacted = hot.compact()
         others = erase_participants(participants(self.opened_at, self.participants), principal)
-        return ErasureReport(
+        report = ErasureReport(
             *principal.namespace, facts, paths, threads, hot_compacted, docs_compacted, others
         )
+        self._record(report, actor or local_actor("library"))
+        return report
+
+    def _record(self, report: ErasureReport, actor: str) -> None:
+        """Append the record of a whole-user erasure to the log (when there is one)."""
+        if self._audit is None:
+            return
+        record = record_of(report.tenant_id, report.user_id, actor, report.to_json(), self.now())
+        try:
+            self._audit.add(record)
+        except EngramError as exc:
+            raise BackendError(f"erased, but the erasure record was not written: {exc}") from exc
 
     def export(self, principal: Principal) -> dict[str, Any]:
         """Everything engram holds about the user, as JSON-ready data."""

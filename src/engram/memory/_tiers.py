@@ -22,6 +22,7 @@ from engram.config import (
 )
 from engram.errors import ConfigError
 from engram.recall import Embedder
+from engram.stores.audit import setup_audit
 from engram.stores.cold import setup_store
 from engram.stores.documents import Document, DocumentStore, SearchHit, setup_documents
 from engram.stores.documents import open_documents as open_document_store
@@ -77,6 +78,7 @@ class Locations:
         the admin (idempotent); unchanged without an ``app_role``."""
         if self.app_role is None:
             return self
+        setup_audit(self.cold_url, self.app_role)  # the erasure log, beside the cold tier
         return replace(
             self,
             hot_url=setup_checkpointer(self.hot_url, self.app_role),

@@ -39,7 +39,7 @@ from engram.server.auth import Authenticator, JWTSettings, open_authenticator
 from engram.server.inspector import mount_inspector
 from engram.server.keys import server_secret
 from engram.server.mcp import mount_mcp
-from engram.stores.audit import ErasureLog, open_audit
+from engram.stores.audit import ErasureLog
 from engram.stores.hot import Threads
 
 CONFIG_ENV = "ENGRAM_SERVE_CONFIG"
@@ -167,13 +167,12 @@ def open_app(config: ServeConfig) -> FastAPI:
     embedder = None if config.embedder == "none" else embedder_from_name(config.embedder)
     memory = Memory.open(config.home, url=config.url, embedder=embedder)
     authenticator = open_authenticator(home=config.home, url=config.url, jwt=config.jwt_settings())
-    audit = open_audit(config.home, url=config.url)
+    audit = memory.erasure_log  # the log beside the tiers, which forget records in
     sweeper = memory.store.start_sweeper(config.sweep_seconds) if config.sweep_seconds else None
 
     def close() -> None:
         if sweeper is not None:
             sweeper.stop()
-        audit.close()
         authenticator.close()
         memory.close()
 

@@ -26,3 +26,27 @@ def open_audit(
     from engram.backends.postgres.audit import PostgresErasureLog, setup
 
     return PostgresErasureLog(setup(parse_url(url).dsn, role))
+
+
+def setup_audit(admin_url: str, role: AppRole) -> None:
+    """Create or migrate the erasure log on PostgreSQL ``admin_url`` and grant ``role``
+    its use (idempotent), as the other tiers are set up before they run as the role."""
+    from engram.backends.postgres.audit import setup
+
+    setup(parse_url(admin_url).dsn, role)
+
+
+def audit_beside(cold_url: str) -> ErasureLog | None:
+    """The erasure log kept with the cold tier at ``cold_url`` (its SQLite file, or its
+    PostgreSQL database reached as the application role, set up already); ``None`` for
+    a cold tier that has no place for one (Qdrant, in-process)."""
+    parsed = parse_url(cold_url)
+    if parsed.scheme == "sqlite" and parsed.path is not None and str(parsed.path) != ":memory:":
+        from engram.backends.sqlite.audit import SqliteErasureLog
+
+        return SqliteErasureLog(parsed.path)
+    if parsed.scheme == "postgresql":
+        from engram.backends.postgres.audit import PostgresErasureLog
+
+        return PostgresErasureLog(parsed.dsn)
+    return None

@@ -6,6 +6,7 @@ row-level security on ``tenant_id``). Records are appended, never changed.
 
 from __future__ import annotations
 
+import getpass
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,7 +22,8 @@ class ErasureRecord:
     tenant_id: str
     user_id: str
     actor: str
-    """The key id (``egk_...``) or JWT subject that asked for it."""
+    """The key id (``egk_...``) or JWT subject that asked for it; ``cli:<login>``,
+    ``mcp:<login>`` or ``library:<login>`` for a local caller."""
     erased_at: datetime
     counts: Mapping[str, int]
     """``facts``, ``versions``, ``documents``, ``threads`` and each participant's counts."""
@@ -47,6 +49,15 @@ def record_of(
 ) -> ErasureRecord:
     """The audit record of an erasure report's JSON (``ErasureReport.to_json()``)."""
     return ErasureRecord(tenant_id, user_id, actor, when, counts_of(report))
+
+
+def local_actor(channel: str) -> str:
+    """``channel:login``, the operating-system user running this process, as the erasure
+    log names who asked (``channel`` alone when the environment has no user name)."""
+    try:
+        return f"{channel}:{getpass.getuser()}"
+    except (KeyError, OSError):  # no user name in this environment
+        return channel
 
 
 class ErasureLog(ABC):
