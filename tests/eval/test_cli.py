@@ -108,6 +108,18 @@ def test_conversations_option_keeps_the_chosen_haystacks(
     assert result.exit_code == 1 and "outside 0-2" in result.output
 
 
+def test_distractors_option_fills_each_memory_with_other_conversations(
+    fixture_data: Path, tmp_path: Path
+) -> None:
+    args = ["eval", "locomo", "--data", str(fixture_data), "--embedder", "hash", "--quiet"]
+    _run([*args, "--conversations", "0", "--distractors", "2", "--out", str(tmp_path)])
+    doc = json.loads((tmp_path / "locomo.json").read_text())
+    assert doc["config"]["distractors"] == 2 and doc["config"]["haystacks"] == 1
+    assert doc["config"]["turns"] == LOCOMO.turns  # its own and both others'
+    result = CliRunner().invoke(main, [*args, "--distractors", "3", "--out", str(tmp_path)])
+    assert result.exit_code == 1 and "distractors must be 0 to 2" in result.output
+
+
 @pytest.mark.parametrize("benchmark", sorted(CASES))
 def test_real_benchmark_runs_end_to_end(benchmark: str, real_data: Path, tmp_path: Path) -> None:
     args = ["eval", benchmark, "--data", str(real_data), "--limit", "12", "--embedder", "hash"]

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from benchmark_files import CAPTION, LOCOMO, LOCOMO_DATES, LONGMEMEVAL, LONGMEMEVAL_FILE
+from benchmark_files import (
+    CAPTION,
+    LOCOMO,
+    LOCOMO_DATES,
+    LONGMEMEVAL,
+    LONGMEMEVAL_FILE,
+    TURNS_PER_SESSION,
+)
 
 from engram.errors import ConfigError, InvalidInputError
 from engram.eval import _data, default_data_root, load_locomo, load_longmemeval
@@ -203,3 +210,36 @@ def test_haystack_selection_by_index() -> None:
     for bad in ("", "3-", "a", "1-2-3", "4-2", "10"):
         with pytest.raises(InvalidInputError):
             parse_indices(bad, 10)
+
+
+def test_distractors_put_other_conversations_in_each_memory(fixture_data: Path) -> None:
+    """Each conversation keeps its own turns, questions and evidence, and holds the next
+    conversations' turns too (wrapping round), their ids and sessions set apart, with
+    the sessions interleaved rather than appended."""
+    from engram.eval._benchmarks import load
+
+    _, plain = load("locomo", fixture_data, None)
+    _, mixed = load("locomo", fixture_data, None, "1-2", distractors=2)
+    assert [c.id for c in mixed] == [plain[1].id, plain[2].id]
+    for conversation, others in zip(
+        mixed, ([plain[2], plain[0]], [plain[0], plain[1]]), strict=True
+    ):
+        own = next(c for c in plain if c.id == conversation.id)
+        assert conversation.questions == own.questions
+        ids = [t.id for t in conversation.turns]
+        assert len(set(ids)) == len(ids) == len(own.turns) + sum(len(o.turns) for o in others)
+        assert [t for t in conversation.turns if t.id in {u.id for u in own.turns}] == list(
+            own.turns
+        )
+        for other in others:
+            theirs = [t for t in conversation.turns if t.id.startswith(f"{other.id}/")]
+            assert [t.text for t in theirs] == [t.text for t in other.turns]
+            assert {t.session for t in theirs}.isdisjoint(t.session for t in own.turns)
+        evidence = {e for q in own.questions for e in q.evidence}
+        assert evidence <= {t.id for t in own.turns}
+        first = [t.session for t in conversation.turns[: 3 * TURNS_PER_SESSION]]
+        assert len({s.split("/")[0] for s in first}) == 3  # one session of each, then on
+    with pytest.raises(InvalidInputError, match="distractors"):
+        load("locomo", fixture_data, None, distractors=len(plain))
+    with pytest.raises(InvalidInputError, match="distractors must be 0"):
+        load("longmemeval", fixture_data, None, distractors=1)

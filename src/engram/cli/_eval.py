@@ -170,6 +170,7 @@ def _benchmark(
     backend: str = "sqlite",
     turn_context: int = 0,
     turn_context_rule: TurnRule = "always",
+    distractors: int = 0,
     **answer_options: Any,
 ) -> None:
     from engram.eval import run_benchmark, write
@@ -189,6 +190,7 @@ def _benchmark(
             answers=answers,
             turn_context=turn_context,
             turn_context_rule=turn_context_rule,
+            distractors=distractors,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
@@ -210,6 +212,14 @@ def eval_group() -> None:
 @_cache
 @_quiet
 @_conversations
+@click.option(
+    "--distractors",
+    type=click.IntRange(0, 9),
+    default=0,
+    show_default=True,
+    help="Each conversation's memory also holds the turns of the next N conversations "
+    "(a user whose memory is several conversations long).",
+)
 @_backend
 @_turn_context
 @_turn_context_rule

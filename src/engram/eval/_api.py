@@ -83,6 +83,7 @@ def run_benchmark(
     answers: AnswerSettings | None = None,
     turn_context: int = 0,
     turn_context_rule: TurnRule = "always",
+    distractors: int = 0,
 ) -> dict[str, Any]:
     """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
 
@@ -93,12 +94,13 @@ def run_benchmark(
     only some haystacks by index (``"5-9"``: LoCoMo's conversations 5 to 9).
     ``turn_context`` adds a row: the default recall over turns embedded with that many
     turns before them in their session (``LongTermStore.put_many(turn_context=...)``),
-    as ``turn_context_rule`` says.
+    as ``turn_context_rule`` says. ``distractors`` (LoCoMo) puts the turns of that many
+    other conversations in each conversation's memory too.
 
     With ``answers``, a chat model also answers each question from the context each
     method recalled, and a judge model grades it (see :mod:`engram.eval._answers`).
     """
-    spec, chosen = load(benchmark, data, limit, haystacks)
+    spec, chosen = load(benchmark, data, limit, haystacks, distractors)
     model = _cached(embedder, cache)
     methods = build_methods(model, backend, turn_context, turn_context_rule)
     counter = default_counter()
@@ -125,6 +127,7 @@ def run_benchmark(
         "backend": backend,
         "turn_context": turn_context,
         "turn_context_rule": turn_context_rule,
+        "distractors": distractors,
         "questions": sum(1 for c in chosen for q in c.questions if q.evidence),
         "haystacks": len(chosen),
         "turns": sum(len(c.turns) for c in chosen),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from engram.errors import InvalidInputError
-from engram.eval._data import Conversation, Question, load_locomo, load_longmemeval
+from engram.eval._data import Conversation, Question, Turn, load_locomo, load_longmemeval
 from engram.eval._runner import Spec
 
 LOCOMO_CATEGORIES = {
@@ -86,17 +88,59 @@ def parse_indices(text: str, count: int) -> list[int]:
     return out
 
 
+def with_distractors(conversation: Conversation, others: Sequence[Conversation]) -> Conversation:
+    """``conversation`` with the turns of ``others`` in its memory too: a user whose memory
+    is several conversations long. Sessions are interleaved (its first session, each
+    other's first, its second, ...), so no conversation is all older or all newer than
+    the rest; another's turn and session ids get that conversation's id in front, so
+    none is taken for one of its own. The questions and their evidence are unchanged."""
+
+    def sessions(c: Conversation, tag: str) -> list[list[Turn]]:
+        grouped: dict[str, list[Turn]] = {}
+        for turn in c.turns:
+            grouped.setdefault(turn.session, []).append(
+                replace(turn, id=tag + turn.id, session=tag + turn.session) if tag else turn
+            )
+        return list(grouped.values())
+
+    every = [sessions(conversation, "")] + [sessions(o, f"{o.id}/") for o in others]
+    turns = [
+        turn
+        for round_ in itertools.zip_longest(*every, fillvalue=[])
+        for session in round_
+        for turn in session
+    ]
+    return Conversation(conversation.id, tuple(turns), conversation.questions)
+
+
 def load(
-    benchmark: str, data: Path | None, limit: int | None, haystacks: str | None = None
+    benchmark: str,
+    data: Path | None,
+    limit: int | None,
+    haystacks: str | None = None,
+    distractors: int = 0,
 ) -> tuple[Spec, list[Conversation]]:
     """The spec and haystacks of ``benchmark`` (``locomo`` or ``longmemeval``): only those
     ``haystacks`` selects by index (see :func:`parse_indices`), then the first ``limit``
-    questions."""
+    questions. ``distractors`` (LoCoMo): each conversation's memory also holds the turns
+    of the next that many conversations (in index order, wrapping round; see
+    :func:`with_distractors`)."""
     spec, found = (
         (LOCOMO, load_locomo(data))
         if benchmark == "locomo"
         else (LONGMEMEVAL, [load_longmemeval(data)])
     )
-    if haystacks is not None:
-        found = [found[i] for i in parse_indices(haystacks, len(found))]
-    return spec, limit_questions(found, limit)
+    if distractors and not 0 < distractors < len(found):
+        raise InvalidInputError(
+            f"{benchmark} has {len(found)} haystacks: distractors must be 0"
+            + (f" to {len(found) - 1}" if len(found) > 1 else "")
+            + f", not {distractors}"
+        )
+    indices = list(range(len(found))) if haystacks is None else parse_indices(haystacks, len(found))
+    chosen = [
+        with_distractors(found[i], [found[(i + j) % len(found)] for j in range(1, distractors + 1)])
+        if distractors
+        else found[i]
+        for i in indices
+    ]
+    return spec, limit_questions(chosen, limit)
