@@ -20,7 +20,7 @@ import pytest
 from engram.backends.postgres import cold as postgres_cold
 from engram.config import AppRole
 from engram.recall import HashEmbedder, RecentEmbeddings, _lexical
-from engram.stores.cold import LongTermStore, backend_for
+from engram.stores.cold import LongTermStore, NewFact, backend_for
 
 SECRET = "My locker code at the Quarry Street gym is 7319 zephyrine"
 OTHER = "Bob takes the early train to the harbour office"
@@ -29,7 +29,7 @@ ROLE = AppRole("engram_erasure_app", "erasure-secret")
 ERASER = """
 import sys
 from engram.recall import HashEmbedder
-from engram.stores.cold import LongTermStore, backend_for
+from engram.stores.cold import LongTermStore, NewFact, backend_for
 
 store = LongTermStore(backend_for(sys.argv[1]), embedder=HashEmbedder(64))
 store.setup()
@@ -111,4 +111,24 @@ def test_this_process_forget_counts_as_seen(url: str) -> None:
     misses = _lexical._counted.cache_info().misses
     assert store.recall(("t", "bob"), "train to the office")
     assert _lexical._counted.cache_info().misses == misses  # (a drop resets the count)
+    store.close()
+
+
+def test_a_process_that_only_writes_drops_the_erased_texts_at_its_next_write(url: str) -> None:
+    """A worker that remembers and never recalls still embeds, and its embedder keeps
+    what it embedded: its next write (one fact, a batch, a bulk load) follows the
+    erasure first."""
+    store, embedder = _store(url)
+    writes = (
+        lambda: store.remember(("t", "bob"), OTHER),
+        lambda: store.remember_many(("t", "bob"), [NewFact(OTHER + " again")]),
+        lambda: store.put_many([(("t", "bob"), "k-late", {"text": OTHER + " late"})]),
+    )
+    for write in writes:
+        store.remember(("t", "alice"), SECRET)
+        assert SECRET in embedder._kept  # the write's embedding, kept
+        assert _erase_elsewhere(url) == "1"
+        write()
+        assert SECRET not in embedder._kept and SECRET not in embedder._held
+    assert any(OTHER in text for text in embedder._kept)  # what came after is kept again
     store.close()

@@ -338,7 +338,10 @@ class LongTermStore(EngramLabels):
         )
 
     def _embed(self, text: str) -> Vector | None:
-        return self.embedder.embed([text])[0] if self.embedder and text else None
+        if not (self.embedder and text):
+            return None
+        self._follow_erasures()  # a writer that never recalls keeps no erased text either
+        return self.embedder.embed([text])[0]
 
     def put_many(
         self,
@@ -364,6 +367,8 @@ class LongTermStore(EngramLabels):
             window.embedded(t, v, ns)
             for t, ns, (_, _, v) in zip(texts, namespaces, items, strict=True)
         ]
+        if self.embedder and texts:
+            self._follow_erasures()
         vectors = self.embedder.embed(embedded) if self.embedder and texts else None
         model = self.embedder.model_id if self.embedder else None
         inserts = tuple(
@@ -454,6 +459,7 @@ class LongTermStore(EngramLabels):
         vector changes (see ``_turns``)."""
         namespace = pipe.namespace_of(target)
         window = TurnWindow(turn_context, turn_context_rule)
+        self._follow_erasures()
         return remember_batches(self, namespace, facts, batch_size, progress, stored, window)
 
     def _noted(self, namespace: Namespace, fact: NewFact) -> tuple[Note, str | None]:
@@ -697,10 +703,11 @@ class LongTermStore(EngramLabels):
         return caches
 
     def _follow_erasures(self) -> None:
-        """Before a recall: when the store committed an erasure since this store last
-        looked (another process's ``forget``; a store never set up here has not looked
-        yet), drop the caches keyed by text, so none keeps what the erasure removed
-        (the backend's own caches follow its files: an erased vector leaves them)."""
+        """Before a recall or an embedding write: when the store committed an erasure
+        since this store last looked (another process's ``forget``; a store never set up
+        here has not looked yet), drop the caches keyed by text, so none keeps what the
+        erasure removed (the backend's own caches follow its files: an erased vector
+        leaves them)."""
         seen = self.backend.erasures()
         if seen != self._erasures_seen:
             self._drop_text_caches()
