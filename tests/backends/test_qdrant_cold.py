@@ -3,6 +3,7 @@ tenants, erased bytes). The shared behaviour runs in ``tests/cold`` (local mode 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -177,6 +178,55 @@ def _seed(store: Any, marker: str) -> None:
 
 def _folder_holds(folder: Path, marker: str) -> list[str]:
     return [p.name for p in folder.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()]
+
+
+def _words_only(text: str) -> models.SparseVector:
+    """A sparse vector as engram wrote it before stems: the words as written alone."""
+    from engram.recall import index_words
+
+    indices = sorted({pt.term_index(w) for w in index_words(text)})
+    return models.SparseVector(indices=indices, values=[1.0] * len(indices))
+
+
+@EMBEDDED
+def test_points_written_before_stems_are_written_again_at_setup(tmp_path: Path, mode: str) -> None:
+    """A store an older engram wrote (sparse vectors of the words alone, no format mark)
+    is rewritten at its next setup: inflected words find its memories, in each user's
+    own namespace only, and every record reads as it did."""
+    url = _url(tmp_path / "q", mode)
+
+    def keys(store: Any, query: str, who: Principal = ME) -> list[str]:
+        return [r.record.key for r in store.recall(who, query, context=None)]
+
+    with open_store(url, embedder=None) as store:
+        store.remember(ME, "We went camping by the lake last summer", key="camp")
+        store.remember(OTHER, "The libraries open at nine on weekdays", key="lib")
+        storage = store.backend.storage
+        points, _ = storage.client.scroll(
+            storage.collection, scroll_filter=None, limit=100, offset=None, with_payload=True
+        )
+        assert len(points) == 2 and all(p.payload[pt.KEYWORD_FORMAT_FIELD] == 2 for p in points)
+        old = [
+            models.PointStruct(
+                id=p.id,
+                vector={pt.KEYWORDS: _words_only(json.loads(p.payload["rec"])["text"])},
+                payload={k: v for k, v in p.payload.items() if k != pt.KEYWORD_FORMAT_FIELD},
+            )
+            for p in points
+        ]
+        storage.client.upsert(storage.collection, old)
+        assert keys(store, "camped") == [] and keys(store, "camping") == ["camp"]  # as before
+        records = {r.key: r for who in (ME, OTHER) for r in store.records(who)}
+    with open_store(url, embedder=None) as store:
+        assert keys(store, "camped") == ["camp"]
+        assert keys(store, "library", OTHER) == ["lib"]
+        assert keys(store, "library") == []
+        assert {r.key: r for who in (ME, OTHER) for r in store.records(who)} == records
+        storage = store.backend.storage
+        points, _ = storage.client.scroll(
+            storage.collection, scroll_filter=None, limit=100, offset=None, with_payload=True
+        )
+        assert sorted(p.payload[pt.KEYWORD_FORMAT_FIELD] for p in points) == [2, 2]
 
 
 @EMBEDDED

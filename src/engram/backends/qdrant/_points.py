@@ -101,6 +101,24 @@ def _bound(moment: datetime | None) -> float:
     return NEVER if epoch is None else epoch
 
 
+KEYWORD_FORMAT_FIELD = "kwf"
+KEYWORD_FORMAT = 2
+"""What a point's sparse vector holds: format 2, the words and their stems. A point
+without the field was written before stems (its words only); setup writes it again."""
+KEYWORD_FORMAT_INDEX = (KEYWORD_FORMAT_FIELD, models.PayloadSchemaType.INTEGER)
+
+
+def rekeyed(point_id: Any, found: dict[str, Any]) -> models.PointStruct:
+    """The point ``point_id`` with payload ``found`` as written now: its sparse vector
+    from its text again, its payload unchanged but for the keyword format."""
+    keywords = document_vector(json.loads(found["rec"])["text"])
+    return models.PointStruct(
+        id=point_id,
+        vector={} if keywords is None else {KEYWORDS: keywords},
+        payload={**found, KEYWORD_FORMAT_FIELD: KEYWORD_FORMAT},
+    )
+
+
 def payload(record: MemoryRecord, embedded: bool) -> dict[str, Any]:
     """The whole payload of ``record``'s point (``embedded``: a vector is stored with it)."""
     immutable = {
@@ -118,6 +136,7 @@ def payload(record: MemoryRecord, embedded: bool) -> dict[str, Any]:
     }
     return {
         "rec": json.dumps(immutable, ensure_ascii=False, sort_keys=True),
+        KEYWORD_FORMAT_FIELD: KEYWORD_FORMAT,
         **filter_payload(record, embedded),
     }
 
@@ -247,8 +266,8 @@ STEM = "\x00"
 def document_vector(text: str) -> models.SparseVector | None:
     """BM25 term weights of ``text``'s indexed words (engram's shared tokenisation) and of
     their stems: an inflected query word finds the text through its stem, and the word
-    as written scores twice. (Points written before stems were added match on the
-    words alone until they are written again.)"""
+    as written scores twice. (Points written before stems were added are written again
+    at setup: :func:`rekeyed`.)"""
     found = index_words(text)
     if not found:
         return None

@@ -59,9 +59,10 @@ class Storage:
                         pt.KEYWORDS: models.SparseVectorParams(modifier=models.Modifier.IDF)
                     },
                 )
-                self._index(self.collection)
+                self._index(self.collection, [*pt.FILTER_FIELDS, pt.KEYWORD_FORMAT_INDEX])
             self._find_dense()
             self.handle.tune()
+            self._rekey()
             self.sync()
 
     def _find_dense(self) -> None:
@@ -70,12 +71,34 @@ class Storage:
             if found.name.startswith(lead) and found.name[len(lead) :].isdigit():
                 self._dense[int(found.name[len(lead) :])] = found.name
 
-    def _index(self, collection: str) -> None:
+    def _index(self, collection: str, fields: Sequence[tuple[str, Any]] = pt.FILTER_FIELDS) -> None:
         """The payload indexes (local mode keeps them as schema only: it scans)."""
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
-            for name, schema in pt.FILTER_FIELDS:
+            for name, schema in fields:
                 self.client.create_payload_index(collection, name, field_schema=schema)
+
+    def _rekey(self) -> None:
+        """Write again the points of an older keyword format (words only, before stems):
+        each with its sparse vector from its text and its payload as it was, a page at a
+        time until none is left. The first time, the format field gets its index."""
+        stale = models.Filter(must_not=[pt.match(pt.KEYWORD_FORMAT_FIELD, pt.KEYWORD_FORMAT)])
+        indexed = False
+        while True:
+            points, _ = self.client.scroll(
+                self.collection,
+                scroll_filter=stale,
+                limit=PAGE,
+                offset=None,
+                with_payload=True,
+                with_vectors=False,
+            )
+            if not points:
+                return
+            if not indexed:
+                self._index(self.collection, [pt.KEYWORD_FORMAT_INDEX])
+                indexed = True
+            self._upsert(self.collection, [pt.rekeyed(p.id, p.payload or {}) for p in points])
 
     def dense_collection(self, dim: int, *, create: bool) -> str | None:
         """The collection of ``dim``-dimensional vectors (created when asked)."""
