@@ -341,7 +341,8 @@ class LongTermStore(EngramLabels):
         if not (self.embedder and text):
             return None
         self._follow_erasures()  # a writer that never recalls keeps no erased text either
-        return self.embedder.embed([text])[0]
+        vector: Vector = self.embedder.embed([text])[0]
+        return vector
 
     def put_many(
         self,
