@@ -47,6 +47,14 @@ _backend = click.option(
     help="Cold-tier backend of engram's methods, in a temporary folder (qdrant: "
     "qdrant-client's local mode; qdrant-edge: Qdrant Edge).",
 )
+_distractors = click.option(
+    "--distractors",
+    type=click.IntRange(0, 9),
+    default=0,
+    show_default=True,
+    help="Each conversation's memory also holds the turns of the next N conversations "
+    "(a user whose memory is several conversations long).",
+)
 _turn_context = click.option(
     "--turn-context",
     type=click.IntRange(0, 16),
@@ -212,14 +220,7 @@ def eval_group() -> None:
 @_cache
 @_quiet
 @_conversations
-@click.option(
-    "--distractors",
-    type=click.IntRange(0, 9),
-    default=0,
-    show_default=True,
-    help="Each conversation's memory also holds the turns of the next N conversations "
-    "(a user whose memory is several conversations long).",
-)
+@_distractors
 @_backend
 @_turn_context
 @_turn_context_rule

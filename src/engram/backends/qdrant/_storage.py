@@ -85,14 +85,7 @@ class Storage:
         stale = models.Filter(must_not=[pt.match(pt.KEYWORD_FORMAT_FIELD, pt.KEYWORD_FORMAT)])
         indexed = False
         while True:
-            points, _ = self.client.scroll(
-                self.collection,
-                scroll_filter=stale,
-                limit=PAGE,
-                offset=None,
-                with_payload=True,
-                with_vectors=False,
-            )
+            points, _ = self._page(stale, None, True)  # the rewritten leave the filter
             if not points:
                 return
             if not indexed:
@@ -222,17 +215,23 @@ class Storage:
         offset: Any = None
         with _errors("read"):
             while True:
-                points, offset = self.client.scroll(
-                    self.collection,
-                    scroll_filter=selected,
-                    limit=PAGE,
-                    offset=offset,
-                    with_payload=list(fields) if fields is not None else True,
-                    with_vectors=False,
-                )
+                wanted = list(fields) if fields is not None else True
+                points, offset = self._page(selected, offset, wanted)
                 out.extend(p.payload or {} for p in points)
                 if offset is None:
                     return out
+
+    def _page(self, selected: models.Filter, offset: Any, payload: Any) -> tuple[list[Any], Any]:
+        """One page of the selected points from ``offset`` (their ``payload`` fields, or all
+        with ``True``; no vectors) and the next page's offset (``None`` after the last)."""
+        return self.client.scroll(  # type: ignore[no-any-return]
+            self.collection,
+            scroll_filter=selected,
+            limit=PAGE,
+            offset=offset,
+            with_payload=payload,
+            with_vectors=False,
+        )
 
     def records(self, ids: Sequence[str]) -> list[MemoryRecord]:
         if not ids:
