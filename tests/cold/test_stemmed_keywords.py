@@ -214,3 +214,28 @@ def test_a_postgres_store_of_words_as_written_is_rekeyed_by_its_owner(postgres_u
                 )
             conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(owner)))
             conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(owner)))
+
+
+@pytest.mark.postgres
+def test_a_postgres_rekey_that_changes_no_row_rebuilds_no_index(postgres_url: str) -> None:
+    """Keywords already current (a backfill wrote them, or the step runs again): the
+    migration leaves the indexes as they are instead of building them anew."""
+    import psycopg
+
+    from engram.backends.postgres import _cold_sql as pq
+    from engram.backends.postgres.cold import migrate
+
+    with open_store(postgres_url, embedder=HashEmbedder(8)) as s:
+        _fill(s)
+    indexes = f"SELECT indexrelid FROM pg_index WHERE indrelid = '{pq.TABLE}'::regclass"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        before = sorted(conn.execute(indexes).fetchall())
+        conn.execute(
+            f"DELETE FROM {pq.VERSION_TABLE_NAME} WHERE version = %s", (len(pq.MIGRATIONS),)
+        )
+        with conn.transaction():
+            migrate(conn)
+        after = sorted(conn.execute(indexes).fetchall())
+    assert len(before) > 3 and after == before  # the same index objects, none built again
+    with open_store(postgres_url, embedder=None) as s:
+        assert _keys(s, "camped") == ["camp"]

@@ -34,10 +34,13 @@ tokenisation changed)."""
 EVERY_KEYWORD_ROW = f"SELECT tenant, id, text FROM {TABLE} WHERE text <> ''"
 NEW_KEYWORDS = "engram_cold_new_kw"
 """A migration's temporary table of rewritten keywords, applied by one ``UPDATE``."""
-CREATE_NEW_KEYWORDS = (
-    f"CREATE TEMP TABLE {NEW_KEYWORDS} (tenant text, id text, kw text) ON COMMIT DROP"
-)
+CREATE_NEW_KEYWORDS = f"CREATE TEMP TABLE {NEW_KEYWORDS} (tenant text, id text, kw text)"
 COPY_NEW_KEYWORDS = f"COPY {NEW_KEYWORDS} (tenant, id, kw) FROM STDIN"
+CHANGED_KEYWORD = (
+    f"SELECT 1 FROM {TABLE} t JOIN {NEW_KEYWORDS} n ON t.tenant = n.tenant AND t.id = n.id "
+    "WHERE t.kw IS DISTINCT FROM n.kw LIMIT 1"
+)
+"""Whether any row's keywords change (none: the indexes are left as they are)."""
 APPLY_NEW_KEYWORDS = (
     f"UPDATE {TABLE} t SET kw = n.kw FROM {NEW_KEYWORDS} n "
     "WHERE t.tenant = n.tenant AND t.id = n.id AND t.kw IS DISTINCT FROM n.kw"
