@@ -207,6 +207,9 @@ class LongTermStore(EngramLabels):
     # -- LangGraph BaseStore -----------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        if self.embedder and any(isinstance(op, PutOp) and op.value is not None for op in ops):
+            self._follow_erasures()  # once for the batch, before any put embeds
         return [self._op(op) for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -338,11 +341,7 @@ class LongTermStore(EngramLabels):
         )
 
     def _embed(self, text: str) -> Vector | None:
-        if not (self.embedder and text):
-            return None
-        self._follow_erasures()  # a writer that never recalls keeps no erased text either
-        vector: Vector = self.embedder.embed([text])[0]
-        return vector
+        return self.embedder.embed([text])[0] if self.embedder and text else None
 
     def put_many(
         self,
@@ -429,6 +428,8 @@ class LongTermStore(EngramLabels):
         note, refusal = self._ready(note, key)
         if refusal is not None:
             return refusal
+        if self.embedder:
+            self._follow_erasures()  # a writer that never recalls keeps no erased text either
         vector = self._embed(note.text)
         if key is not None:
             return on_conflict(lambda: self._write_key(note, key, vector))
