@@ -16,24 +16,22 @@ def open_audit(
     """The log under ``home`` (``<home>/memory.db``), or on ``url``: a PostgreSQL admin
     URL, whose table and application role ``role`` are set up first."""
     if url is None:
-        from engram.backends.sqlite.audit import SqliteErasureLog
-
-        path = parse_url(default_url("cold", home or DEFAULT_HOME)).path
-        assert path is not None  # a sqlite URL always has one
-        return SqliteErasureLog(path)
-    if parse_url(url).scheme != "postgresql":
+        found = audit_beside(default_url("cold", home or DEFAULT_HOME))
+    elif parse_url(url).scheme != "postgresql":
         raise ConfigError(f"the erasure log lives under a home or on postgresql://, not {url!r}")
-    from engram.backends.postgres.audit import PostgresErasureLog, setup
+    else:
+        found = audit_beside(setup_audit(url, role))
+    assert found is not None  # a home's SQLite file, or a PostgreSQL database
+    return found
 
-    return PostgresErasureLog(setup(parse_url(url).dsn, role))
 
-
-def setup_audit(admin_url: str, role: AppRole) -> None:
+def setup_audit(admin_url: str, role: AppRole | None = None) -> str:
     """Create or migrate the erasure log on PostgreSQL ``admin_url`` and grant ``role``
-    its use (idempotent), as the other tiers are set up before they run as the role."""
+    (default ``engram_app``) its use (idempotent), as the other tiers are set up before
+    they run as the role; the role's URL."""
     from engram.backends.postgres.audit import setup
 
-    setup(parse_url(admin_url).dsn, role)
+    return setup(parse_url(admin_url).dsn, role)
 
 
 def audit_beside(cold_url: str) -> ErasureLog | None:
