@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -133,10 +134,9 @@ def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Pat
     assert fetched == [[hit.record.id for hit in found]]
 
 
-def test_the_topic_search_reads_only_the_signals_the_query_pool_lacked(tmp_path: Path) -> None:
-    """A query naming a speaker is searched again without the name (its topic); that
-    second search reads the signals of its candidates the first one's excerpts did not
-    carry, not all of them again."""
+def test_the_topic_search_is_one_vector_search_and_reads_no_rows(tmp_path: Path) -> None:
+    """A query naming a speaker is searched again without the name (its topic) for its
+    cosines alone: one more vector search, no keyword search, no signals or excerpts."""
     user = Principal("acme", "bea")
     with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder()) as store:
         for n in range(40):
@@ -144,23 +144,26 @@ def test_the_topic_search_reads_only_the_signals_the_query_pool_lacked(tmp_path:
             topic = "lake trip" if n % 4 < 2 else "garden party"
             store.remember(user, f"{speaker}: {topic} number {n}", key=f"k{n}",
                            value={"speaker": speaker})  # fmt: skip
-        read: list[str] = []
-        signals, excerpts = store.backend.signals, store.backend.excerpts
-        pooled: list[str] = []
+        backend = store.backend
+        calls: list[str] = []
 
-        def counting(ids: Sequence[str]) -> dict[str, tuple[datetime, float]]:
-            read.extend(ids)
-            return signals(ids)
+        def counting(name: str) -> Any:
+            read = getattr(backend, name)
 
-        def pooling(ids: Sequence[str]) -> dict[str, object]:
-            pooled.extend(ids)
-            return excerpts(ids)  # type: ignore[return-value]
+            def counted(*args: Any) -> Any:
+                calls.append(name)
+                return read(*args)
 
-        store.backend.signals = counting  # type: ignore[method-assign]
-        store.backend.excerpts = pooling  # type: ignore[method-assign,assignment]
+            return counted
+
+        for name in ("signals", "excerpts", "keyword_candidates", "vector_candidates"):
+            setattr(backend, name, counting(name))
         assert store.recall(user, "Where did Bea go on the lake trip?", k=3)
-    assert pooled  # the query's pool read its excerpts
-    assert not set(read) & set(pooled)  # and the topic's search read none of them again
+        assert sorted(calls) == ["excerpts", "keyword_candidates", "vector_candidates",
+                                 "vector_candidates"]  # fmt: skip
+        calls.clear()
+        assert store.recall(user, "Where did someone go on the lake trip?", k=3)
+    assert sorted(calls) == ["excerpts", "keyword_candidates", "vector_candidates"]
 
 
 def test_excerpts_carry_the_values_whole_records_do(tmp_path: Path) -> None:

@@ -200,6 +200,42 @@ def test_recall_with_context_recalls_the_topic_when_the_query_names_a_speaker() 
     assert boosted[0].record.key == "S2:0"
 
 
+def test_a_turn_the_topic_search_missed_takes_its_bound_not_the_query_cosine() -> None:
+    """When the memory outgrows the topic's search, a candidate it did not return has a
+    topic cosine at most the lowest it returned: that bound is blended in, not the
+    candidate's own cosine with the query (which the speaker's name alone can raise)."""
+    from datetime import UTC, datetime
+
+    from engram.recall import Weights
+    from engram.stores.cold._candidates import Cosines, Hit, Ranking, in_context
+    from engram.stores.cold.contract import Excerpt
+
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def turn(id_: str, similarity: float) -> tuple[Hit, Excerpt]:
+        value = {"text": "Ann: hello again", "session": "S1", "position": 0, "speaker": "Ann"}
+        hit = Hit(id_, 0.5, 0.5, 1.0, 1.0, similarity, 1, 1)
+        return hit, Excerpt(id_, value["text"], value, when, when, 1.0)
+
+    found = [turn("named", 0.70), turn("topical", 0.50)]
+    asked: list[str] = []
+
+    def search(text: str) -> Cosines:
+        asked.append(text)
+        return Cosines({"topical": 0.60}, 0.30)
+
+    ranking = Ranking(Weights(), 0.2)
+    ranked = in_context("Where did Ann go?", found, ContextBoost(), search, ranking, 2)
+    assert asked == ["Where did go?"]
+    assert [hit.id for hit, _, _ in ranked] == ["topical", "named"]  # 0.56 against 0.46
+
+    def unbounded(text: str) -> Cosines:
+        return Cosines({"topical": 0.60}, None)  # every memory returned: "named" has none
+
+    ranked = in_context("Where did Ann go?", found, ContextBoost(), unbounded, ranking, 2)
+    assert [hit.id for hit, _, _ in ranked] == ["named", "topical"]  # its own 0.70 stands
+
+
 def _d(id_: str, session: str, when: str, rel: float) -> Candidate:
     return Candidate(id_, rel, session, 0, "Ann", date=when)
 

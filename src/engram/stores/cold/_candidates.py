@@ -54,6 +54,32 @@ def candidates(
     return found, vector
 
 
+class Cosines(NamedTuple):
+    """The cosines of a text with the memories a recall sees: the vector search's
+    ``best`` by id, and ``rest``, the cosine every other memory is taken to have (the
+    lowest of ``best`` when the search stopped at its limit: the others score at most
+    that; None when it returned every memory with a vector)."""
+
+    best: Mapping[str, float]
+    rest: float | None
+
+    def of(self, row_id: str) -> float | None:
+        """The cosine of ``row_id`` (``rest`` when the search did not return it)."""
+        return self.best.get(row_id, self.rest)
+
+
+def cosines_of(
+    backend: ColdBackend, embedder: Embedder | None, scan: Scan, text: str, n: int
+) -> Cosines:
+    """The cosines of ``text`` with the memories ``scan`` admits, the best ``n`` of them
+    searched (none without an embedder)."""
+    if embedder is None:
+        return Cosines({}, None)
+    vector = embedder.embed([text])[0]
+    found = backend.vector_candidates(scan, vector, embedder.model_id, n)
+    return Cosines(dict(found), found[-1][1] if len(found) >= n else None)
+
+
 class Hit(NamedTuple):
     """A fused candidate before its record is read: its id, score and the signals
     behind it (the fields of :class:`~engram.stores.cold.records.Recalled` but the
@@ -82,20 +108,27 @@ def in_context(
     query: str,
     found: Sequence[tuple[Hit, Excerpt]],
     boost: ContextBoost,
-    search: Callable[[str], Mapping[str, float | None]],
+    search: Callable[[str], Cosines],
     ranking: Ranking,
     k: int,
 ) -> list[tuple[Hit, float, float]]:
     """The best ``k`` of ``found`` as ``(hit, score, relevance)``, re-ranked by
     :func:`engram.recall.rerank` (when the query names speakers, ``search`` gives the
-    cosines of the query without them, by id), then by
-    ``alpha*recency + beta*importance + gamma*relevance``, scores calibrated."""
+    cosines of the query without them), then by
+    ``alpha*recency + beta*importance + gamma*relevance``, scores calibrated.
+
+    Every candidate gets a topic cosine, those the topic's search did not return its
+    bound (:class:`Cosines`): left at None they would fall back to the query's own
+    cosine, which the speaker's name raises, and so outrank the turns the topic's
+    search did find whenever the memory outgrows that search (LoCoMo 0-4 with four
+    other conversations' turns beside each, within 2,000 / 4,000 tokens: 0.822 / 0.858
+    -> 0.844 / 0.887; unchanged when the search returns every memory)."""
     by_id = {hit.id: hit for hit, _ in found}
     candidates = _candidates(found, boost, names_time(query, boost))
     topic = topic_query(query, candidates, boost)
     if topic is not None:
         cosines = search(topic)
-        candidates = [c._replace(topic_similarity=cosines.get(c.id)) for c in candidates]
+        candidates = [c._replace(topic_similarity=cosines.of(c.id)) for c in candidates]
     reranked = rerank(query, candidates, boost)
     top = max((score for _, score in reranked), default=0.0) or 1.0
     relative = {i: score / top for i, score in reranked}

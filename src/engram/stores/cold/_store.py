@@ -46,7 +46,14 @@ from engram.recall import (
 from engram.recall.filters import parse_filter
 from engram.stores.cold import _pipeline as pipe
 from engram.stores.cold._batch import remember_batches
-from engram.stores.cold._candidates import Hit, Ranking, candidates, in_context
+from engram.stores.cold._candidates import (
+    Cosines,
+    Hit,
+    Ranking,
+    candidates,
+    cosines_of,
+    in_context,
+)
 from engram.stores.cold._consolidation import (
     Action,
     Existing,
@@ -746,12 +753,10 @@ class LongTermStore(EngramLabels):
         floor: bool = False,
         sized: Callable[[int], int] | None = None,
         read: bool = False,
-        known: Mapping[str, tuple[datetime, float]] | None = None,
     ) -> tuple[list[Hit], dict[str, Excerpt]]:
         """The best ``k`` fused candidates, records not read (with ``read``, the
-        candidates' excerpts, which carry their signals; ``known``: signals read
-        already, by id); with ``sized``, each search returns ``k`` candidates and
-        ``sized(visible memories)`` says how many to keep."""
+        candidates' excerpts, which carry their signals); with ``sized``, each search
+        returns ``k`` candidates and ``sized(visible memories)`` says how many to keep."""
         scan = Scan(prefix, view, parse_filter(filter_), tags)
         n = max(self.options.candidates, k if sized else 4 * k)
         keyword, vector = candidates(self.backend, self.embedder, scan, query, n)
@@ -764,7 +769,7 @@ class LongTermStore(EngramLabels):
         signals = (
             {i: (e.recorded_at, e.importance) for i, e in excerpts.items()}
             if read
-            else self._signals(list(relevance), known or {})
+            else self.backend.signals(list(relevance))
         )
         best = pipe.score(signals, relevance, weights or self.options.weights, view.now)[:k]
         cosines = dict(vector)
@@ -785,14 +790,6 @@ class LongTermStore(EngramLabels):
         ]
         return hits, excerpts
 
-    def _signals(
-        self, ids: list[str], known: Mapping[str, tuple[datetime, float]]
-    ) -> dict[str, tuple[datetime, float]]:
-        """``(recorded_at, importance)`` of ``ids``: from ``known``, the rest read."""
-        found = {i: known[i] for i in ids if i in known}
-        missing = [i for i in ids if i not in found]
-        return found | self.backend.signals(missing) if missing else found
-
     def _in_context(
         self, scope: tuple[Any, ...], query: str, k: int, boost: ContextBoost
     ) -> list[Recalled]:
@@ -805,23 +802,17 @@ class LongTermStore(EngramLabels):
         def sized(visible: int) -> int:
             return pool_size(boost, visible, k)
 
-        known: dict[str, tuple[datetime, float]] = {}
-
-        def search(text: str, main: bool = False) -> tuple[list[Hit], dict[str, Excerpt]]:
-            """The pool of ``text``; for the query itself (``main``) under the relevance
-            floor and with its excerpts (the topic's search needs its cosines only, and
-            reads the signals of the candidates the query's pool did not have)."""
-            scope = (namespace, text, probe, filter_, tags, view, weights)
-            return self._pool(*scope, main, sized, read=main, known=known)
-
-        def cosines(text: str) -> dict[str, float | None]:
-            return {h.id: h.similarity for h in search(text)[0]}
+        def cosines(text: str) -> Cosines:
+            """The cosines of ``text`` (the topic's), from the vector search alone."""
+            scan = Scan(namespace, view, parse_filter(filter_), tags)
+            n = max(self.options.candidates, probe)
+            return cosines_of(self.backend, self.embedder, scan, text, n)
 
         floor = self.options.min_similarity
         calibration = DEFAULT_MIN_SIMILARITY if floor is None else floor
         rank = Ranking(weights or self.options.weights, calibration)
-        hits, excerpts = search(query, True)
-        known.update((i, (e.recorded_at, e.importance)) for i, e in excerpts.items())
+        pooled = (namespace, query, probe, filter_, tags, view, weights)
+        hits, excerpts = self._pool(*pooled, floor=True, sized=sized, read=True)
         found = [(h, excerpts[h.id]) for h in hits]
         return self._with_records(in_context(query, found, boost, cosines, rank, k))
 
