@@ -9,7 +9,8 @@ similarity, fused relevance and the session, position and speaker stored in each
    BM25 over the candidates' texts (:mod:`engram.recall._lexical`) in place of the
    backend's exact-word keyword rank; query words naming a speaker are left to step 1,
    and when the query names speakers the cosines are blended with those of the query
-   without the names (its *topic*, recalled once more by the store);
+   without the names (its *topic*: one more vector search of the store, a turn it does
+   not return taking the lowest cosine it does);
 1. *speaker*: when the query names exactly one speaker among the candidates, that
    speaker's turns get ``speaker`` x their relevance on top; *date*: when the query names
    a day, month or year (:mod:`engram.recall._dates`), turns whose stored date falls in
