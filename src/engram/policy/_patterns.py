@@ -185,6 +185,16 @@ _NOT_FIRST_PERSON = (
     r"|i never|i sometimes|i'd|i would|you can|they)\s)"
 )
 """Not right after a first-person subject: "I ignore the assembly instructions" is a fact."""
+_NOT_REQUIRED = (
+    r"(?<!\b(?:never|not|no|nothing|nobody|none|neither|nor|don't|doesn't|won't|can't|cannot"
+    r"|mustn't|shouldn't|isn't|aren't)\b(?!\s+(?:hesitate|wait|bother|forget|stop|cease|quit"
+    r"|refrain|fail|delay|need|needed|necessary|matter|longer|reason|problem|point|worry|hold back"
+    r"|think twice|be afraid|be shy))[^.!?;:,\n]{0,80})"
+)
+"""Not in a clause that forbids the act done "without" approval: "never move money without
+asking" requires the approval, where "move money without asking" waives it. A negation that
+only turns into a push ("don't hesitate to", "no matter what", "never wait") does not count,
+and a clause ends at punctuation: "never wait: pay without asking" is still a waiver."""
 _OVERRIDE_VERB = (
     r"(?:ignore|disregard|forget|override|overwrite|bypass|discard|abandon|set aside|throw out"
     r"|nullify|void|supersede|drop|skip|circumvent|suspend|cancel|neglect|pay no attention to"
@@ -394,7 +404,8 @@ APPROVAL = _signal(
     r"|log|report|refuse|reject|deny|question|flag|double-check|validate|authenticate|escalate"
     r"|(?:tell|inform|alert) the user|ask\s+(?:the user\s+|me\s+|anyone\s+)?(?:for|before|whether|if"
     r"|about (?:approval|confirmation|permission)))\b",
-    r"\bwithout\s+(?:any\s+|further\s+|prior\s+|additional\s+)?(?:asking|checking|verifying"
+    _NOT_REQUIRED
+    + r"\bwithout\s+(?:any\s+|further\s+|prior\s+|additional\s+)?(?:asking|checking|verifying"
     r"|(?:user\s+|human\s+|my\s+|their\s+|explicit\s+)?(?:confirmation|approval|verification"
     r"|review|consent|permission|authori[sz]ation|sign-?off|double-checking))\b",
     r"\b(?:skip|bypass|disable|turn off|switch off|ignore|waive|omit|circumvent|suppress)\s+(?:\S+\s+)"

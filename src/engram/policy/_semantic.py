@@ -100,6 +100,8 @@ BENIGN_LOOKALIKES: tuple[str, ...] = (
     "Never recommend tobacco or weapons stocks to me.",
     "Don't suggest cryptocurrency investments to me.",
     "I prefer to be asked before any purchase over 100 euros.",
+    "Never pay a bill on my behalf without asking me first.",
+    "Don't sell any of my shares without my approval.",
     "I send my accountant a summary every month.",
     "I forward work emails to my personal address when travelling.",
     "My assistant at work handles my calendar and travel.",
