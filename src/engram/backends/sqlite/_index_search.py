@@ -53,6 +53,7 @@ from engram.backends.sqlite._vectors import (
     _rounding,
     _within_reach,
     exact_scores,
+    kth_largest,
 )
 from engram.stores.cold.records import Namespace
 
@@ -444,7 +445,7 @@ def _best(slots: Slots, scores: F32, k: int) -> tuple[Slots, F32]:
     """The slots scoring at least the ``k``-th best score."""
     if len(scores) <= k:
         return (slots, scores) if k > 0 else (slots[:0], scores[:0])
-    keep = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
+    keep = scores >= kth_largest(scores, k)
     return slots[keep], scores[keep]
 
 

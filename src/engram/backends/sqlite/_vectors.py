@@ -156,6 +156,39 @@ class NearestRows:
         return self._int8
 
 
+SELECT_DIRECT = 4096
+"""Values from which :func:`kth_largest` narrows them down before ``np.partition``."""
+
+
+def kth_largest(values: F32, count: int) -> np.float32:
+    """The ``count``-th largest of ``values`` (``1 <= count <= len(values)``): the value
+    ``np.partition`` gives, in time about linear in ``len(values)`` whatever the ties.
+
+    numpy's introselect slows down some twentyfold on a mass of equal values, as a sparse
+    embedder's zero scores are (97 ms instead of 5 ms for a million values on this
+    machine). Each round takes the ``count``-th largest ``t`` of the maxima of about
+    ``8 * count`` chunks: ``count`` distinct values reach it, so the answer is at least
+    ``t``; it is ``t`` when fewer than ``count`` values exceed ``t``, and otherwise the
+    ``count``-th largest of the values that do, which are fewer (the ties below ``t``
+    are left behind). A NaN leaves it to ``np.partition``, which sorts NaN last."""
+    while len(values) > SELECT_DIRECT:
+        chunk = len(values) // (8 * count)
+        if chunk < 2:
+            break
+        whole = len(values) - len(values) % chunk
+        maxima = values[:whole].reshape(-1, chunk).max(axis=1)
+        if whole < len(values):
+            maxima = np.append(maxima, values[whole:].max())
+        if np.isnan(maxima).any():
+            break
+        floor = np.partition(maxima, len(maxima) - count)[len(maxima) - count]
+        above = values[values > floor]
+        if len(above) < count:
+            return np.float32(floor)
+        values = above
+    return np.float32(np.partition(values, len(values) - count)[len(values) - count])
+
+
 def _within_reach(approx: F32, error: F32, allowed: Mask | None, k: int) -> Rows:
     """Allowed rows whose upper bound reaches the ``k``-th best lower bound."""
     lower = approx - error
@@ -166,8 +199,7 @@ def _within_reach(approx: F32, error: F32, allowed: Mask | None, k: int) -> Rows
     count = min(k, len(approx) if allowed is None else int(allowed.sum()))
     if count == 0:
         return np.empty(0, dtype=np.intp)
-    floor = np.partition(lower, len(lower) - count)[len(lower) - count]
-    return np.flatnonzero(upper >= floor)
+    return np.flatnonzero(upper >= kth_largest(lower, count))
 
 
 def _rounding(query: F32, row_norm: float) -> float:
