@@ -118,11 +118,11 @@ def in_context(
     ``alpha*recency + beta*importance + gamma*relevance``, scores calibrated.
 
     Every candidate gets a topic cosine, those the topic's search did not return its
-    bound (:class:`Cosines`): left at None they would fall back to the query's own
-    cosine, which the speaker's name raises, and so outrank the turns the topic's
-    search did find whenever the memory outgrows that search (LoCoMo 0-4 with four
-    other conversations' turns beside each, within 2,000 / 4,000 tokens: 0.822 / 0.858
-    -> 0.844 / 0.887; unchanged when the search returns every memory)."""
+    bound (:class:`Cosines`): left at None they would keep the query's own cosine
+    unblended, on another scale than the candidates beside them, once the memory
+    outgrows that search (LoCoMo 0-4 with four other conversations' turns beside each,
+    within 2,000 / 4,000 tokens: 0.822 / 0.858 -> 0.844 / 0.887; unchanged when the
+    search returns every memory)."""
     by_id = {hit.id: hit for hit, _ in found}
     candidates = _candidates(found, boost, names_time(query, boost))
     topic = topic_query(query, candidates, boost)
