@@ -1,8 +1,8 @@
 """An erasure by one process empties the caches of every other process on the store.
 
-A re-ranked recall keeps the stems and term counts of the texts it scored, and the
-embedder keeps the vectors of recent texts, keyed by the text itself. ``forget`` drops
-them in its own process; a second process serving the same store (another server
+A re-ranked recall keeps the stems and term counts of the texts it scored and its
+candidates' excerpts, and the embedder keeps the vectors of recent texts. ``forget``
+drops them in its own process; a second process serving the same store (another server
 worker) must drop them too before its next recall, or the erased text would stay in
 its memory for as long as it runs. On SQLite, and on PostgreSQL as the admin and as
 the application role under row-level security.
@@ -54,6 +54,11 @@ def _counted(text: str) -> bool:
     return _lexical._counted.cache_info().hits > before
 
 
+def _excerpted(store: LongTermStore) -> set[str]:
+    """The texts of the candidate excerpts ``store`` keeps between recalls."""
+    return {e.text for e in store._excerpts._kept.values()}
+
+
 def _store(url: str) -> tuple[LongTermStore, RecentEmbeddings]:
     embedder = RecentEmbeddings(HashEmbedder(64))
     store = LongTermStore(backend_for(url), embedder=embedder)
@@ -76,11 +81,13 @@ def test_another_process_erasure_empties_this_process_caches(url: str) -> None:
     store.remember(("t", "bob"), OTHER)
     assert store.recall(("t", "alice"), "what is my locker code at the gym")
     assert _counted(SECRET) and SECRET in embedder._kept  # the recall cached it
+    assert SECRET in _excerpted(store)
 
     assert _erase_elsewhere(url) == "1"
     assert [r.record.text for r in store.recall(("t", "bob"), "train to the office")] == [OTHER]
 
     assert not _counted(SECRET)
+    assert SECRET not in _excerpted(store)
     assert SECRET not in embedder._kept and SECRET not in embedder._held
     assert store.recall(("t", "alice"), "what is my locker code at the gym") == []
     store.close()

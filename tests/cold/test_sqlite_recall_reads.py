@@ -22,7 +22,7 @@ from engram import Principal
 from engram.backends.sqlite import _cold_sql as sql
 from engram.backends.sqlite import cold
 from engram.recall import HashEmbedder
-from engram.stores.cold import LongTermStore, Scan, View, open_store
+from engram.stores.cold import LongTermStore, Options, Scan, View, open_store
 
 DIM = 8
 
@@ -136,9 +136,11 @@ def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Pat
 
 def test_the_topic_search_is_one_vector_search_and_reads_no_rows(tmp_path: Path) -> None:
     """A query naming a speaker is searched again without the name (its topic) for its
-    cosines alone: one more vector search, no keyword search, no signals or excerpts."""
+    cosines alone: one more vector search, no keyword search, no signals or excerpts
+    (excerpts not kept between recalls, so that each recall reads its own)."""
     user = Principal("acme", "bea")
-    with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder()) as store:
+    url = f"sqlite:///{tmp_path}/m.db"
+    with open_store(url, embedder=HashEmbedder(), options=Options(excerpt_cache=0)) as store:
         for n in range(40):
             speaker = "Bea" if n % 2 else "Cal"
             topic = "lake trip" if n % 4 < 2 else "garden party"

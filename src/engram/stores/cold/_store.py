@@ -62,6 +62,7 @@ from engram.stores.cold._consolidation import (
     Resolver,
     RuleResolver,
 )
+from engram.stores.cold._excerpts import ExcerptCache
 from engram.stores.cold._labels import EngramLabels
 from engram.stores.cold._note import Note
 from engram.stores.cold._slots import infer_slot
@@ -167,6 +168,9 @@ class Options:
     min_similarity: float | None = DEFAULT_MIN_SIMILARITY
     """``recall`` returns nothing unless the best cosine reaches this or a content word
     of the query matches (``None``: no floor). LangGraph's ``search`` has no floor."""
+    excerpt_cache: int = 16384
+    """Candidate excerpts a re-ranked recall keeps in process for the next (0: none;
+    :mod:`engram.stores.cold._excerpts`)."""
 
 
 class LongTermStore(EngramLabels):
@@ -197,6 +201,7 @@ class LongTermStore(EngramLabels):
         self._clock = clock
         self._erasures_seen: int | None = None
         self._new_id = new_id
+        self._excerpts = ExcerptCache(self.options.excerpt_cache)
 
     def setup(self) -> None:
         """Create or migrate the backend's schema (idempotent); from here on a recall
@@ -651,7 +656,10 @@ class LongTermStore(EngramLabels):
 
     def sweep(self) -> int:
         """Delete expired versions now; returns how many were removed."""
-        return self.backend.sweep(self.now())
+        removed = self.backend.sweep(self.now())
+        if removed:
+            self._excerpts.clear()
+        return removed
 
     def start_sweeper(self, interval_seconds: float = 3600.0) -> Sweeper:
         """Sweep expired versions every ``interval_seconds`` in a daemon thread; returns
@@ -704,9 +712,9 @@ class LongTermStore(EngramLabels):
         return self._with_records([(h, h.score, h.relevance) for h in hits])
 
     def _drop_text_caches(self) -> int:
-        """Drop the in-process caches keyed by memory text: the keyword scorer's stems
-        and counts, the embedder's recent vectors."""
-        caches = clear_keyword_caches()
+        """Drop the in-process caches of memory text: the keyword scorer's stems and
+        counts, the embedder's recent vectors, recall's candidate excerpts."""
+        caches = clear_keyword_caches() + self._excerpts.clear()
         if isinstance(self.embedder, RecentEmbeddings):
             caches += self.embedder.clear()
         return caches
@@ -765,7 +773,7 @@ class LongTermStore(EngramLabels):
         if sized is not None:
             k = sized(len(vector) if self.embedder is not None and len(vector) < n else n)
         relevance = pipe.fuse(keyword, vector)
-        excerpts = self.backend.excerpts(list(relevance)) if read else {}
+        excerpts = self._excerpts.read(list(relevance), self.backend.excerpts) if read else {}
         signals = (
             {i: (e.recorded_at, e.importance) for i, e in excerpts.items()}
             if read
