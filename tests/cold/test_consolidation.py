@@ -142,6 +142,15 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("Yesterday I moved to Rome", "home"),
         ("Melanie's daughter is learning Python", None),
         ("Users love this feature", None),
+        ("My daughter is 7 years old.", "daughter_age"),
+        ("My son just turned 13", "son_age"),
+        ("My dog is three", "dog_age"),
+        ("My manager is 50", None),
+        ("My son is 12 and loves chess", None),
+        ("I drive a Toyota Corolla.", "car"),
+        ("Actually, I now lease a BMW", "car"),
+        ("I drive a hard bargain", None),
+        ("I drive my sister to school", None),
     ],
 )
 def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | None) -> None:
@@ -171,6 +180,14 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("Bob takes his coffee black.", "Bob now takes his coffee with oat milk."),
         ("I prefer email for updates", "These days I prefer Slack for updates"),
         ("I drink tea in the morning", "I now drink coffee in the morning instead"),
+        ("My daughter is 7 years old.", "My daughter just turned 8."),
+        ("I drive a Honda Civic", "I now drive a Rivian"),
+        ("I drive a Toyota Corolla.", "I sold my Corolla and bought a Tesla."),
+        ("I drive a Honda Civic.", "I traded in my Civic for a Mazda 3."),
+        ("My broker is Vanguard.", "I switched from Vanguard to Fidelity last year."),
+        ("I use Slack at work.", "We moved from Slack to Teams."),
+        ("I use an iPhone.", "I replaced my iPhone with a Pixel."),
+        ("My preferred charting tool is Excel.", "I chart in Python now instead of Excel."),
     ],
 )
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -208,6 +225,16 @@ def test_a_paraphrased_new_value_supersedes_the_old(
         ("I use Windows at work", "Now I use a Mac at home"),
         ("I play tennis with Tom", "Tom now plays tennis with Ann"),
         ("Tom lives in Paris", "Ann lives in Paris"),
+        ("My dog is 3", "My cat is 5"),
+        ("My daughter is learning Python", "My daughter turned 8"),
+        ("I visited Paris with Tom last summer.", "We moved from Paris to Berlin."),
+        ("My sister lives in Paris.", "We moved from Paris to Berlin."),
+        ("I met Tom at Google.", "I switched from Google to Bing for search."),
+        ("My broker was Vanguard.", "I switched from Vanguard to Fidelity."),
+        ("I drive a Tesla.", "I also drive a Vespa now and then."),
+        ("I like Excel.", "Tom sold his Excel course."),
+        ("I use Slack at work.", "I sold my old bike and bought a new one."),
+        ("I work at Google", "I replaced Google Docs with Notion"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:
@@ -223,6 +250,8 @@ def test_different_things_are_not_superseded(store: LongTermStore, one: str, oth
         ("I work at Globex", "I quit my job"),
         ("I eat meat", "I stopped eating meat"),
         ("I take sugar in my coffee", "I no longer take sugar in my coffee"),
+        ("I use Dropbox for backups.", "I stopped using Dropbox."),
+        ("I drive a Toyota Corolla.", "I sold my Corolla."),
     ],
 )
 def test_a_retraction_in_the_relations_own_form_ends_it(

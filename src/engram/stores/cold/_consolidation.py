@@ -20,7 +20,7 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engram.stores.cold._slots import changes_value, mentions_slot
+from engram.stores.cold._slots import changes_value, mentions_slot, names, replaced
 from engram.stores.cold.records import MemoryRecord
 
 
@@ -85,10 +85,14 @@ class RuleResolver:
        "stopped"...) → DELETE it; the same text (or similarity ≥
        ``duplicate_threshold``) → NOOP; otherwise → UPDATE it.
     2. No slot match: a near-duplicate of any existing fact → NOOP.
-    3. A slotless fact that says a slotless existing one changed (:func:`changes_value`:
+    3. A fact that says the user gave up a thing by its name (:func:`replaced`: "I sold
+       my Corolla and bought a Tesla", "HTML instead of PDF") and an existing statement
+       of the user's naming it ("I drive a Toyota Corolla"): → UPDATE it, or when
+       nothing replaced the thing ("I sold my Corolla") → DELETE it.
+    4. A slotless fact that says a slotless existing one changed (:func:`changes_value`:
        "now", the same subject and verb, a thing both speak of) → UPDATE it, or with a
        retraction cue → DELETE it.
-    4. Otherwise → ADD.
+    5. Otherwise → ADD.
     """
 
     duplicate_threshold: float = 0.95
@@ -105,6 +109,13 @@ class RuleResolver:
         for old in existing:
             if self._duplicate(fact, old):
                 return Resolution(Action.NOOP, old.record.key, "near-duplicate of a stored fact")
+        if (gone := replaced(fact.text)) is not None:
+            name, succeeded = gone
+            for old in existing:
+                if names(old.record.text, name):
+                    if succeeded:
+                        return Resolution(Action.UPDATE, old.record.key, f"replaces {name!r}")
+                    return Resolution(Action.DELETE, old.record.key, f"says {name!r} is gone")
         for old in self._changed(fact, existing):
             if _RETRACTION.search(fact.text):
                 return Resolution(Action.DELETE, old.record.key, "says a stored fact stopped")

@@ -7,7 +7,9 @@ of a statement about oneself:
 
 - ``My <attribute> is|are|was|has become|changed to <value>``;
 - a few single-valued relations: where the user lives, where they work (or that they left
-  their job), their occupation, age, name, diet, relationship status and car.
+  their job), their occupation, age, name, diet, relationship status and car ("I drive a
+  Toyota Corolla": a make, written with a capital);
+- the age of a child, relative or pet ("My daughter just turned 8": ``daughter_age``).
 
 ``<Label>: <value>`` is not read: it is also how a conversation turn names its speaker
 ("Ann: yesterday I went to the museum"), and two turns of one speaker are no contradiction.
@@ -16,8 +18,10 @@ of a statement about oneself:
 attribute already inferred for a stored fact ("I now have a *high* risk tolerance").
 People, pets and things the user has ("my daughter is learning Python") are not
 attributes: a possessive of one of them is left without a slot, so two facts about a
-daughter never supersede each other. Other languages get no inferred slot (the caller's
-``slot=`` or an LLM resolver handles them).
+daughter never supersede each other (their age aside). :func:`replaced` reads that the
+user gave up a thing by its name ("I sold my Corolla and bought a Tesla"), and
+:func:`names` which stored statements of the user's name it. Other languages get no
+inferred slot (the caller's ``slot=`` or an LLM resolver handles them).
 """
 
 from __future__ import annotations
@@ -96,6 +100,22 @@ _NAMED = frozenset(
     landlord landlady dog cat""".split()  # noqa: SIM905
 )
 """Whom (or which pet) the user has one of: their name is an attribute of the user."""
+_KIN = frozenset(
+    """son daughter child kid baby brother sister mother mom mum father dad grandmother
+    grandfather grandma grandpa wife husband partner dog cat""".split()  # noqa: SIM905
+)
+"""Whose age the user gives as one of theirs ("my daughter just turned 8")."""
+_AGE = r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_KIN_AGE = re.compile(
+    rf"^my\s+(?P<who>{_WORD})\s+(?:is|'s|is\s+now|(?:has\s+)?(?:just\s+)?turned)\s+{_AGE}"
+    r"(?:\s+(?:years?|months?)(?:\s+old)?|\s+y/?o)?"
+    r"(?:\s+(?:now|today|yesterday|this\s+\w+|last\s+\w+|on\s+\w+))?$"
+)
+_DRIVES_NAMED = re.compile(
+    r"^(?i:i)\s+(?i:(?:now|currently|just|still)\s+)?(?i:drive|lease)\s+(?i:an?)\s+"
+    r"(?i:(?:new|used|old|second-hand|brand\s+new)\s+)?[A-Z0-9][\w-]*"
+)
+""""I drive a Tesla", "I lease a BMW": a vehicle named by its make (a capital)."""
 _CALLED = re.compile(
     rf"^(?:and\s+|but\s+)?my\s+(?:new\s+)?(?P<who>{_WORD})(?:'s\s+name\s+is|\s+is\s+"
     rf"(?:now\s+)?(?:called|named))\s+\S"
@@ -112,6 +132,7 @@ _PREFIX = re.compile(
     r"|update|oh|well|so|last (?:week|month|year)|this (?:week|month|year)|in \d{4})"
     r"[, ]+)+"
 )
+_PREFIX_ANY_CASE = re.compile(_PREFIX.pattern, re.IGNORECASE)
 _SPELLING = {
     "favourite": "favorite",
     "favourites": "favorites",
@@ -254,6 +275,10 @@ def _first_person_slot(text: str) -> str | None:
     for name, pattern in _RELATIONS:
         if pattern.search(clean):
             return name
+    if _DRIVES_NAMED.match(_PREFIX_ANY_CASE.sub("", text.strip())):
+        return "car"
+    if (kin := _KIN_AGE.match(clean)) and kin.group("who") in _KIN:
+        return f"{kin.group('who')}_age"
     if named := _named(clean) or _inverted(clean):
         return named
     match = _MY.match(clean)
@@ -321,3 +346,67 @@ def changes_value(new: str, old: str) -> bool:
     if said is None or before is None:
         return False
     return said[:2] == before[:2] and bool(said[2] & before[2])
+
+
+_CAPITAL = r"(?:[A-Z0-9]|[a-z]{1,2}[A-Z])[\w+-]*(?:\.\w[\w+-]*)*"
+_NAME = rf"{_CAPITAL}(?:\s+{_CAPITAL}){{0,2}}"
+"""A thing named by capitals ("Corolla", "PDF", "Google Docs", "iPhone")."""
+_OWN = r"(?i:(?:my|our|the)\s+)?(?i:(?:old|previous|former|current)\s+)?"
+_REPLACED = re.compile(
+    r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|got\s+rid\s+of|gave\s+away"
+    r"|switched\s+(?:away\s+)?from|changed\s+from|upgraded\s+from|moved\s+(?:away\s+)?from"
+    r"|went\s+from|stopped\s+using|no\s+longer\s+use)\s+"
+    rf"{_OWN}(?P<old>{_NAME})(?P<rest>.*)$"
+)
+_INSTEAD = re.compile(rf"\b(?i:instead\s+of|rather\s+than)\s+{_OWN}(?P<old>{_NAME})")
+_OWN_STATEMENT = re.compile(r"^(?:i|i'm|i'd|i've|my|we|we're|we've|our)\b")
+"""How a statement of the user's own starts (once cleaned)."""
+_FOLLOWED = re.compile(
+    r"^\s*(?:,\s*)?(?i:(?:and|then)\s+(?:\w+\s+)?(?:bought|got|use|switched|moved|went|picked)"
+    r"|for|with|to|into|in\s+favou?r\s+of)\b"
+)
+
+
+def replaced(text: str) -> tuple[str, bool] | None:
+    """The thing ``text`` says the user gave up, by its name, and whether it names what
+    replaced it: "I sold my Corolla and bought a Tesla" → ("Corolla", True), "I switched
+    from PDF to HTML" → ("PDF", True), "I want HTML instead of PDF" → ("PDF", True), "I
+    sold my Corolla" → ("Corolla", False); None for any other text (a name is needed: "I
+    sold my old bike" names nothing another fact could be found by)."""
+    if _ALSO.search(text.lower()) or not _OWN_STATEMENT.match(_clean(text)):
+        return None
+    if found := _INSTEAD.search(text):
+        return found.group("old"), True
+    found = _REPLACED.search(text)
+    if found is None:
+        return None
+    return found.group("old"), bool(_FOLLOWED.match(found.group("rest")))
+
+
+_PAST = frozenset(
+    """was were went had saw met took made came bought sold did left gave spent ate drank
+    flew drove wrote visited used""".split()  # noqa: SIM905
+)
+_PEOPLE = _NOT_ATTRIBUTES - frozenset("car house flat apartment office company".split())  # noqa: SIM905
+
+
+def names(text: str, name: str) -> bool:
+    """Whether ``text`` states how things are for the user now ("I drive a Corolla", "My
+    broker is Vanguard"; not "I visited Paris", not "My sister lives in Paris") and names
+    ``name`` (as written, a whole word)."""
+    words = re.findall(r"[a-z][a-z'-]*", _clean(text))
+    if not words or not _OWN_STATEMENT.match(words[0]):
+        return False
+    rest = [w for w in words[1:] if w not in _ADVERBS]
+    if not rest or rest[0] in _PEOPLE:
+        return False
+    if words[0] in ("my", "our"):  # "my broker is ...", not "my broker was ..."
+        verb = next((w for w in rest if w in ("is", "are", "was", "were")), "")
+        return verb not in ("was", "were") and _named_in(text, name)
+    if rest[0] in _PAST or rest[0].endswith("ed"):  # "I visited ...", not "I use ..."
+        return False
+    return _named_in(text, name)
+
+
+def _named_in(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
