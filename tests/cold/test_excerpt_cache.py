@@ -127,6 +127,29 @@ def test_the_cache_holds_at_most_its_capacity_the_first_kept_leaving_first() -> 
     assert len(cache) == 3 and sorted(cache._kept) == ["b", "c", "d"]
 
 
+def test_long_texts_are_kept_within_the_character_budget() -> None:
+    cache = ExcerptCache(100, max_chars=25, max_text=12)
+
+    def load(ids: Sequence[str]) -> dict[str, Excerpt]:
+        return {i: _excerpt(i)._replace(text="x" * 10) for i in ids}
+
+    cache.read(["a", "b"], load)
+    assert sorted(cache._kept) == ["a", "b"]
+    cache.read(["c"], load)  # 30 characters: the first kept leaves
+    assert sorted(cache._kept) == ["b", "c"]
+    huge = cache.read(["huge"], lambda ids: {"huge": _excerpt("huge")._replace(text="y" * 13)})
+    assert list(huge) == ["huge"]  # returned, not kept, and nothing pushed out for it
+    assert sorted(cache._kept) == ["b", "c"]
+
+
+def test_by_default_a_text_over_a_64th_of_the_budget_is_not_kept() -> None:
+    cache = ExcerptCache(10, max_chars=6400)
+    assert cache.max_text == 100
+    cache.read(["a"], lambda ids: {"a": _excerpt("a")._replace(text="z" * 100)})
+    cache.read(["b"], lambda ids: {"b": _excerpt("b")._replace(text="z" * 101)})
+    assert sorted(cache._kept) == ["a"]
+
+
 def test_an_id_that_does_not_exist_is_left_out_and_read_again() -> None:
     cache = ExcerptCache(10)
     loads: list[list[str]] = []

@@ -169,8 +169,8 @@ class Options:
     """``recall`` returns nothing unless the best cosine reaches this or a content word
     of the query matches (``None``: no floor). LangGraph's ``search`` has no floor."""
     excerpt_cache: int = 16384
-    """Candidate excerpts a re-ranked recall keeps in process for the next (0: none;
-    :mod:`engram.stores.cold._excerpts`)."""
+    """Candidate excerpts a re-ranked recall keeps in process for the next (0: none),
+    within 16 Mi characters of text (:mod:`engram.stores.cold._excerpts`)."""
 
 
 class LongTermStore(EngramLabels):
