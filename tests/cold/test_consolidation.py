@@ -188,6 +188,8 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I use Slack at work.", "We moved from Slack to Teams."),
         ("I use an iPhone.", "I replaced my iPhone with a Pixel."),
         ("My preferred charting tool is Excel.", "I chart in Python now instead of Excel."),
+        ("I take my coffee with milk", "From now on I take my coffee black"),
+        ("I walk to the office", "Going forward, I walk to the office with Ana"),
     ],
 )
 def test_a_paraphrased_new_value_supersedes_the_old(

@@ -129,6 +129,7 @@ _PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
 _VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always)\b")
 _PREFIX = re.compile(
     r"^(?:(?:actually|now|currently|these days|lately|today|yesterday|recently|by the way|btw"
+    r"|from now on|going forward|starting (?:today|now)"
     r"|update|oh|well|so|last (?:week|month|year)|this (?:week|month|year)|in \d{4})"
     r"[, ]+)+"
 )
@@ -310,7 +311,8 @@ def mentions_slot(text: str, slot: str) -> bool:
 
 
 _CHANGE = re.compile(
-    r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer)\b"
+    r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer"
+    r"|going forward)\b"
 )
 """Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
 _ALSO = re.compile(r"\b(?:also|too|as well|another|more|again and again)\b")
