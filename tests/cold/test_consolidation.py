@@ -204,6 +204,29 @@ def test_a_paraphrased_new_value_supersedes_the_old(
 
 
 @pytest.mark.parametrize(
+    "chain",
+    [
+        ("My risk tolerance is conservative.", "I now have a high risk tolerance.",
+         "My risk tolerance is moderate."),
+        ("I live in Paris.", "We moved from Paris to Berlin.", "I moved to Munich."),
+        ("I drive a Toyota Corolla.", "I sold my Corolla and bought a Tesla.",
+         "I now drive a Rivian."),
+    ],
+)  # fmt: skip
+def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
+    store: LongTermStore, chain: tuple[str, str, str]
+) -> None:
+    """The second statement names no slot of its own; the third, which does, still
+    supersedes it: one current value, three versions in the history."""
+    results = [store.remember(ME, text) for text in chain]
+    assert [r.action for r in results] == ["added", "updated", "updated"]
+    assert {r.record.key for r in results if r.record} == {results[0].record.key}
+    current = store.records(ME, limit=10)
+    assert [r.text for r in current] == [chain[2]]
+    assert [r.text for r in store.history(ME, current[0].key)] == list(chain)
+
+
+@pytest.mark.parametrize(
     ("one", "other"),
     [
         ("I like jazz", "I also like rock"),

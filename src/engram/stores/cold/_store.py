@@ -863,6 +863,8 @@ class LongTermStore(EngramLabels):
 
     def _enact(self, note: Note, resolution: Resolution, vector: Vector | None) -> WriteResult:
         target = resolution.target
+        if resolution.action is Action.UPDATE and target and note.slot is None:
+            note = self._keeping_slot(note, target)
         if resolution.action in (Action.ADD, Action.UPDATE):
             key = target or self._new_id()
             record, previous = self._store(
@@ -891,6 +893,14 @@ class LongTermStore(EngramLabels):
             return WriteResult("noop", head, resolution.reason, None, note.redactions)
         self.backend.apply(ChangeSet(closures=(Closure(head.id, self.now(), None),)))
         return WriteResult("deleted", None, resolution.reason, head, note.redactions)
+
+    def _keeping_slot(self, note: Note, key: str) -> Note:
+        """``note`` with the slot of ``key``'s current version when it has none of its
+        own: a new value that names no slot ("I now have a high risk tolerance") stays
+        the attribute's, so the next statement of it supersedes this one."""
+        head = self.backend.heads(note.namespace, [key]).get(key)
+        slot = None if head is None else head.value.get("slot")
+        return replace(note, slot=slot) if isinstance(slot, str) and slot else note
 
     def _enforce_cap(self, namespace: Namespace, keep: str) -> tuple[str, ...]:
         cap = self.options.max_items_per_namespace
