@@ -211,6 +211,10 @@ def test_a_paraphrased_new_value_supersedes_the_old(
         ("I live in Paris.", "We moved from Paris to Berlin.", "I moved to Munich."),
         ("I drive a Toyota Corolla.", "I sold my Corolla and bought a Tesla.",
          "I now drive a Rivian."),
+        ("I use Slack at work.", "We moved from Slack to Teams.",
+         "We switched from Teams to Zoom Chat."),
+        ("I drive a Toyota Corolla.", "I sold my Corolla and bought a Tesla.",
+         "I sold my Tesla and got a Vespa."),
     ],
 )  # fmt: skip
 def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
@@ -260,6 +264,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I like Excel.", "Tom sold his Excel course."),
         ("I use Slack at work.", "I sold my old bike and bought a new one."),
         ("I work at Google", "I replaced Google Docs with Notion"),
+        ("We moved from Slack to Teams.", "I stopped using Slack."),
+        ("I sold my Corolla and bought a Tesla.", "I sold my Corolla."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

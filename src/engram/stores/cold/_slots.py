@@ -369,6 +369,18 @@ _FOLLOWED = re.compile(
 )
 
 
+def _replacement(text: str) -> str | None:
+    """What a statement that the user gave something up says they have now: "and bought a
+    Tesla" of "I sold my Corolla and bought a Tesla", "I want HTML" of "I want HTML
+    instead of PDF" ("" when it names nothing new); None for any other statement."""
+    if found := _INSTEAD.search(text):
+        return text[: found.start()]
+    found = _REPLACED.search(text)
+    if found is None:
+        return None
+    return found.group("rest") if _FOLLOWED.match(found.group("rest")) else ""
+
+
 def replaced(text: str) -> tuple[str, bool] | None:
     """The thing ``text`` says the user gave up, by its name, and whether it names what
     replaced it: "I sold my Corolla and bought a Tesla" → ("Corolla", True), "I switched
@@ -394,11 +406,14 @@ _PEOPLE = _NOT_ATTRIBUTES - frozenset("car house flat apartment office company".
 
 def names(text: str, name: str) -> bool:
     """Whether ``text`` states how things are for the user now ("I drive a Corolla", "My
-    broker is Vanguard"; not "I visited Paris", not "My sister lives in Paris") and names
-    ``name`` (as written, a whole word)."""
+    broker is Vanguard", "I switched from Slack to *Teams*"; not "I visited Paris", not
+    "My sister lives in Paris", not the *Slack* of that switch) and names ``name`` (as
+    written, a whole word)."""
     words = re.findall(r"[a-z][a-z'-]*", _clean(text))
     if not words or not _OWN_STATEMENT.match(words[0]):
         return False
+    if (now := _replacement(text)) is not None:
+        return _named_in(now, name)
     rest = [w for w in words[1:] if w not in _ADVERBS]
     if not rest or rest[0] in _PEOPLE:
         return False
