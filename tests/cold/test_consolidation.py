@@ -266,6 +266,11 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I work at Google", "I replaced Google Docs with Notion"),
         ("We moved from Slack to Teams.", "I stopped using Slack."),
         ("I sold my Corolla and bought a Tesla.", "I sold my Corolla."),
+        (
+            "My preferred report format is PDF.",
+            "I'd like this report in HTML instead of PDF this time.",
+        ),
+        ("I use Slack at work.", "We switched from Slack to email for now."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -369,6 +369,13 @@ _FOLLOWED = re.compile(
 )
 
 
+_ONCE = re.compile(
+    r"\b(?:this time|just this once|this once|for now|for today|today only|for this (?:one|report|"
+    r"week|trip|time|call|meeting))\b"
+)
+"""Words that make a request a one-off ("HTML instead of PDF *this time*"), no new value."""
+
+
 def _replacement(text: str) -> str | None:
     """What a statement that the user gave something up says they have now: "and bought a
     Tesla" of "I sold my Corolla and bought a Tesla", "I want HTML" of "I want HTML
@@ -386,8 +393,10 @@ def replaced(text: str) -> tuple[str, bool] | None:
     replaced it: "I sold my Corolla and bought a Tesla" → ("Corolla", True), "I switched
     from PDF to HTML" → ("PDF", True), "I want HTML instead of PDF" → ("PDF", True), "I
     sold my Corolla" → ("Corolla", False); None for any other text (a name is needed: "I
-    sold my old bike" names nothing another fact could be found by)."""
-    if _ALSO.search(text.lower()) or not _OWN_STATEMENT.match(_clean(text)):
+    sold my old bike" names nothing another fact could be found by), and for a one-off
+    ("I'd like HTML instead of PDF this time")."""
+    lowered = text.lower()
+    if _ALSO.search(lowered) or _ONCE.search(lowered) or not _OWN_STATEMENT.match(_clean(text)):
         return None
     if found := _INSTEAD.search(text):
         return found.group("old"), True
