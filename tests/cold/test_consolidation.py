@@ -151,6 +151,8 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("Actually, I now lease a BMW", "car"),
         ("I drive a hard bargain", None),
         ("I drive my sister to school", None),
+        ("I'm 29.", "age"),
+        ("I'm 5 minutes away", None),
     ],
 )
 def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | None) -> None:
@@ -189,6 +191,9 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I use an iPhone.", "I replaced my iPhone with a Pixel."),
         ("My preferred charting tool is Excel.", "I chart in Python now instead of Excel."),
         ("I take my coffee with milk", "From now on I take my coffee black"),
+        ("I bank with Chase.", "I moved my accounts from Chase to Ally."),
+        ("My main brokerage is Schwab.", "I transferred everything from Schwab to Fidelity."),
+        ("I'm 29 years old", "I'm 30 now"),
         ("I walk to the office", "Going forward, I walk to the office with Ana"),
     ],
 )
@@ -271,6 +276,9 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
             "I'd like this report in HTML instead of PDF this time.",
         ),
         ("I use Slack at work.", "We switched from Slack to email for now."),
+        ("I use Chrome as my browser.", "My wife switched from Chrome to Safari."),
+        ("My brother drives a Ford Focus.", "I sold my Focus."),
+        ("I invest in Apple stock.", "I replaced my Apple Watch with a Garmin."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

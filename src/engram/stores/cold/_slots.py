@@ -56,6 +56,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("occupation", re.compile(rf"^i(?:'m| am)?\s+{_NOW}work(?:ing)?\s+as\s+an?\s+\S")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}\s+(?:years?\s+old|y/?o)\b")),
+    ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}(?:\s+now)?$")),
     ("age", re.compile(rf"{_IVE}turned\s+\d{{1,3}}\b")),
     ("name", re.compile(r"^(?:my name is|call me)\s+\S")),
     (
@@ -356,7 +357,8 @@ _NAME = rf"{_CAPITAL}(?:\s+{_CAPITAL}){{0,2}}"
 _OWN = r"(?i:(?:my|our|the)\s+)?(?i:(?:old|previous|former|current)\s+)?"
 _REPLACED = re.compile(
     r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|got\s+rid\s+of|gave\s+away"
-    r"|switched\s+(?:away\s+)?from|changed\s+from|upgraded\s+from|moved\s+(?:away\s+)?from"
+    r"|(?:switched|changed|upgraded|moved|transferred|shifted)\s+(?:away\s+)?"
+    r"(?:(?i:my|our|all\s+my|all\s+our)\s+[a-z]+\s+|(?i:everything|it|them)\s+)?from"
     r"|went\s+from|stopped\s+using|no\s+longer\s+use)\s+"
     rf"{_OWN}(?P<old>{_NAME})(?P<rest>.*)$"
 )
@@ -396,8 +398,11 @@ def replaced(text: str) -> tuple[str, bool] | None:
     sold my old bike" names nothing another fact could be found by), and for a one-off
     ("I'd like HTML instead of PDF this time")."""
     lowered = text.lower()
-    if _ALSO.search(lowered) or _ONCE.search(lowered) or not _OWN_STATEMENT.match(_clean(text)):
+    clean = _clean(text)
+    if _ALSO.search(lowered) or _ONCE.search(lowered) or not _OWN_STATEMENT.match(clean):
         return None
+    if re.match(r"^(?:my|our)\s+(\S+)", clean) and clean.split()[1] in _PEOPLE:
+        return None  # "My wife switched from Chrome to Safari": hers, not the user's
     if found := _INSTEAD.search(text):
         return found.group("old"), True
     found = _REPLACED.search(text)
