@@ -369,13 +369,18 @@ _FOLLOWED = re.compile(
     r"^\s*(?:,\s*)?(?i:(?:and|then)\s+(?:\w+\s+)?(?:bought|got|use|switched|moved|went|picked)"
     r"|for|with|to|into|in\s+favou?r\s+of)\b"
 )
-
-
 _ONCE = re.compile(
     r"\b(?:this time|just this once|this once|for now|for today|today only|for this (?:one|report|"
     r"week|trip|time|call|meeting))\b"
 )
 """Words that make a request a one-off ("HTML instead of PDF *this time*"), no new value."""
+_PAST = frozenset(
+    """was were went had saw met took made came bought sold did left gave spent ate drank
+    flew drove wrote visited used""".split()  # noqa: SIM905
+)
+"""First verbs of a statement of what the user did, not of how things are."""
+_PEOPLE = _NOT_ATTRIBUTES - frozenset("car house flat apartment office company".split())  # noqa: SIM905
+"""Whose facts are theirs, not the user's ("my sister lives in ...")."""
 
 
 def _replacement(text: str) -> str | None:
@@ -401,7 +406,7 @@ def replaced(text: str) -> tuple[str, bool] | None:
     clean = _clean(text)
     if _ALSO.search(lowered) or _ONCE.search(lowered) or not _OWN_STATEMENT.match(clean):
         return None
-    if re.match(r"^(?:my|our)\s+(\S+)", clean) and clean.split()[1] in _PEOPLE:
+    if (whose := re.match(r"^(?:my|our)\s+(\S+)", clean)) and whose.group(1) in _PEOPLE:
         return None  # "My wife switched from Chrome to Safari": hers, not the user's
     if found := _INSTEAD.search(text):
         return found.group("old"), True
@@ -409,13 +414,6 @@ def replaced(text: str) -> tuple[str, bool] | None:
     if found is None:
         return None
     return found.group("old"), bool(_FOLLOWED.match(found.group("rest")))
-
-
-_PAST = frozenset(
-    """was were went had saw met took made came bought sold did left gave spent ate drank
-    flew drove wrote visited used""".split()  # noqa: SIM905
-)
-_PEOPLE = _NOT_ATTRIBUTES - frozenset("car house flat apartment office company".split())  # noqa: SIM905
 
 
 def names(text: str, name: str) -> bool:
