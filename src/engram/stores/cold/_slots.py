@@ -383,16 +383,18 @@ _PEOPLE = _NOT_ATTRIBUTES - frozenset("car house flat apartment office company".
 """Whose facts are theirs, not the user's ("my sister lives in ...")."""
 
 
-def _replacement(text: str) -> str | None:
-    """What a statement that the user gave something up says they have now: "and bought a
-    Tesla" of "I sold my Corolla and bought a Tesla", "I want HTML" of "I want HTML
-    instead of PDF" ("" when it names nothing new); None for any other statement."""
+def _switch(text: str) -> tuple[str, str] | None:
+    """``(the thing given up, what the user has now)`` of a statement that names the
+    thing: ("Corolla", "and bought a Tesla") of "I sold my Corolla and bought a Tesla",
+    ("PDF", "I want HTML") of "I want HTML instead of PDF", ("Corolla", "") of "I sold my
+    Corolla"; None for any other text."""
     if found := _INSTEAD.search(text):
-        return text[: found.start()]
+        return found.group("old"), text[: found.start()]
     found = _REPLACED.search(text)
     if found is None:
         return None
-    return found.group("rest") if _FOLLOWED.match(found.group("rest")) else ""
+    rest = found.group("rest")
+    return found.group("old"), rest if _FOLLOWED.match(rest) else ""
 
 
 def replaced(text: str) -> tuple[str, bool] | None:
@@ -408,12 +410,8 @@ def replaced(text: str) -> tuple[str, bool] | None:
         return None
     if (whose := re.match(r"^(?:my|our)\s+(\S+)", clean)) and whose.group(1) in _PEOPLE:
         return None  # "My wife switched from Chrome to Safari": hers, not the user's
-    if found := _INSTEAD.search(text):
-        return found.group("old"), True
-    found = _REPLACED.search(text)
-    if found is None:
-        return None
-    return found.group("old"), bool(_FOLLOWED.match(found.group("rest")))
+    switch = _switch(text)
+    return None if switch is None else (switch[0], bool(switch[1]))
 
 
 def names(text: str, name: str) -> bool:
@@ -424,8 +422,8 @@ def names(text: str, name: str) -> bool:
     words = re.findall(r"[a-z][a-z'-]*", _clean(text))
     if not words or not _OWN_STATEMENT.match(words[0]):
         return False
-    if (now := _replacement(text)) is not None:
-        return _named_in(now, name)
+    if (switch := _switch(text)) is not None:
+        return _named_in(switch[1], name)
     rest = [w for w in words[1:] if w not in _ADVERBS]
     if not rest or rest[0] in _PEOPLE:
         return False
