@@ -149,6 +149,16 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _slot_kept(value: dict[str, Any], previous: MemoryRecord) -> dict[str, Any]:
+    """``value`` with ``previous``'s slot when it names none of its own: a new value that
+    names no slot ("I now have a high risk tolerance") stays the attribute's, so the next
+    statement of it supersedes this one."""
+    slot = previous.value.get("slot")
+    if "slot" in value or not isinstance(slot, str) or not slot:
+        return value
+    return {**value, "slot": slot}
+
+
 def _new_id() -> str:
     """A fresh version id (random). Ties in recall are broken by id, so a run that must
     be reproducible (evaluation) passes a deterministic ``new_id`` instead."""
@@ -307,12 +317,16 @@ class LongTermStore(EngramLabels):
         expires_at: datetime | None = None,
         fields: Mapping[str, Any] | None = None,
         vector: Vector | None = None,
+        keep_slot: bool = False,
     ) -> tuple[MemoryRecord, MemoryRecord | None]:
         """Write a new version of ``key`` (its vector embedded from ``text`` already),
-        superseding the current one; return both."""
+        superseding the current one; return both. With ``keep_slot``, a ``value`` that
+        names no slot takes the current version's (:func:`_slot_kept`)."""
         with self.backend.atomically(namespace):
             now = self.now()
             previous = self.backend.heads(namespace, [key]).get(key)
+            if keep_slot and previous is not None:
+                value = _slot_kept(value, previous)
             record = self._version(
                 namespace, key, value, text, now, previous, ttl, expires_at, fields
             )
@@ -863,8 +877,6 @@ class LongTermStore(EngramLabels):
 
     def _enact(self, note: Note, resolution: Resolution, vector: Vector | None) -> WriteResult:
         target = resolution.target
-        if resolution.action is Action.UPDATE and target and note.slot is None:
-            note = self._keeping_slot(note, target)
         if resolution.action in (Action.ADD, Action.UPDATE):
             key = target or self._new_id()
             record, previous = self._store(
@@ -876,6 +888,7 @@ class LongTermStore(EngramLabels):
                 expires_at=note.expires_at,
                 fields=note.fields(),
                 vector=vector,
+                keep_slot=resolution.action is Action.UPDATE,
             )
             if note.valid_to is not None:
                 closure = Closure(record.id, note.valid_to, None)
@@ -893,14 +906,6 @@ class LongTermStore(EngramLabels):
             return WriteResult("noop", head, resolution.reason, None, note.redactions)
         self.backend.apply(ChangeSet(closures=(Closure(head.id, self.now(), None),)))
         return WriteResult("deleted", None, resolution.reason, head, note.redactions)
-
-    def _keeping_slot(self, note: Note, key: str) -> Note:
-        """``note`` with the slot of ``key``'s current version when it has none of its
-        own: a new value that names no slot ("I now have a high risk tolerance") stays
-        the attribute's, so the next statement of it supersedes this one."""
-        head = self.backend.heads(note.namespace, [key]).get(key)
-        slot = None if head is None else head.value.get("slot")
-        return replace(note, slot=slot) if isinstance(slot, str) and slot else note
 
     def _enforce_cap(self, namespace: Namespace, keep: str) -> tuple[str, ...]:
         cap = self.options.max_items_per_namespace
