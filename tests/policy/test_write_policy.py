@@ -37,6 +37,17 @@ def test_too_short_texts_are_rejected(text: str) -> None:
     assert not decision.allowed and decision.reason and "too short" in decision.reason
 
 
+@pytest.mark.parametrize("text", ["I'm 29.", "Age: 41", "I'm Bob.", "I'm vegan"])
+def test_a_short_complete_fact_is_kept(text: str) -> None:
+    assert POLICY.evaluate(fact(text)).allowed, POLICY.evaluate(fact(text)).reason
+
+
+@pytest.mark.parametrize("text", ["hmm ok", "oh wow", "ah, thanks"])
+def test_interjections_are_service_phrases(text: str) -> None:
+    decision = POLICY.evaluate(fact(text))
+    assert not decision.allowed and decision.reason and "service phrase" in decision.reason
+
+
 def test_too_long_texts_are_rejected() -> None:
     decision = WritePolicy(max_chars=50).evaluate(fact("I prefer " + "very " * 20 + "low risk"))
     assert not decision.allowed and decision.reason and "too long" in decision.reason

@@ -20,7 +20,7 @@ _LANGUAGE = regex.compile(r"^\s*[a-z]{2}:")
 _SERVICE_WORDS = """
 en: ok okay k kk thanks thank you thx ty got it sure yes yeah yep no nope cool great nice
     sounds good noted will do done alright fine hi hello hey bye perfect awesome understood
-    right cheers please lol much very so np welcome that's thats all
+    right cheers please lol much very so np welcome that's thats all hmm wow oh ah uh um huh
 de: danke schön schoen vielen dank ja nein gut super prima alles klar tschüss hallo bitte
     genau passt okay verstanden sehr toll
 fr: merci beaucoup oui non d'accord daccord bien super parfait salut bonjour au revoir

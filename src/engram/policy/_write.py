@@ -68,7 +68,7 @@ class WritePolicy:
     reason, so someone can see what a tool tried to plant.
     """
 
-    min_chars: int = 8
+    min_chars: int = 6
     min_words: int = 2
     max_chars: int = 4000
     trusted_sources: frozenset[str] = frozenset({"user", "agent", "policy"})
