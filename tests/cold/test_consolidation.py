@@ -195,6 +195,11 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My main brokerage is Schwab.", "I transferred everything from Schwab to Fidelity."),
         ("I'm 29 years old", "I'm 30 now"),
         ("I walk to the office", "Going forward, I walk to the office with Ana"),
+        ("I want my reports as PDF", "I'd rather get reports as HTML from now on"),
+        ("I prefer tea in the morning", "These days I'd rather have coffee in the morning"),
+        ("I commute by bus", "These days I commute by bike"),
+        ("I shop at Lidl.", "Nowadays I shop at Aldi."),
+        ("I work from home.", "I now work from the office in Leeds."),
     ],
 )
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -279,6 +284,11 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I use Chrome as my browser.", "My wife switched from Chrome to Safari."),
         ("My brother drives a Ford Focus.", "I sold my Focus."),
         ("I invest in Apple stock.", "I replaced my Apple Watch with a Garmin."),
+        ("I go to yoga on Mondays", "I now go to a pottery class"),
+        ("I commute by bus", "Tom now commutes by bike"),
+        ("I commute by bus", "These days I also commute by bike"),
+        ("I want reports as PDF", "I now want a coffee"),
+        ("I talk with my mum on Sundays", "I now talk with a therapist weekly"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

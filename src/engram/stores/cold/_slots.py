@@ -129,7 +129,8 @@ _PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
 """A value that is a name ("Sarah", "Ana Lima")."""
 _VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always)\b")
 _PREFIX = re.compile(
-    r"^(?:(?:actually|now|currently|these days|lately|today|yesterday|recently|by the way|btw"
+    r"^(?:(?:actually|now|nowadays|currently|these days|lately|today|yesterday|recently"
+    r"|by the way|btw"
     r"|from now on|going forward|starting (?:today|now)"
     r"|update|oh|well|so|last (?:week|month|year)|this (?:week|month|year)|in \d{4})"
     r"[, ]+)+"
@@ -321,34 +322,57 @@ _FILLER = frozenset(
     """a an the my his her their our your its of in on at to for with and or but by from
     now nowadays these days anymore any more instead switched changed no longer not don't
     doesn't do does is are am was were be been has have had i me he she they we it this that
-    just really very usually always often still currently mostly""".split()  # noqa: SIM905
+    just really very usually always often still currently mostly would will""".split()  # noqa: SIM905
 )
+_CONTRACTED = re.compile(r"\b(i|we|you|he|she|they)'(d|m|ve|ll|re|s)\b")
+_EXPANDED = {"d": "would", "m": "am", "ve": "have", "ll": "will", "re": "are", "s": "is"}
+_WANT = frozenset("want wants prefer prefers like likes rather love loves wish".split())  # noqa: SIM905
+"""Verbs of a wish: "I'd rather get reports as HTML" says what "I want reports as PDF" did."""
+_GETTING = frozenset("get getting receive receiving see seeing be".split())  # noqa: SIM905
+"""A verb a wish takes before its object ("rather *get* reports"): part of the wish."""
+_FRAME = frozenset("by via from at in on through".split())  # noqa: SIM905
+"""Prepositions that frame how or where one does a thing: two values in one frame ("I
+commute *by* bus", "these days I commute *by* bike") cannot both be current. Not "with":
+one talks or plays with many people ("I now talk with a therapist" adds to "I talk with my
+mum")."""
 
 
-def _clause(text: str) -> tuple[str, str, frozenset[str]] | None:
-    """(subject, verb stem, content words after the verb) of a short statement."""
-    words = re.findall(r"[a-z][a-z'-]*", _clean(text))
+def _clause(text: str) -> tuple[str, str, str, frozenset[str]] | None:
+    """(subject, verb stem, the preposition right after the verb or "", content words
+    after the verb) of a short statement; a wish's verbs ("would rather get", "prefer")
+    read as ``want``."""
+    clean = _CONTRACTED.sub(lambda m: f"{m.group(1)} {_EXPANDED[m.group(2)]}", _clean(text))
+    words = re.findall(r"[a-z][a-z'-]*", clean)
     if len(words) < 3 or words[0] in _NOT_NAMES - {"i"}:
         return None
     rest = [w for w in words[1:] if w not in _FILLER]
     if len(rest) < 2:
         return None
     verb = re.sub(r"(?:es|s)$", "", rest[0]) if len(rest[0]) > 3 else rest[0]
-    return words[0], verb, frozenset(rest[1:])
+    if rest[0] in _WANT:
+        verb = "want"
+        rest = rest[:1] + rest[2:] if len(rest) > 2 and rest[1] in _GETTING else rest
+    after = words[words.index(rest[0]) + 1 :]
+    frame = after[0] if after and after[0] in _FRAME else ""
+    return words[0], verb, frame, frozenset(rest[1:])
 
 
 def changes_value(new: str, old: str) -> bool:
     """Whether ``new`` says that ``old`` has changed: a change word ("now", "these days",
-    "instead"), the same subject and verb, and a thing both speak of ("Bob takes his
-    coffee black" → "Bob now takes his coffee with oat milk"); never with "also" or "too"
-    ("I now also like rock" adds to "I like jazz")."""
+    "instead"), the same subject and verb (a wish's verbs read as one: "I'd rather get
+    reports as HTML from now on" → "I want reports as PDF"), and a thing both speak of
+    ("Bob takes his coffee black" → "Bob now takes his coffee with oat milk") or the same
+    frame (:data:`_FRAME`: "I commute by bus" → "These days I commute by bike"); never
+    with "also" or "too" ("I now also like rock" adds to "I like jazz")."""
     lowered = new.lower()
     if not _CHANGE.search(lowered) or _ALSO.search(lowered):
         return False
     said, before = _clause(new), _clause(old)
     if said is None or before is None:
         return False
-    return said[:2] == before[:2] and bool(said[2] & before[2])
+    if said[:2] != before[:2]:
+        return False
+    return bool(said[3] & before[3]) or (bool(said[2]) and said[2] == before[2])
 
 
 _CAPITAL = r"(?:[A-Z0-9]|[a-z]{1,2}[A-Z])[\w+-]*(?:\.\w[\w+-]*)*"
