@@ -27,6 +27,7 @@ inferred slot (the caller's ``slot=`` or an LLM resolver handles them).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 _WORD = r"[a-z][a-z'-]*"
 _ATTRIBUTE = rf"(?P<attr>{_WORD}(?:\s+{_WORD}){{0,3}}?)"
@@ -337,24 +338,34 @@ one talks or plays with many people ("I now talk with a therapist" adds to "I ta
 mum")."""
 
 
-def _clause(text: str) -> tuple[str, str, str, frozenset[str]] | None:
-    """(subject, verb stem, the preposition right after the verb or "", content words
-    after the verb) of a short statement; a wish's verbs ("would rather get", "prefer")
-    read as ``want``."""
+class _Clause(NamedTuple):
+    """What :func:`changes_value` compares of a short statement."""
+
+    subject: str
+    verb: str
+    """The verb's stem; ``want`` for a wish's verbs ("would rather get", "prefer")."""
+    frame: str
+    """The preposition right after the verb when it is one of :data:`_FRAME`, else ""."""
+    things: frozenset[str]
+    """The content words after the verb."""
+
+
+def _clause(text: str) -> _Clause | None:
+    """The :class:`_Clause` of a short statement (None when it is too short to have one)."""
     clean = _CONTRACTED.sub(lambda m: f"{m.group(1)} {_EXPANDED[m.group(2)]}", _clean(text))
     words = re.findall(r"[a-z][a-z'-]*", clean)
     if len(words) < 3 or words[0] in _NOT_NAMES - {"i"}:
         return None
-    rest = [w for w in words[1:] if w not in _FILLER]
-    if len(rest) < 2:
+    at = [i for i, w in enumerate(words) if i and w not in _FILLER]
+    if len(at) < 2:
         return None
+    rest = [words[i] for i in at]
     verb = re.sub(r"(?:es|s)$", "", rest[0]) if len(rest[0]) > 3 else rest[0]
     if rest[0] in _WANT:
         verb = "want"
         rest = rest[:1] + rest[2:] if len(rest) > 2 and rest[1] in _GETTING else rest
-    after = words[words.index(rest[0]) + 1 :]
-    frame = after[0] if after and after[0] in _FRAME else ""
-    return words[0], verb, frame, frozenset(rest[1:])
+    after = words[at[0] + 1] if at[0] + 1 < len(words) else ""
+    return _Clause(words[0], verb, after if after in _FRAME else "", frozenset(rest[1:]))
 
 
 def changes_value(new: str, old: str) -> bool:
@@ -370,9 +381,9 @@ def changes_value(new: str, old: str) -> bool:
     said, before = _clause(new), _clause(old)
     if said is None or before is None:
         return False
-    if said[:2] != before[:2]:
+    if (said.subject, said.verb) != (before.subject, before.verb):
         return False
-    return bool(said[3] & before[3]) or (bool(said[2]) and said[2] == before[2])
+    return bool(said.things & before.things) or (bool(said.frame) and said.frame == before.frame)
 
 
 _CAPITAL = r"(?:[A-Z0-9]|[a-z]{1,2}[A-Z])[\w+-]*(?:\.\w[\w+-]*)*"
