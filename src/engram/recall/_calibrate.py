@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from engram.recall._lexical import idf_of, term_counts, terms
+from engram.recall._lexical import idf_of, stems_of, terms
 
 COSINE_WIDTH = 0.05
 """Width of the logistic on cosines: floor - 0.1 maps to 0.12, floor + 0.1 to 0.88."""
@@ -51,14 +51,14 @@ def keyword_coverage(query: str, texts: Sequence[str]) -> list[float]:
     """For each of ``texts``, the share of ``query``'s term weight (IDF over ``texts``) it
     contains; 0.0 for every text when the query has no content word."""
     wanted = list(dict.fromkeys(terms(query)))
-    docs = [term_counts(text) for text in texts]
+    docs = [stems_of(text).stems for text in texts]
     weights = idf_of(wanted, docs)
     total = sum(weights.values())
     if total <= 0:
         return [0.0] * len(texts)
     keys = weights.keys()
     return [
-        0.0 if keys.isdisjoint(doc) else sum(weights[t] for t in set(doc) & keys) / total
+        0.0 if keys.isdisjoint(doc) else sum(weights[t] for t in keys if t in doc) / total
         for doc in docs
     ]
 

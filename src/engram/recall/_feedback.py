@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-from engram.recall._lexical import idf_of, term_counts, terms
+from engram.recall._lexical import idf_of, stems_of, terms
 
 _NAME = re.compile(r"(?<![.!?:\n]\s)(?<![.!?:\n])(?<!^)\b([A-Z][a-z]+(?:[A-Z][a-z]+)*)\b")
 """A capitalised word that does not start the text or a sentence: a name."""
@@ -45,9 +45,9 @@ def expansion(
     """
     if weight <= 0 or size <= 0 or not top:
         return {}
-    docs = [term_counts(text) for text in texts]
+    docs = [stems_of(text) for text in texts]
     picked = [docs[i] for i in top]
-    seen: Counter[str] = Counter(t for d in picked for t in d)
+    seen: Counter[str] = Counter(t for d in picked for t in d.stems)
     needed = 2 if len(picked) > 1 else 1
     pool = [t for t, n in seen.items() if n >= needed and t not in wanted]
     if names_only:
@@ -55,8 +55,8 @@ def expansion(
         pool = [t for t in pool if t in names]
     if not pool:
         return {}
-    idf = idf_of(pool, docs)
-    score = {t: idf[t] * sum(d[t] / max(sum(d.values()), 1) for d in picked) for t in pool}
+    idf = idf_of(pool, [d.stems for d in docs])
+    score = {t: idf[t] * sum(d.terms.count(t) / max(len(d.terms), 1) for d in picked) for t in pool}
     best = sorted(pool, key=lambda t: (-score[t], t))[:size]
     top_score = score[best[0]] or 1.0
     return {t: weight * score[t] / top_score for t in best if score[t] > 0}

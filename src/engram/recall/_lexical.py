@@ -15,9 +15,9 @@ LongMemEval from 0.921 to 0.929.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 from engram.recall._relevance import content_words, stem
 
@@ -52,39 +52,53 @@ def query_stems(query: str, leave_out: Collection[str]) -> tuple[list[str], set[
 def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[float]:
     """BM25 of each of ``texts`` for stems weighted by ``wanted`` (a term's weight
     multiplies its contribution)."""
-    counted = [_counted(text) for text in texts]
-    if not wanted or not counted:
-        return [0.0] * len(counted)
-    docs = [d for d, _ in counted]
-    mean = max(sum(n for _, n in counted) / len(docs), 1e-9)
-    idf = idf_of(list(wanted), docs)
+    docs = [_counted(text) for text in texts]
+    if not wanted or not docs:
+        return [0.0] * len(docs)
+    mean = max(sum(len(d.terms) for d in docs) / len(docs), 1e-9)
+    idf = idf_of(list(wanted), [d.stems for d in docs])
     weighted = [(t, w, idf[t]) for t, w in wanted.items()]
     keys = wanted.keys()
     return [
         0.0
-        if keys.isdisjoint(d)
-        else sum([w * _term(d[t], i, n / mean) for t, w, i in weighted if t in d], 0.0)
-        for d, n in counted
+        if keys.isdisjoint(d.stems)
+        else sum(
+            [
+                w * _term(d.terms.count(t), i, len(d.terms) / mean)
+                for t, w, i in weighted
+                if t in d.stems
+            ],
+            0.0,
+        )
+        for d in docs
     ]
 
 
 def idf_of(wanted: Sequence[str], docs: Sequence[Collection[str]]) -> dict[str, float]:
     """BM25's inverse document frequency of each stem in ``wanted`` over documents given
-    as their stems (:func:`term_counts`)."""
+    as their stems (:attr:`Terms.stems`)."""
     return {t: _idf(len(docs), len([d for d in docs if t in d])) for t in wanted}
 
 
-def term_counts(text: str) -> Counter[str]:
-    """How often each stem occurs in ``text`` (cached; the caller must not change it)."""
-    return _counted(text)[0]
+class Terms(NamedTuple):
+    """A text's stems in order (:func:`terms`) and the set of them: what BM25 reads of
+    a candidate. A term's count is ``terms.count(t)``, taken only for the few query
+    stems a text holds (building a ``Counter`` of every stem cost as much again as
+    stemming the text)."""
+
+    terms: tuple[str, ...]
+    stems: frozenset[str]
+
+
+def stems_of(text: str) -> Terms:
+    """``text``'s :class:`Terms` (cached; the same memories recur across queries)."""
+    return _counted(text)
 
 
 @lru_cache(maxsize=16384)
-def _counted(text: str) -> tuple[Counter[str], int]:
-    """Term counts of a candidate text and how many terms it has (cached: the same
-    memories recur across queries)."""
-    counts = Counter(terms(text))
-    return counts, sum(counts.values())
+def _counted(text: str) -> Terms:
+    found = tuple(terms(text))
+    return Terms(found, frozenset(found))
 
 
 def clear_caches() -> int:
