@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from engram.recall._lexical import bm25, terms
+import math
+import random
+from collections import Counter
+
+import pytest
+
+from engram.recall import keyword_coverage
+from engram.recall._lexical import K1, B, bm25, terms
 
 
 def test_terms_are_stems_of_content_words() -> None:
@@ -47,3 +54,42 @@ def test_forget_drops_the_stems_and_counts_of_recalled_memories() -> None:
     assert report.caches_cleared >= 1
     assert _lexical._counted.cache_info().currsize == 0
     assert _lexical.stem.cache_info().currsize == 0
+
+
+def _reference_bm25(query: str, texts: list[str]) -> list[float]:
+    """Okapi BM25 written out plainly: a Counter per text, every text's every term."""
+    wanted = list(dict.fromkeys(terms(query)))
+    docs = [Counter(terms(t)) for t in texts]
+    mean = max(sum(sum(d.values()) for d in docs) / len(docs), 1e-9)
+    out = []
+    for d in docs:
+        score = 0.0
+        for t in wanted:
+            if d[t]:
+                df = sum(1 for e in docs if t in e)
+                idf = math.log(1.0 + (len(docs) - df + 0.5) / (df + 0.5))
+                norm = K1 * (1.0 - B + B * (sum(d.values()) / mean))
+                score += idf * d[t] * (K1 + 1.0) / (d[t] + norm)
+        out.append(score)
+    return out
+
+
+def test_scores_equal_plain_bm25_on_random_texts() -> None:
+    rng = random.Random(5)
+    words = ["book", "books", "reading", "read", "lake", "lakes", "camp", "camping"]
+    words += ["the", "a", "of", "red", "sofa", "dog", "dogs"]
+    for _ in range(50):
+        texts = [
+            " ".join(rng.choices(words, k=rng.randint(0, 9))) for _ in range(rng.randint(1, 30))
+        ]
+        query = " ".join(rng.choices(words, k=rng.randint(1, 4)))
+        assert bm25(query, texts) == _reference_bm25(query, texts)
+
+
+def test_coverage_weighs_the_query_terms_each_text_holds() -> None:
+    texts = ["red sofa", "the dog sleeps", "a red dog on the sofa", "nothing here"]
+    coverage = keyword_coverage("red dog", texts)
+    assert coverage[2] == 1.0 and coverage[3] == 0.0
+    assert 0.0 < coverage[0] < 1.0 and 0.0 < coverage[1] < 1.0
+    assert coverage[0] + coverage[1] == pytest.approx(1.0)
+    assert keyword_coverage("the of", texts) == [0.0] * 4

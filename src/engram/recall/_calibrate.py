@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from engram.recall._lexical import idf_of, stems_of, terms
+from engram.recall._lexical import holding, idf_of, stems_of, terms
 
 COSINE_WIDTH = 0.05
 """Width of the logistic on cosines: floor - 0.1 maps to 0.12, floor + 0.1 to 0.88."""
@@ -52,15 +52,15 @@ def keyword_coverage(query: str, texts: Sequence[str]) -> list[float]:
     contains; 0.0 for every text when the query has no content word."""
     wanted = list(dict.fromkeys(terms(query)))
     docs = [stems_of(text).stems for text in texts]
-    weights = idf_of(wanted, docs)
+    held = holding(set(wanted), docs)
+    weights = idf_of(wanted, [docs[n] for n in held], len(docs))
     total = sum(weights.values())
+    coverage = [0.0] * len(texts)
     if total <= 0:
-        return [0.0] * len(texts)
-    keys = weights.keys()
-    return [
-        0.0 if keys.isdisjoint(doc) else sum(weights[t] for t in keys if t in doc) / total
-        for doc in docs
-    ]
+        return coverage
+    for n in held:
+        coverage[n] = sum(weights[t] for t in wanted if t in docs[n]) / total
+    return coverage
 
 
 def confidence(cosine: float, coverage: float) -> float:

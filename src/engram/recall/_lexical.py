@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -53,31 +54,36 @@ def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[flo
     """BM25 of each of ``texts`` for stems weighted by ``wanted`` (a term's weight
     multiplies its contribution)."""
     docs = [_counted(text) for text in texts]
+    scores = [0.0] * len(docs)
     if not wanted or not docs:
-        return [0.0] * len(docs)
-    mean = max(sum(len(d.terms) for d in docs) / len(docs), 1e-9)
-    idf = idf_of(list(wanted), [d.stems for d in docs])
+        return scores
+    mean = max(sum([len(d.terms) for d in docs]) / len(docs), 1e-9)
+    held = holding(wanted.keys(), [d.stems for d in docs])
+    idf = idf_of(list(wanted), [docs[n].stems for n in held], len(docs))
     weighted = [(t, w, idf[t]) for t, w in wanted.items()]
-    keys = wanted.keys()
-    return [
-        0.0
-        if keys.isdisjoint(d.stems)
-        else sum(
-            [
-                w * _term(d.terms.count(t), i, len(d.terms) / mean)
-                for t, w, i in weighted
-                if t in d.stems
-            ],
-            0.0,
+    for n in held:
+        terms, stems = docs[n]
+        length = len(terms) / mean
+        scores[n] = sum(
+            [w * _term(terms.count(t), i, length) for t, w, i in weighted if t in stems], 0.0
         )
-        for d in docs
-    ]
+    return scores
 
 
-def idf_of(wanted: Sequence[str], docs: Sequence[Collection[str]]) -> dict[str, float]:
+def holding(wanted: AbstractSet[str], docs: Sequence[AbstractSet[str]]) -> list[int]:
+    """Positions of the documents (given as their stems) holding a stem of ``wanted``:
+    usually a few of recall's candidates, the only ones a query's terms score."""
+    return [n for n, d in enumerate(docs) if not wanted.isdisjoint(d)]
+
+
+def idf_of(
+    wanted: Sequence[str], docs: Sequence[Collection[str]], count: int | None = None
+) -> dict[str, float]:
     """BM25's inverse document frequency of each stem in ``wanted`` over documents given
-    as their stems (:attr:`Terms.stems`)."""
-    return {t: _idf(len(docs), len([d for d in docs if t in d])) for t in wanted}
+    as their stems (:attr:`Terms.stems`): ``docs``, or ``count`` documents of which
+    ``docs`` are those holding any of ``wanted`` (:func:`holding`)."""
+    total = len(docs) if count is None else count
+    return {t: _idf(total, len([d for d in docs if t in d])) for t in wanted}
 
 
 class Terms(NamedTuple):

@@ -11,9 +11,10 @@ thread per query cost ~4 ms on a loaded 2-core machine.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import NamedTuple
 
 from engram.recall import (
@@ -123,43 +124,45 @@ def in_context(
     outgrows that search (LoCoMo 0-4 with four other conversations' turns beside each,
     within 2,000 / 4,000 tokens: 0.822 / 0.858 -> 0.844 / 0.887; unchanged when the
     search returns every memory)."""
-    by_id = {hit.id: hit for hit, _ in found}
     candidates = _candidates(found, boost, names_time(query, boost))
     topic = topic_query(query, candidates, boost)
     if topic is not None:
         cosines = search(topic)
         candidates = [c._replace(topic_similarity=cosines.of(c.id)) for c in candidates]
     reranked = rerank(query, candidates, boost)
-    top = max((score for _, score in reranked), default=0.0) or 1.0
-    relative = {i: score / top for i, score in reranked}
-    prior = _priors(relative, by_id, ranking)
-    order = sorted(relative, key=lambda i: -relative[i] * prior[i])
-    own = _confidences(query, found, ranking.floor)
-    best = max(own.values(), default=0.0)
+    top = max(map(itemgetter(1), reranked), default=0.0) or 1.0
+    mean = combiner(ranking.weights)
+    by_id = {
+        hit.id: (n, hit, mean(hit.recency, hit.importance, 1.0)) for n, (hit, _) in enumerate(found)
+    }
+    relative = [(by_id[i], score / top) for i, score in reranked]
+    keys = [-share * prior for (_, _, prior), share in relative]
+    chosen = [relative[n] for n in sorted(range(len(keys)), key=keys.__getitem__)[:k]]
+    best, own = _confidences(query, found, ranking.floor, [n for (n, _, _), _ in chosen])
     out = []
-    for i in order[:k]:
-        relevance = min(best * relative[i], own[i])
-        out.append((by_id[i], relevance * prior[i], relevance))
+    for (n, hit, prior), share in chosen:
+        relevance = min(best * share, own[n])
+        out.append((hit, relevance * prior, relevance))
     return out
 
 
-def _priors(ids: Iterable[str], by_id: Mapping[str, Hit], ranking: Ranking) -> dict[str, float]:
-    """The weights applied with full relevance, by id: 1.0 for a fresh memory of top
-    importance, less as recency and importance fall (so a weak match never scores high
-    for them)."""
-    mean = combiner(ranking.weights)
-    return {i: mean(by_id[i].recency, by_id[i].importance, 1.0) for i in ids}
-
-
 def _confidences(
-    query: str, found: Sequence[tuple[Hit, Excerpt]], floor: float
-) -> dict[str, float]:
-    """How well each of ``found`` matches ``query`` (:mod:`engram.recall._calibrate`)."""
+    query: str, found: Sequence[tuple[Hit, Excerpt]], floor: float, wanted: Sequence[int]
+) -> tuple[float, dict[int, float]]:
+    """How well the best of ``found`` matches ``query``, and how well each of ``found``
+    at the positions ``wanted`` does (:mod:`engram.recall._calibrate`).
+
+    Only a candidate holding a query term or the one of highest cosine can be the best:
+    without a term a candidate's confidence grows with its cosine alone."""
     coverage = keyword_coverage(query, [excerpt.text for _, excerpt in found])
-    return {
-        hit.id: confidence(cosine_confidence(hit.similarity, floor), c)
-        for (hit, _), c in zip(found, coverage, strict=True)
-    }
+    sims = [hit.similarity for hit, _ in found]
+    highest = max((s for s in sims if s is not None), default=None)
+    best = max(
+        [confidence(cosine_confidence(highest, floor), 0.0)]
+        + [confidence(cosine_confidence(sims[n], floor), c) for n, c in enumerate(coverage) if c]
+    )
+    own = {n: confidence(cosine_confidence(sims[n], floor), coverage[n]) for n in wanted}
+    return best, own
 
 
 def _candidates(
@@ -167,13 +170,24 @@ def _candidates(
 ) -> list[Candidate]:
     """The re-ranker's view of each of ``found``: the boost's value fields and, when the
     query names a time (``dated``; the date step reads them only then), its date (the
-    day it became valid when it has no ``date_field``)."""
-    session, position, speaker, date = (
-        boost.session_field,
-        boost.position_field,
-        boost.speaker_field,
-        boost.date_field,
-    )
+    day it became valid when it has no ``date_field``). Session and position are read
+    only for the steps that use them (neighbours, session); otherwise they are left
+    unknown ("" and -1)."""
+    speaker = boost.speaker_field
+    if not (boost.neighbours or boost.session or dated):  # recall's default
+        return [
+            Candidate(
+                hit.id,
+                hit.relevance,
+                "",
+                -1,
+                str(excerpt.value.get(speaker, "")),
+                excerpt.text,
+                hit.similarity,
+            )
+            for hit, excerpt in found
+        ]
+    session, position, date = boost.session_field, boost.position_field, boost.date_field
     return [
         Candidate(
             hit.id,
