@@ -21,6 +21,7 @@ from engram import Principal
 from engram.backends.sqlite import _cold_sql
 from engram.backends.sqlite.cold import SQLiteColdBackend
 from engram.recall import HashEmbedder, index_words, keyword_text, search_terms
+from engram.recall._lexical import terms
 from engram.stores.cold import LongTermStore, open_store
 
 if TYPE_CHECKING:
@@ -81,6 +82,13 @@ def test_another_users_stems_are_not_found(make_store: StoreFactory) -> None:
 # -- stores written before: the index rebuilt from the rows -----------------------------
 
 
+STEMMED = 7
+"""The SQLite schema version whose migration rebuilt the keyword index on stems."""
+
+STORED_STEMS = 8
+"""The SQLite schema version that added each version's stems (``stems``)."""
+
+
 def _vocabulary(path: Path) -> set[str]:
     with sqlite3.connect(path) as conn:
         conn.execute(f"CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, {_cold_sql.FTS}, row)")
@@ -99,6 +107,8 @@ def _as_written(path: Path, version: int) -> None:
             f"SELECT rowid, words(text), {_cold_sql.SCOPES}(ns) FROM {_cold_sql.TABLE}"
         )
         conn.execute("DELETE FROM cold_schema_version WHERE version > ?", (version,))
+        if version < STORED_STEMS:  # (nor had it the stems column)
+            conn.execute(f"ALTER TABLE {_cold_sql.TABLE} DROP COLUMN stems")
 
 
 def test_a_sqlite_store_of_words_as_written_is_rebuilt_on_stems(tmp_path: Path) -> None:
@@ -106,7 +116,7 @@ def test_a_sqlite_store_of_words_as_written_is_rebuilt_on_stems(tmp_path: Path) 
     for where in (path, fresh):
         with open_store(f"sqlite:///{where}", embedder=None, clock=Clock()) as s:
             _fill(s)
-    _as_written(path, len(_cold_sql.MIGRATIONS) - 1)
+    _as_written(path, STEMMED - 1)
     assert "camping" in _vocabulary(path)
     with open_store(f"sqlite:///{path}", embedder=None) as s:
         assert _keys(s, "camped") == ["camp"]
@@ -126,6 +136,7 @@ def test_several_pending_rebuilds_of_the_sqlite_index_run_once(tmp_path: Path) -
             f"INSERT INTO {_cold_sql.FTS} (rowid, text) SELECT rowid, text FROM {_cold_sql.TABLE}"
         )
         conn.execute("DELETE FROM cold_schema_version WHERE version > 5")
+        conn.execute(f"ALTER TABLE {_cold_sql.TABLE} DROP COLUMN stems")
     statements: list[str] = []
     connect = SQLiteColdBackend._connect
 
@@ -239,3 +250,68 @@ def test_a_postgres_rekey_that_changes_no_row_rebuilds_no_index(postgres_url: st
     assert len(before) > 3 and after == before  # the same index objects, none built again
     with open_store(postgres_url, embedder=None) as s:
         assert _keys(s, "camped") == ["camp"]
+
+
+# -- each version's stems, stored for the re-ranking --------------------------------------
+
+
+TURNS = [
+    ("Caroline: I went camping by the lake with my kids", "Caroline"),
+    ("Melanie: The libraries open late on Thursdays", "Melanie"),
+    ("Caroline:我喜欢喝绿茶 and café au lait", "Caroline"),
+    ("Caroline: Caroline's résumé lists her pottery classes", "Caroline"),
+    ("a turn without its speaker's label", "Melanie"),
+]
+
+
+def _turns(store: LongTermStore) -> None:
+    for n, (text, speaker) in enumerate(TURNS):
+        store.put(ME.namespace, f"t{n}", {"text": text, "speaker": speaker})
+
+
+def _later() -> Clock:
+    """A clock an hour after the one the turns were written with."""
+    clock = Clock()
+    clock.advance(hours=1)
+    return clock
+
+
+def _recalled(store: LongTermStore, query: str) -> list[tuple[str, float]]:
+    return [(r.record.key, r.score) for r in store.recall(ME, query, k=5)]
+
+
+def test_a_sqlite_store_keeps_each_versions_stems(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with open_store(f"sqlite:///{path}", embedder=HashEmbedder(), clock=Clock()) as s:
+        _turns(s)
+    with sqlite3.connect(path) as conn:
+        rows = dict(conn.execute(f"SELECT text, stems FROM {_cold_sql.TABLE}").fetchall())
+    assert rows == {text: " ".join(terms(text)) for text, _ in TURNS}
+    assert rows[TURNS[0][0]].split() == ["carolin", "went", "camp", "lake", "kid"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["Where did Caroline go camping?", "When does the library open?", "绿茶", "pottery résumé"],
+)
+def test_a_sqlite_store_from_before_the_stems_recalls_as_a_new_one(
+    tmp_path: Path, query: str
+) -> None:
+    """Rows written before the stems were stored (NULL) are stemmed from their texts,
+    the label of the speaker left out as it is from stored stems: the same results."""
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    for where in (old, new):
+        with open_store(f"sqlite:///{where}", embedder=HashEmbedder(), clock=Clock()) as s:
+            _turns(s)
+    with sqlite3.connect(old) as conn:  # as an older engram left it
+        conn.execute(f"ALTER TABLE {_cold_sql.TABLE} DROP COLUMN stems")
+        conn.execute("DELETE FROM cold_schema_version WHERE version >= ?", (STORED_STEMS,))
+    with (
+        open_store(f"sqlite:///{old}", embedder=HashEmbedder(), clock=_later()) as before,
+        open_store(f"sqlite:///{new}", embedder=HashEmbedder(), clock=_later()) as after,
+    ):
+        recalled, old_way = _recalled(after, query), _recalled(before, query)
+        assert recalled[0] == old_way[0] and recalled[0][1] > 0.5
+        assert dict(old_way) == dict(recalled)  # (the weak ones tie, ordered by their ids)
+    with sqlite3.connect(old) as conn:
+        assert {s for (s,) in conn.execute(f"SELECT stems FROM {_cold_sql.TABLE}")} == {None}

@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 
 from engram.recall import keyword_coverage
-from engram.recall._lexical import K1, B, bm25, terms
+from engram.recall._context import Candidate, _spoken, _stems
+from engram.recall._lexical import K1, B, bm25, stored_stems, terms
 
 
 def test_terms_are_stems_of_content_words() -> None:
@@ -93,3 +94,24 @@ def test_coverage_weighs_the_query_terms_each_text_holds() -> None:
     assert 0.0 < coverage[0] < 1.0 and 0.0 < coverage[1] < 1.0
     assert coverage[0] + coverage[1] == pytest.approx(1.0)
     assert keyword_coverage("the of", texts) == [0.0] * 4
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker"),
+    [
+        ("Caroline: I went camping", "Caroline"),
+        ("Mel:我们去了 café", "Mel"),
+        ("Ann:Running late, Ann said", "Ann"),
+        ("Ann: ", "Ann"),
+        ("Bob : a spaced label", "Bob "),
+        ("Jean-Luc: the Café's résumés", "Jean-Luc"),
+        ("no label here", "Ann"),
+        ("Ann Lee: two words", "Ann Lee"),
+    ],
+)
+def test_stored_stems_read_as_the_texts_own_without_the_speakers_label(
+    text: str, speaker: str
+) -> None:
+    stored = Candidate("i", 0.0, "", -1, speaker, text, stems=stored_stems(text))
+    assert _stems(stored) == _stems(stored._replace(stems=None))
+    assert _stems(stored) == tuple(terms(_spoken(stored)))

@@ -10,6 +10,7 @@ from engram.recall._calibrate import (
     cosine_confidence,
     keyword_coverage,
 )
+from engram.recall._calibrate import coverage as stem_coverage
 from engram.recall._context import (
     CONVERSATION,
     DEFAULT_CONTEXT,
@@ -30,6 +31,7 @@ from engram.recall._factory import (
 from engram.recall._fusion import rrf
 from engram.recall._http import OpenAIEmbedder
 from engram.recall._lexical import clear_caches as clear_keyword_caches
+from engram.recall._lexical import stems_for, stored_stems
 from engram.recall._local import MiniLMEmbedder
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
@@ -84,5 +86,8 @@ __all__ = [
     "rrf",
     "search_terms",
     "stem",
+    "stem_coverage",
+    "stems_for",
+    "stored_stems",
     "topic_query",
 ]

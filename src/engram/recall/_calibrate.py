@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from engram.recall._lexical import holding, idf_of, stems_of, terms
+from engram.recall._lexical import Stems, holding, idf_of, stems_of, terms
 
 COSINE_WIDTH = 0.05
 """Width of the logistic on cosines: floor - 0.1 maps to 0.12, floor + 0.1 to 0.88."""
@@ -50,17 +50,22 @@ def cosine_confidence(similarity: float | None, floor: float) -> float:
 def keyword_coverage(query: str, texts: Sequence[str]) -> list[float]:
     """For each of ``texts``, the share of ``query``'s term weight (IDF over ``texts``) it
     contains; 0.0 for every text when the query has no content word."""
+    return coverage(query, [stems_of(text) for text in texts])
+
+
+def coverage(query: str, docs: Sequence[Stems]) -> list[float]:
+    """:func:`keyword_coverage` of texts given as their stems
+    (:func:`engram.recall._lexical.stems_of`)."""
     wanted = list(dict.fromkeys(terms(query)))
-    docs = [stems_of(text).stems for text in texts]
     held = holding(set(wanted), docs)
     weights = idf_of(wanted, [docs[n] for n in held], len(docs))
     total = sum(weights.values())
-    coverage = [0.0] * len(texts)
+    shares = [0.0] * len(docs)
     if total <= 0:
-        return coverage
+        return shares
     for n in held:
-        coverage[n] = sum(weights[t] for t in wanted if t in docs[n]) / total
-    return coverage
+        shares[n] = sum(weights[t] for t in wanted if t in docs[n]) / total
+    return shares
 
 
 def confidence(cosine: float, coverage: float) -> float:

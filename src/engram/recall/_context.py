@@ -41,7 +41,7 @@ from typing import NamedTuple
 from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
 from engram.recall._feedback import expansion
-from engram.recall._lexical import bm25, query_stems, weighted_bm25
+from engram.recall._lexical import Stems, query_stems, scored, stems_for, stems_of
 from engram.recall._relevance import relevance as fused_relevance
 
 
@@ -61,6 +61,7 @@ class Candidate(NamedTuple):
     similarity: float | None = None
     topic_similarity: float | None = None
     date: str = ""
+    stems: str | None = None
 
 
 POOL_SCALE = 40.0
@@ -176,11 +177,13 @@ def lexical_relevance(
     With ``boost.feedback`` > 0 the keyword leg is scored again with the query expanded
     by the first pass's best candidates' distinctive stems (:mod:`engram.recall._feedback`)."""
     texts = [_spoken(c) for c in candidates]
-    scores = bm25(query, texts, leave_out=leave_out)
+    docs = [_stems(c) for c in candidates]
+    wanted, _ = query_stems(query, leave_out)
+    scores = scored(dict.fromkeys(wanted, 1.0), docs)
     vector = _sorted([(c.id, s) for c in candidates if (s := _cosine(c, topic)) is not None])
     fused = _fused(candidates, scores, vector)
     if boost is not None and boost.feedback > 0:
-        scores = _fed_back(query, texts, candidates, fused, leave_out, boost)
+        scores = _fed_back(query, texts, docs, candidates, fused, leave_out, boost)
         fused = _fused(candidates, scores, vector)
     return fused
 
@@ -196,6 +199,7 @@ def _fused(
 def _fed_back(
     query: str,
     texts: Sequence[str],
+    docs: Sequence[Stems],
     candidates: Sequence[Candidate],
     first: Mapping[str, float],
     leave_out: Sequence[str],
@@ -214,7 +218,22 @@ def _fed_back(
         boost.feedback,
         boost.feedback_names_only,
     )
-    return weighted_bm25({**extra, **dict.fromkeys(wanted, 1.0)}, texts)
+    return scored({**extra, **dict.fromkeys(wanted, 1.0)}, docs)
+
+
+def _stems(candidate: Candidate) -> Stems:
+    """The stems BM25 scores of a candidate's text without its ``speaker:`` label: read
+    from the stems stored with it when there are some (the label's stems lead them, as
+    the label leads the text), else taken from the text."""
+    if candidate.stems is None:
+        return stems_of(_spoken(candidate))
+    stored = stems_for(candidate.text, candidate.stems)
+    if not (candidate.speaker and candidate.text.startswith(f"{candidate.speaker}:")):
+        return stored
+    label = stems_of(f"{candidate.speaker}:")
+    if stored[: len(label)] != label:
+        return stems_of(_spoken(candidate))
+    return stored[len(label) :]
 
 
 def _spoken(candidate: Candidate) -> str:

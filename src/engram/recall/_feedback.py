@@ -47,7 +47,7 @@ def expansion(
         return {}
     docs = [stems_of(text) for text in texts]
     picked = [docs[i] for i in top]
-    seen: Counter[str] = Counter(t for d in picked for t in d.stems)
+    seen: Counter[str] = Counter(t for d in picked for t in set(d))
     needed = 2 if len(picked) > 1 else 1
     pool = [t for t, n in seen.items() if n >= needed and t not in wanted]
     if names_only:
@@ -55,8 +55,8 @@ def expansion(
         pool = [t for t in pool if t in names]
     if not pool:
         return {}
-    idf = idf_of(pool, [d.stems for d in docs])
-    score = {t: idf[t] * sum(d.terms.count(t) / max(len(d.terms), 1) for d in picked) for t in pool}
+    idf = idf_of(pool, docs)
+    score = {t: idf[t] * sum(d.count(t) / max(len(d), 1) for d in picked) for t in pool}
     best = sorted(pool, key=lambda t: (-score[t], t))[:size]
     top_score = score[best[0]] or 1.0
     return {t: weight * score[t] / top_score for t in best if score[t] > 0}

@@ -18,7 +18,6 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
-from typing import NamedTuple
 
 from engram.recall._relevance import content_words, stem
 
@@ -53,24 +52,28 @@ def query_stems(query: str, leave_out: Collection[str]) -> tuple[list[str], set[
 def weighted_bm25(wanted: Mapping[str, float], texts: Sequence[str]) -> list[float]:
     """BM25 of each of ``texts`` for stems weighted by ``wanted`` (a term's weight
     multiplies its contribution)."""
-    docs = [_counted(text) for text in texts]
+    return scored(wanted, [_counted(text) for text in texts])
+
+
+def scored(wanted: Mapping[str, float], docs: Sequence[Stems]) -> list[float]:
+    """:func:`weighted_bm25` of documents given as their stems (:func:`stems_of`)."""
     scores = [0.0] * len(docs)
     if not wanted or not docs:
         return scores
-    mean = max(sum([len(d.terms) for d in docs]) / len(docs), 1e-9)
-    held = holding(wanted.keys(), [d.stems for d in docs])
-    idf = idf_of(list(wanted), [docs[n].stems for n in held], len(docs))
+    mean = max(sum([len(d) for d in docs]) / len(docs), 1e-9)
+    held = holding(wanted.keys(), docs)
+    idf = idf_of(list(wanted), [docs[n] for n in held], len(docs))
     weighted = [(t, w, idf[t]) for t, w in wanted.items()]
     for n in held:
-        terms, stems = docs[n]
-        length = len(terms) / mean
+        doc = docs[n]
+        length = len(doc) / mean
         scores[n] = sum(
-            [w * _term(terms.count(t), i, length) for t, w, i in weighted if t in stems], 0.0
+            [w * _term(doc.count(t), i, length) for t, w, i in weighted if t in doc], 0.0
         )
     return scores
 
 
-def holding(wanted: AbstractSet[str], docs: Sequence[AbstractSet[str]]) -> list[int]:
+def holding(wanted: AbstractSet[str], docs: Sequence[Collection[str]]) -> list[int]:
     """Positions of the documents (given as their stems) holding a stem of ``wanted``:
     usually a few of recall's candidates, the only ones a query's terms score."""
     return [n for n, d in enumerate(docs) if not wanted.isdisjoint(d)]
@@ -80,31 +83,44 @@ def idf_of(
     wanted: Sequence[str], docs: Sequence[Collection[str]], count: int | None = None
 ) -> dict[str, float]:
     """BM25's inverse document frequency of each stem in ``wanted`` over documents given
-    as their stems (:attr:`Terms.stems`): ``docs``, or ``count`` documents of which
-    ``docs`` are those holding any of ``wanted`` (:func:`holding`)."""
+    as their stems: ``docs``, or ``count`` documents of which ``docs`` are those holding
+    any of ``wanted`` (:func:`holding`)."""
     total = len(docs) if count is None else count
     return {t: _idf(total, len([d for d in docs if t in d])) for t in wanted}
 
 
-class Terms(NamedTuple):
-    """A text's stems in order (:func:`terms`) and the set of them: what BM25 reads of
-    a candidate. A term's count is ``terms.count(t)``, taken only for the few query
-    stems a text holds (building a ``Counter`` of every stem cost as much again as
-    stemming the text)."""
-
-    terms: tuple[str, ...]
-    stems: frozenset[str]
+Stems = tuple[str, ...]
+"""A text's stems in order (:func:`terms`): what BM25 reads of a candidate (a term's
+count is ``stems.count(t)``, taken only for the few query stems a text holds)."""
 
 
-def stems_of(text: str) -> Terms:
-    """``text``'s :class:`Terms` (cached; the same memories recur across queries)."""
+def stems_of(text: str) -> Stems:
+    """``text``'s :data:`Stems` (cached; the same memories recur across queries)."""
     return _counted(text)
 
 
 @lru_cache(maxsize=16384)
-def _counted(text: str) -> Terms:
-    found = tuple(terms(text))
-    return Terms(found, frozenset(found))
+def _counted(text: str) -> Stems:
+    return tuple(terms(text))
+
+
+def stored_stems(text: str) -> str:
+    """What a backend stores of ``text`` for re-ranking (:attr:`Excerpt.stems`): its
+    stems joined by spaces (a stem holds no space). Stored, a candidate's stems are read
+    with its excerpt instead of computed again (~5 µs a text, most of the re-ranking of
+    a large store's candidates)."""
+    return " ".join(terms(text))
+
+
+def read_stems(stored: str) -> Stems:
+    """The :data:`Stems` of a text from what :func:`stored_stems` wrote of it."""
+    return tuple(stored.split())
+
+
+def stems_for(text: str, stored: str | None) -> Stems:
+    """The :data:`Stems` of ``text``: read from ``stored`` (what :func:`stored_stems`
+    wrote of it) when given, else taken from the text."""
+    return stems_of(text) if stored is None else read_stems(stored)
 
 
 def clear_caches() -> int:

@@ -134,6 +134,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         FTS_TABLE,
         _FTS_FILL,
     ),
+    (
+        # Each version's stems (``engram.recall._lexical.terms`` of its text, joined by
+        # spaces), written with it: recall's re-ranking reads them with its excerpts
+        # instead of stemming every candidate anew. NULL for the rows written before,
+        # whose stems are taken from their texts at recall.
+        f"ALTER TABLE {TABLE} ADD COLUMN stems TEXT",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements)."""
 
@@ -148,7 +155,7 @@ COLUMNS = (
     "id, ns, key, value, text, tags, source, sensitivity, importance, created_at, "
     "recorded_at, valid_from, valid_to, expires_at, ttl_s, provenance, superseded_by, model"
 )
-INSERT = f"INSERT INTO {TABLE} ({COLUMNS}, vector) VALUES ({', '.join('?' * 19)})"
+INSERT = f"INSERT INTO {TABLE} ({COLUMNS}, vector, stems) VALUES ({', '.join('?' * 20)})"
 FTS_INSERT = (
     f"INSERT INTO {FTS} (rowid, text, scope) SELECT rowid, {KEYWORDS}(text), {SCOPES}(ns) "
     f"FROM {TABLE} WHERE id IN (SELECT value FROM json_each(?)) AND text != ''"
@@ -384,7 +391,7 @@ def heads_sql(ns: str, keys: Sequence[str]) -> Fragment:
 
 
 def excerpts_sql(ids: Sequence[str]) -> Fragment:
-    columns = "m.id, m.text, m.value, m.valid_from, m.recorded_at, m.importance"
+    columns = "m.id, m.text, m.value, m.valid_from, m.recorded_at, m.importance, m.stems"
     sql = f"SELECT {columns} FROM {TABLE} m WHERE m.id IN "
     return sql + "(SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
 

@@ -42,7 +42,7 @@ from engram.backends.sqlite._index_file import (
 from engram.backends.sqlite._index_search import IndexSearch, Query
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError, StaleWriteError
-from engram.recall import keyword_text, search_terms
+from engram.recall import keyword_text, search_terms, stored_stems
 from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
@@ -739,6 +739,7 @@ def _row(new: NewVersion) -> tuple[object, ...]:
         r.superseded_by,
         r.embedding_model if new.vector is not None else None,
         None if new.vector is None else _blob(new.vector),
+        stored_stems(r.text),
     )
 
 
@@ -768,7 +769,7 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
 def _excerpt(row: Sequence[Any]) -> Excerpt:
     recorded_at = datetime.fromtimestamp(row[4], UTC)  # (from_epoch of a NOT NULL column)
     valid_from = recorded_at if row[3] == row[4] else _dt(row[3])  # most became valid then
-    return Excerpt(row[0], row[1], _value(row[2]), valid_from, recorded_at, row[5])
+    return Excerpt(row[0], row[1], _value(row[2]), valid_from, recorded_at, row[5], row[6])
 
 
 def _value(text: str) -> Any:

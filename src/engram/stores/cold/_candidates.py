@@ -25,9 +25,10 @@ from engram.recall import (
     combiner,
     confidence,
     cosine_confidence,
-    keyword_coverage,
     names_time,
     rerank,
+    stem_coverage,
+    stems_for,
     topic_query,
 )
 from engram.stores.cold.contract import ColdBackend, Excerpt, Scan
@@ -154,7 +155,7 @@ def _confidences(
 
     Only a candidate holding a query term or the one of highest cosine can be the best:
     without a term a candidate's confidence grows with its cosine alone."""
-    coverage = keyword_coverage(query, [excerpt.text for _, excerpt in found])
+    coverage = stem_coverage(query, [stems_for(e.text, e.stems) for _, e in found])
     sims = [hit.similarity for hit, _ in found]
     highest = max((s for s in sims if s is not None), default=None)
     best = max(
@@ -184,6 +185,7 @@ def _candidates(
                 str(excerpt.value.get(speaker, "")),
                 excerpt.text,
                 hit.similarity,
+                stems=excerpt.stems,
             )
             for hit, excerpt in found
         ]
@@ -199,6 +201,7 @@ def _candidates(
             hit.similarity,
             None,
             str(value.get(date) or excerpt.valid_from.date().isoformat()) if dated else "",
+            excerpt.stems,
         )
         for hit, excerpt in found
         for value in (excerpt.value,)

@@ -86,6 +86,9 @@ class Excerpt(NamedTuple):
     valid_from: datetime
     recorded_at: datetime
     importance: float
+    stems: str | None = None
+    """The text's stems as :func:`engram.recall.stored_stems` writes them, when the
+    backend stores them with the version; None to take them from ``text``."""
 
 
 @dataclass(frozen=True, slots=True)
