@@ -194,3 +194,33 @@ def _plain(value: object) -> object:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def test_excerpts_read_by_the_last_searchs_rowids_are_the_rows_of_their_ids(
+    tmp_path: Path,
+) -> None:
+    """The excerpts of a vector search's winners are read by their rowids; a row erased
+    since, and a rowid taken again by a newer row, give no excerpt of another id."""
+    who = Principal("t", "u")
+    with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder()) as store:
+        for n in range(30):
+            store.put(who.namespace, f"k{n}", {"text": f"note {n} about the red kettle"})
+        backend = store.backend
+        assert isinstance(backend, cold.SQLiteColdBackend)
+        scan = Scan(who.namespace, View(store.now()))
+        query = store.embedder.embed(["red kettle"])[0]  # type: ignore[union-attr]
+        ids = [i for i, _ in backend.vector_candidates(scan, query, store.embedder.model_id, 30)]  # type: ignore[union-attr]
+        expected = {i: store.backend.fetch([i])[0].text for i in ids}
+        assert {i: e.text for i, e in backend.excerpts(ids).items()} == expected
+        last = max(ids, key=lambda i: backend._winners[i])  # the highest rowid
+        store.forget(who, [store.backend.fetch([last])[0].key])
+        store.put(who.namespace, "new", {"text": "a newer note in the reused rowid"})
+        got = backend.excerpts(ids)
+        assert last not in got
+        assert {i: e.text for i, e in got.items()} == {
+            i: t for i, t in expected.items() if i != last
+        }
+        newest = next(r for r in store.records(who.namespace) if r.key == "new")
+        rowid = backend._read(f"SELECT rowid FROM {sql.TABLE} WHERE id = ?", (newest.id,))
+        assert rowid[0][0] == backend._winners[last]  # (the erased row's rowid, taken again)
+        assert backend.excerpts([*ids, newest.id])[newest.id].text.startswith("a newer")

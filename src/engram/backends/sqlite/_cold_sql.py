@@ -390,10 +390,11 @@ def heads_sql(ns: str, keys: Sequence[str]) -> Fragment:
     return sql, (ns, json.dumps(list(keys)))
 
 
-def excerpts_sql(ids: Sequence[str]) -> Fragment:
+def excerpts_sql(keys: Sequence[str] | Sequence[int], by_rowid: bool = False) -> Fragment:
+    """The excerpts of the rows of these ids (or, ``by_rowid``, of these rowids)."""
     columns = "m.id, m.text, m.value, m.valid_from, m.recorded_at, m.importance, m.stems"
-    sql = f"SELECT {columns} FROM {TABLE} m WHERE m.id IN "
-    return sql + "(SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
+    sql = f"SELECT {columns} FROM {TABLE} m WHERE m.{'rowid' if by_rowid else 'id'} IN "
+    return sql + "(SELECT value FROM json_each(?))", (json.dumps(list(keys)),)
 
 
 def fetch_sql(ids: Sequence[str]) -> Fragment:

@@ -130,6 +130,10 @@ class SQLiteColdBackend(ColdBackend):
         self._cache_rows = cache_rows
         self._written: dict[str, int] = {}
         """Models (and dimensions) of the vectors written by the open transaction."""
+        self._winners: dict[str, int] = {}
+        """The rowids of the ids the last vector search named (its winners): a recall
+        reads their excerpts next, by rowid (by id, an index lookup more each). A hint
+        only: every row read by rowid is checked to hold the id asked for."""
 
     @property
     def path(self) -> Path:
@@ -362,7 +366,17 @@ class SQLiteColdBackend(ColdBackend):
         return {r[0]: (_dt(r[1]), r[2]) for r in self._read(*q.signals_sql(ids))}
 
     def excerpts(self, ids: Sequence[str]) -> dict[str, Excerpt]:
-        return {r[0]: _excerpt(r) for r in self._read(*q.excerpts_sql(ids))}
+        named = self._winners
+        rowids = [r for i in ids if (r := named.get(i)) is not None]
+        found: dict[str, Excerpt] = {}
+        if rowids:
+            wanted = set(ids)
+            rows = self._read(*q.excerpts_sql(rowids, by_rowid=True))
+            found = {r[0]: _excerpt(r) for r in rows if r[0] in wanted}
+        rest = [i for i in ids if i not in found] if found else ids
+        if rest:
+            found.update((r[0], _excerpt(r)) for r in self._read(*q.excerpts_sql(rest)))
+        return found
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         return [_record(r) for r in self._read(*q.scan_sql(scan))]
@@ -546,6 +560,7 @@ class SQLiteColdBackend(ColdBackend):
             score = float(sims[0])
             return [(r[1], score) for r in rows]
         named = {r[0]: r[1] for r in rows}
+        self._winners = {r[1]: r[0] for r in rows}
         return [
             (named[s], float(sim)) for s, sim in zip(slots.tolist(), sims.tolist(), strict=True)
         ]
