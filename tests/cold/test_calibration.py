@@ -114,26 +114,25 @@ def test_the_pools_best_confidence_is_the_best_of_every_candidate() -> None:
     """The best confidence is taken from the candidates holding a query term and the one
     of highest cosine only; it must equal the best over every candidate."""
     import random
-    from datetime import UTC, datetime
 
-    from engram.stores.cold._candidates import Hit, _confidences
-    from engram.stores.cold.contract import Excerpt
+    from engram.recall import Candidate
+    from engram.recall._lexical import terms
+    from engram.stores.cold._candidates import _confidences
 
     rng = random.Random(3)
     words = ["red", "sofa", "dog", "lake", "train", "pdf", "report", "river"]
-    moment = datetime(2026, 1, 1, tzinfo=UTC)
     for _ in range(200):
         found = []
         for n in range(rng.randint(1, 40)):
             text = " ".join(rng.choices(words, k=rng.randint(1, 6)))
             sim = None if rng.random() < 0.2 else rng.uniform(-0.2, 0.9)
-            hit = Hit(f"m{n}", 0.0, 0.0, 1.0, 0.5, sim)
-            found.append((hit, Excerpt(hit.id, text, {}, moment, moment, 0.5)))
+            stems = None if rng.random() < 0.5 else tuple(terms(text))
+            found.append(Candidate(f"m{n}", 0.0, "", -1, "", text, sim, stems=stems))
         query = " ".join(rng.sample(words, 2))
-        coverage = keyword_coverage(query, [e.text for _, e in found])
+        coverage = keyword_coverage(query, [c.text for c in found])
         every = [
-            confidence(cosine_confidence(h.similarity, 0.3), c)
-            for (h, _), c in zip(found, coverage, strict=True)
+            confidence(cosine_confidence(c.similarity, 0.3), share)
+            for c, share in zip(found, coverage, strict=True)
         ]
         best, own = _confidences(query, found, 0.3, range(len(found)))
         assert best == max(every)

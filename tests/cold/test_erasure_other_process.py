@@ -1,6 +1,7 @@
 """An erasure by one process empties the caches of every other process on the store.
 
-A re-ranked recall keeps the stems and term counts of the texts it scored and its
+A re-ranked recall keeps the stems of the texts it scored (unless the backend stores them,
+as SQLite does) and its
 candidates' excerpts, and the embedder keeps the vectors of recent texts. ``forget``
 drops them in its own process; a second process serving the same store (another server
 worker) must drop them too before its next recall, or the erased text would stay in
@@ -80,7 +81,10 @@ def test_another_process_erasure_empties_this_process_caches(url: str) -> None:
     store.remember(("t", "alice"), SECRET)
     store.remember(("t", "bob"), OTHER)
     assert store.recall(("t", "alice"), "what is my locker code at the gym")
-    assert _counted(SECRET) and SECRET in embedder._kept  # the recall cached it
+    # SQLite stores each version's stems: its recall stems no text. A lookup that
+    # misses caches the text, so the drop below is tested on every backend.
+    assert _counted(SECRET) or url.startswith("sqlite")
+    assert SECRET in embedder._kept  # the recall cached it
     assert SECRET in _excerpted(store)
 
     assert _erase_elsewhere(url) == "1"
@@ -99,6 +103,7 @@ def test_caches_stay_when_nothing_was_erased(url: str) -> None:
     store, embedder = _store(url)
     store.remember(("t", "bob"), OTHER)
     assert store.recall(("t", "bob"), "train to the office")
+    _counted(OTHER)  # (cached now, if the recall read stored stems)
     assert _erase_elsewhere(url) == "0"
     assert store.recall(("t", "bob"), "train to the office")
     assert _counted(OTHER) and OTHER in embedder._kept
@@ -115,9 +120,8 @@ def test_this_process_forget_counts_as_seen(url: str) -> None:
     store.forget(("t", "alice"))
     assert not _counted(SECRET)
     assert not _counted(OTHER)  # dropped too; this lookup caches it again
-    misses = _lexical._counted.cache_info().misses
     assert store.recall(("t", "bob"), "train to the office")
-    assert _lexical._counted.cache_info().misses == misses  # (a drop resets the count)
+    assert _counted(OTHER)  # the recall did not drop it again
     store.close()
 
 

@@ -41,7 +41,7 @@ from typing import NamedTuple
 from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
 from engram.recall._feedback import expansion
-from engram.recall._lexical import Stems, query_stems, scored, stems_for, stems_of
+from engram.recall._lexical import Stems, query_stems, scored, stems_of
 from engram.recall._relevance import relevance as fused_relevance
 
 
@@ -49,8 +49,10 @@ class Candidate(NamedTuple):
     """One recalled turn: its id, fused relevance, session, position and speaker, and
     (for the lexical step) its text, its cosine with the query and with the query's
     topic (the query without the speakers it names); None when unknown; and the date
-    stored with it (any text :func:`engram.recall._dates.parse` reads; "" when none).
-    A named tuple (immutable, and cheap to build: recall re-ranks a pool of them)."""
+    stored with it (any text :func:`engram.recall._dates.parse` reads; "" when none),
+    and the stems of its whole text when known (:func:`engram.recall.stems_for`; None:
+    taken from the text). A named tuple (immutable, and cheap to build: recall re-ranks
+    a pool of them)."""
 
     id: str
     relevance: float
@@ -61,7 +63,7 @@ class Candidate(NamedTuple):
     similarity: float | None = None
     topic_similarity: float | None = None
     date: str = ""
-    stems: str | None = None
+    stems: Stems | None = None
 
 
 POOL_SCALE = 40.0
@@ -222,12 +224,12 @@ def _fed_back(
 
 
 def _stems(candidate: Candidate) -> Stems:
-    """The stems BM25 scores of a candidate's text without its ``speaker:`` label: read
-    from the stems stored with it when there are some (the label's stems lead them, as
+    """The stems BM25 scores of a candidate's text without its ``speaker:`` label: from
+    the stems of its whole text when it carries them (the label's stems lead them, as
     the label leads the text), else taken from the text."""
     if candidate.stems is None:
         return stems_of(_spoken(candidate))
-    stored = stems_for(candidate.text, candidate.stems)
+    stored = candidate.stems
     if not (candidate.speaker and candidate.text.startswith(f"{candidate.speaker}:")):
         return stored
     label = stems_of(f"{candidate.speaker}:")

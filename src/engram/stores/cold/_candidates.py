@@ -139,7 +139,8 @@ def in_context(
     relative = [(by_id[i], score / top) for i, score in reranked]
     keys = [-share * prior for (_, _, prior), share in relative]
     chosen = [relative[n] for n in sorted(range(len(keys)), key=keys.__getitem__)[:k]]
-    best, own = _confidences(query, found, ranking.floor, [n for (n, _, _), _ in chosen])
+    wanted = [n for (n, _, _), _ in chosen]
+    best, own = _confidences(query, candidates, ranking.floor, wanted)
     out = []
     for (n, hit, prior), share in chosen:
         relevance = min(best * share, own[n])
@@ -148,15 +149,17 @@ def in_context(
 
 
 def _confidences(
-    query: str, found: Sequence[tuple[Hit, Excerpt]], floor: float, wanted: Sequence[int]
+    query: str, candidates: Sequence[Candidate], floor: float, wanted: Sequence[int]
 ) -> tuple[float, dict[int, float]]:
-    """How well the best of ``found`` matches ``query``, and how well each of ``found``
-    at the positions ``wanted`` does (:mod:`engram.recall._calibrate`).
+    """How well the best of ``candidates`` matches ``query`` (each with the stems of
+    its text), and how well each at the positions ``wanted`` does
+    (:mod:`engram.recall._calibrate`).
 
     Only a candidate holding a query term or the one of highest cosine can be the best:
     without a term a candidate's confidence grows with its cosine alone."""
-    coverage = stem_coverage(query, [stems_for(e.text, e.stems) for _, e in found])
-    sims = [hit.similarity for hit, _ in found]
+    docs = [stems_for(c.text, None) if c.stems is None else c.stems for c in candidates]
+    coverage = stem_coverage(query, docs)
+    sims = [c.similarity for c in candidates]
     highest = max((s for s in sims if s is not None), default=None)
     best = max(
         [confidence(cosine_confidence(highest, floor), 0.0)]
@@ -185,7 +188,7 @@ def _candidates(
                 str(excerpt.value.get(speaker, "")),
                 excerpt.text,
                 hit.similarity,
-                stems=excerpt.stems,
+                stems=stems_for(excerpt.text, excerpt.stems),
             )
             for hit, excerpt in found
         ]
@@ -201,7 +204,7 @@ def _candidates(
             hit.similarity,
             None,
             str(value.get(date) or excerpt.valid_from.date().isoformat()) if dated else "",
-            excerpt.stems,
+            stems_for(excerpt.text, excerpt.stems),
         )
         for hit, excerpt in found
         for value in (excerpt.value,)
