@@ -1,12 +1,11 @@
 """An erasure by one process empties the caches of every other process on the store.
 
-A re-ranked recall keeps the stems of the texts it scored (unless the backend stores them,
-as SQLite does) and its
-candidates' excerpts, and the embedder keeps the vectors of recent texts. ``forget``
-drops them in its own process; a second process serving the same store (another server
-worker) must drop them too before its next recall, or the erased text would stay in
-its memory for as long as it runs. On SQLite, and on PostgreSQL as the admin and as
-the application role under row-level security.
+A re-ranked recall keeps the stems of the texts it scored (unless the backend stores
+them, as SQLite does) and its candidates' excerpts, and the embedder keeps the vectors
+of recent texts. ``forget`` drops them in its own process; a second process serving the
+same store (another server worker) must drop them too before its next recall, or the
+erased text would stay in its memory for as long as it runs. On SQLite, and on
+PostgreSQL as the admin and as the application role under row-level security.
 """
 
 from __future__ import annotations
