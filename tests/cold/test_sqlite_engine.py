@@ -82,6 +82,7 @@ def test_a_version_1_database_gains_indexed_tags_on_upgrade(tmp_path: Path) -> N
     with sqlite3.connect(tmp_path / "m.db") as conn:  # back to the version 1 schema
         conn.execute(f"DROP TABLE {_cold_sql.TAGS}")
         conn.execute("DELETE FROM cold_schema_version WHERE version > 1")
+        conn.execute(f"ALTER TABLE {_cold_sql.TABLE} DROP COLUMN stems")  # (version 8's)
     with open_store(url, embedder=HashEmbedder()) as new:
         new.remember(ME, "avoids red-eye flights", tags=["constraint"])
         view = View(new.now())
@@ -107,6 +108,7 @@ def test_a_database_of_the_old_keyword_schema_upgrades(tmp_path: Path) -> None:
             f"INSERT INTO {_cold_sql.FTS} (rowid, text) SELECT rowid, text FROM {_cold_sql.TABLE}"
         )
         conn.execute("DELETE FROM cold_schema_version WHERE version > 2")
+        conn.execute(f"ALTER TABLE {_cold_sql.TABLE} DROP COLUMN stems")  # (version 8's)
     with open_store(f"sqlite:///{path}", embedder=None) as store:
         assert [r.record.key for r in store.recall(ME, "绿茶")] == ["tea"]
         assert [r.record.key for r in store.recall(ME, "चाय")] == ["chai"]

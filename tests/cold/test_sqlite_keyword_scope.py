@@ -133,6 +133,7 @@ def test_a_store_of_the_text_only_index_upgrades(tmp_path: Path) -> None:
             f"INSERT INTO {_cold_sql.FTS} (rowid, text) SELECT rowid, text FROM {_cold_sql.TABLE}"
         )
         conn.execute("DELETE FROM cold_schema_version WHERE version > 5")
+        conn.execute(f"ALTER TABLE {_cold_sql.TABLE} DROP COLUMN stems")  # (version 8's)
     with open_store(f"sqlite:///{path}", embedder=None) as s:
         for prefix in USERS:
             scoped = _ids(s, prefix, "kayak river", scoped=True)

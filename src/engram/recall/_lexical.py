@@ -117,10 +117,10 @@ def read_stems(stored: str) -> Stems:
     return tuple(stored.split())
 
 
-def stems_for(text: str, stored: str | None) -> Stems:
-    """The :data:`Stems` of ``text``: read from ``stored`` (what :func:`stored_stems`
-    wrote of it) when given, else taken from the text."""
-    return stems_of(text) if stored is None else read_stems(stored)
+def stems_for(text: str, stored: Stems | None) -> Stems:
+    """The :data:`Stems` of ``text``: ``stored`` (read back from a backend) when given,
+    else taken from the text."""
+    return stems_of(text) if stored is None else stored
 
 
 def clear_caches() -> int:

@@ -188,7 +188,9 @@ def _candidates(
                 str(excerpt.value.get(speaker, "")),
                 excerpt.text,
                 hit.similarity,
-                stems=stems_for(excerpt.text, excerpt.stems),
+                None,
+                "",
+                stems_for(excerpt.text, excerpt.stems),
             )
             for hit, excerpt in found
         ]
