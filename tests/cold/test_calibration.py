@@ -115,8 +115,7 @@ def test_the_pools_best_confidence_is_the_best_of_every_candidate() -> None:
     of highest cosine only; it must equal the best over every candidate."""
     import random
 
-    from engram.recall import Candidate
-    from engram.recall._lexical import terms
+    from engram.recall import Candidate, stored_stems
     from engram.stores.cold._candidates import _confidences
 
     rng = random.Random(3)
@@ -126,7 +125,7 @@ def test_the_pools_best_confidence_is_the_best_of_every_candidate() -> None:
         for n in range(rng.randint(1, 40)):
             text = " ".join(rng.choices(words, k=rng.randint(1, 6)))
             sim = None if rng.random() < 0.2 else rng.uniform(-0.2, 0.9)
-            stems = None if rng.random() < 0.5 else tuple(terms(text))
+            stems = None if rng.random() < 0.5 else stored_stems(text)
             found.append(Candidate(f"m{n}", 0.0, "", -1, "", text, sim, stems=stems))
         query = " ".join(rng.sample(words, 2))
         coverage = keyword_coverage(query, [c.text for c in found])

@@ -20,8 +20,7 @@ from cold_support import Clock
 from engram import Principal
 from engram.backends.sqlite import _cold_sql
 from engram.backends.sqlite.cold import SQLiteColdBackend
-from engram.recall import HashEmbedder, index_words, keyword_text, search_terms
-from engram.recall._lexical import terms
+from engram.recall import HashEmbedder, index_words, keyword_text, search_terms, stored_stems
 from engram.stores.cold import LongTermStore, open_store
 
 if TYPE_CHECKING:
@@ -286,7 +285,7 @@ def test_a_sqlite_store_keeps_each_versions_stems(tmp_path: Path) -> None:
         _turns(s)
     with sqlite3.connect(path) as conn:
         rows = dict(conn.execute(f"SELECT text, stems FROM {_cold_sql.TABLE}").fetchall())
-    assert rows == {text: " ".join(terms(text)) for text, _ in TURNS}
+    assert rows == {text: stored_stems(text) for text, _ in TURNS}
     assert rows[TURNS[0][0]].split() == ["carolin", "went", "camp", "lake", "kid"]
 
 

@@ -31,7 +31,7 @@ from engram.recall._factory import (
 from engram.recall._fusion import rrf
 from engram.recall._http import OpenAIEmbedder
 from engram.recall._lexical import clear_caches as clear_keyword_caches
-from engram.recall._lexical import read_stems, stems_for, stored_stems
+from engram.recall._lexical import stems_for, stored_stems
 from engram.recall._local import MiniLMEmbedder
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
@@ -80,7 +80,6 @@ __all__ = [
     "names_time",
     "normalise",
     "pool_size",
-    "read_stems",
     "recency",
     "relevance",
     "rerank",

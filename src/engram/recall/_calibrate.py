@@ -57,14 +57,14 @@ def coverage(query: str, docs: Sequence[Stems]) -> list[float]:
     """:func:`keyword_coverage` of texts given as their stems
     (:func:`engram.recall._lexical.stems_of`)."""
     wanted = list(dict.fromkeys(terms(query)))
-    held = holding(set(wanted), docs)
+    held = holding(wanted, docs)
     weights = idf_of(wanted, [docs[n] for n in held], len(docs))
     total = sum(weights.values())
     shares = [0.0] * len(docs)
     if total <= 0:
         return shares
     for n in held:
-        shares[n] = sum(weights[t] for t in wanted if t in docs[n]) / total
+        shares[n] = sum(weights[t] for t in wanted if f" {t} " in docs[n]) / total
     return shares
 
 

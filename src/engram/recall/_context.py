@@ -233,7 +233,7 @@ def _stems(candidate: Candidate) -> Stems:
     if not (candidate.speaker and candidate.text.startswith(f"{candidate.speaker}:")):
         return stored
     label = stems_of(f"{candidate.speaker}:")
-    if stored[: len(label)] != label:
+    if not stored.startswith(label):
         return stems_of(_spoken(candidate))
     return stored[len(label) :]
 

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-from engram.recall._lexical import idf_of, stems_of, terms
+from engram.recall._lexical import counts, idf_of, length_of, stems_of, terms
 
 _NAME = re.compile(r"(?<![.!?:\n]\s)(?<![.!?:\n])(?<!^)\b([A-Z][a-z]+(?:[A-Z][a-z]+)*)\b")
 """A capitalised word that does not start the text or a sentence: a name."""
@@ -47,7 +47,7 @@ def expansion(
         return {}
     docs = [stems_of(text) for text in texts]
     picked = [docs[i] for i in top]
-    seen: Counter[str] = Counter(t for d in picked for t in set(d))
+    seen: Counter[str] = Counter(t for d in picked for t in counts(d))
     needed = 2 if len(picked) > 1 else 1
     pool = [t for t, n in seen.items() if n >= needed and t not in wanted]
     if names_only:
@@ -56,7 +56,7 @@ def expansion(
     if not pool:
         return {}
     idf = idf_of(pool, docs)
-    score = {t: idf[t] * sum(d.count(t) / max(len(d), 1) for d in picked) for t in pool}
+    score = {t: idf[t] * sum(counts(d)[t] / max(length_of(d), 1) for d in picked) for t in pool}
     best = sorted(pool, key=lambda t: (-score[t], t))[:size]
     top_score = score[best[0]] or 1.0
     return {t: weight * score[t] / top_score for t in best if score[t] > 0}

@@ -15,8 +15,8 @@ LongMemEval from 0.921 to 0.929.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from functools import lru_cache
 
 from engram.recall._relevance import content_words, stem
@@ -60,38 +60,52 @@ def scored(wanted: Mapping[str, float], docs: Sequence[Stems]) -> list[float]:
     scores = [0.0] * len(docs)
     if not wanted or not docs:
         return scores
-    mean = max(sum([len(d) for d in docs]) / len(docs), 1e-9)
-    held = holding(wanted.keys(), docs)
+    lengths = [length_of(d) for d in docs]
+    mean = max(sum(lengths) / len(docs), 1e-9)
+    held = holding(list(wanted), docs)
     idf = idf_of(list(wanted), [docs[n] for n in held], len(docs))
-    weighted = [(t, w, idf[t]) for t, w in wanted.items()]
+    weighted = [(f" {t} ", w, idf[t]) for t, w in wanted.items()]
     for n in held:
         doc = docs[n]
-        length = len(doc) / mean
+        length = lengths[n] / mean
         scores[n] = sum(
-            [w * _term(doc.count(t), i, length) for t, w, i in weighted if t in doc], 0.0
+            [w * _term(doc.count(m), i, length) for m, w, i in weighted if m in doc], 0.0
         )
     return scores
 
 
-def holding(wanted: AbstractSet[str], docs: Sequence[Collection[str]]) -> list[int]:
+def holding(wanted: Collection[str], docs: Sequence[Stems]) -> list[int]:
     """Positions of the documents (given as their stems) holding a stem of ``wanted``:
     usually a few of recall's candidates, the only ones a query's terms score."""
-    return [n for n, d in enumerate(docs) if not wanted.isdisjoint(d)]
+    marks = [f" {t} " for t in wanted]
+    return [n for n, d in enumerate(docs) if any(m in d for m in marks)]
 
 
 def idf_of(
-    wanted: Sequence[str], docs: Sequence[Collection[str]], count: int | None = None
+    wanted: Sequence[str], docs: Sequence[Stems], count: int | None = None
 ) -> dict[str, float]:
     """BM25's inverse document frequency of each stem in ``wanted`` over documents given
     as their stems: ``docs``, or ``count`` documents of which ``docs`` are those holding
     any of ``wanted`` (:func:`holding`)."""
     total = len(docs) if count is None else count
-    return {t: _idf(total, len([d for d in docs if t in d])) for t in wanted}
+    return {t: _idf(total, len([d for d in docs if f" {t} " in d])) for t in wanted}
 
 
-Stems = tuple[str, ...]
-"""A text's stems in order (:func:`terms`): what BM25 reads of a candidate (a term's
-count is ``stems.count(t)``, taken only for the few query stems a text holds)."""
+Stems = str
+"""A text's stems in order (:func:`terms`), each between two spaces: ``" camp  lake "``
+(a stem holds no space). One string, searched by ``str`` methods, with no object per
+stem: a stem ``t`` occurs ``stems.count(f" {t} ")`` times, and the text has
+:func:`length_of` stems."""
+
+
+def length_of(stems: Stems) -> int:
+    """How many stems ``stems`` holds."""
+    return stems.count(" ") // 2
+
+
+def counts(stems: Stems) -> Counter[str]:
+    """How often each stem of ``stems`` occurs."""
+    return Counter(stems.split())
 
 
 def stems_of(text: str) -> Stems:
@@ -101,20 +115,15 @@ def stems_of(text: str) -> Stems:
 
 @lru_cache(maxsize=16384)
 def _counted(text: str) -> Stems:
-    return tuple(terms(text))
+    return stored_stems(text)
 
 
-def stored_stems(text: str) -> str:
-    """What a backend stores of ``text`` for re-ranking (:attr:`Excerpt.stems`): its
-    stems joined by spaces (a stem holds no space). Stored, a candidate's stems are read
-    with its excerpt instead of computed again (~5 µs a text, most of the re-ranking of
-    a large store's candidates)."""
-    return " ".join(terms(text))
-
-
-def read_stems(stored: str) -> Stems:
-    """The :data:`Stems` of a text from what :func:`stored_stems` wrote of it."""
-    return tuple(stored.split())
+def stored_stems(text: str) -> Stems:
+    """The :data:`Stems` of ``text``, as a backend stores them (:attr:`Excerpt.stems`):
+    read with the excerpt, a candidate's stems are not computed again (~5 µs a text,
+    most of the re-ranking of a large store's candidates)."""
+    found = terms(text)
+    return f" {'  '.join(found)} " if found else ""
 
 
 def stems_for(text: str, stored: Stems | None) -> Stems:

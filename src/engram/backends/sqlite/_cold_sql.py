@@ -135,10 +135,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         _FTS_FILL,
     ),
     (
-        # Each version's stems (``engram.recall._lexical.terms`` of its text, joined by
-        # spaces), written with it: recall's re-ranking reads them with its excerpts
-        # instead of stemming every candidate anew. NULL for the rows written before,
-        # whose stems are taken from their texts at recall.
+        # Each version's stems (``engram.recall.stored_stems`` of its text), written
+        # with it: recall's re-ranking reads them with its excerpts instead of stemming
+        # every candidate anew. NULL for the rows written before, whose stems are taken
+        # from their texts at recall.
         f"ALTER TABLE {TABLE} ADD COLUMN stems TEXT",
     ),
 )

@@ -42,7 +42,7 @@ from engram.backends.sqlite._index_file import (
 from engram.backends.sqlite._index_search import IndexSearch, Query
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
 from engram.errors import BackendError, StaleWriteError
-from engram.recall import keyword_text, read_stems, search_terms, stored_stems
+from engram.recall import keyword_text, search_terms, stored_stems
 from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
@@ -784,8 +784,7 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
 def _excerpt(row: Sequence[Any]) -> Excerpt:
     recorded_at = datetime.fromtimestamp(row[4], UTC)  # (from_epoch of a NOT NULL column)
     valid_from = recorded_at if row[3] == row[4] else _dt(row[3])  # most became valid then
-    stems = None if row[6] is None else read_stems(row[6])
-    return Excerpt(row[0], row[1], _value(row[2]), valid_from, recorded_at, row[5], stems)
+    return Excerpt(row[0], row[1], _value(row[2]), valid_from, recorded_at, row[5], row[6])
 
 
 def _value(text: str) -> Any:

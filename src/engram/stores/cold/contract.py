@@ -86,11 +86,9 @@ class Excerpt(NamedTuple):
     valid_from: datetime
     recorded_at: datetime
     importance: float
-    stems: tuple[str, ...] | None = None
-    """The text's stems (:func:`engram.recall.read_stems` of what
-    :func:`engram.recall.stored_stems` wrote), when the backend stores them with the
-    version; None to take them from ``text``. Parsed once, as the excerpt is read: recall
-    keeps excerpts between queries."""
+    stems: str | None = None
+    """The text's stems (:func:`engram.recall.stored_stems`), when the backend stores
+    them with the version; None to take them from ``text``."""
 
 
 @dataclass(frozen=True, slots=True)
