@@ -10,6 +10,10 @@ query words (the speaker names a context re-ranker boosts on its own).
 Measured on LoCoMo with MiniLM (docs/eval/results.md): as recall's keyword list this
 lifts evidence recall within 2,000 tokens from 0.777 to 0.820 (categories 1-4), and
 LongMemEval from 0.921 to 0.929.
+
+A candidate's stems are one string (:data:`Stems`), which a backend may store with each
+version (:func:`stored_stems`; SQLite does) so that recall reads them instead of stemming
+its pool again; only the texts holding a query stem are scored.
 """
 
 from __future__ import annotations
@@ -133,7 +137,7 @@ def stems_for(text: str, stored: Stems | None) -> Stems:
 
 
 def clear_caches() -> int:
-    """Drop the cached stems and term counts (they hold words of recalled memories);
+    """Drop the cached stems (they hold words of recalled memories);
     returns how many non-empty caches were dropped. Erasure calls this."""
     caches = (stem, _counted)
     dropped = sum(1 for cache in caches if cache.cache_info().currsize)
