@@ -26,7 +26,7 @@ from engram.backends.postgres.cold import (
     require_pgvector,
 )
 from engram.errors import ConfigError, InvalidInputError
-from engram.recall import HashEmbedder
+from engram.recall import HashEmbedder, search_terms
 from engram.recall.filters import parse_filter
 from engram.stores.cold import LongTermStore, Scan, View, open_store
 from engram.stores.cold.records import join_namespace
@@ -449,7 +449,8 @@ def test_forget_leaves_no_byte_in_tables_indexes_or_toast(
     postgres_url: str, fixed_marker: str | None
 ) -> None:
     me = Principal("t", "me")
-    marker = fixed_marker or "zq" + uuid.uuid4().hex[:10]
+    marker = fixed_marker or f"zq{uuid.uuid4().hex[:10]}k"
+    assert search_terms(marker) == [marker]  # (its own stem: the keyword index holds it whole)
     secret = f"my codename is {marker}"
     with open_store(postgres_url, embedder=EMBEDDER) as store:
         store.remember(me, secret, slot="codename", tags=["profile"])

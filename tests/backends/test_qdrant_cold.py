@@ -231,7 +231,7 @@ def test_points_written_before_stems_are_written_again_at_setup(tmp_path: Path, 
 
 @EMBEDDED
 def test_no_byte_of_erased_content_remains_in_the_folder(tmp_path: Path, mode: str) -> None:
-    marker = "zq" + uuid.uuid4().hex[:10]
+    marker = f"zq{uuid.uuid4().hex[:10]}k"
     folder = tmp_path / "q"
     with open_store(_url(folder, mode), embedder=HashEmbedder(64)) as store:
         _seed(store, marker)

@@ -22,7 +22,7 @@ def _seed(store: LongTermStore, marker: str) -> None:
 
 
 def test_forget_reports_and_removes(store: LongTermStore) -> None:
-    marker = "zq" + uuid.uuid4().hex[:10]
+    marker = f"zq{uuid.uuid4().hex[:10]}k"
     _seed(store, marker)
     report = store.forget(ME)
     assert (report.keys, report.versions, report.vectors, report.keyword_entries) == (3, 4, 4, 4)
@@ -44,7 +44,7 @@ def test_forget_selected_keys(store: LongTermStore) -> None:
 def test_no_byte_of_erased_content_remains_in_sqlite_files(
     store: LongTermStore, backend_name: str, tmp_path: Path
 ) -> None:
-    marker = "zq" + uuid.uuid4().hex[:10]
+    marker = f"zq{uuid.uuid4().hex[:10]}k"
     _seed(store, marker)
     files = sorted(tmp_path.glob("memory.db*"))
     if backend_name == "sqlite":
