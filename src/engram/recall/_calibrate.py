@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from engram.recall._lexical import Stems, holding, idf_of, stems_of, terms
+from engram.recall._lexical import Stems, matches, stems_of, terms
 
 COSINE_WIDTH = 0.05
 """Width of the logistic on cosines: floor - 0.1 maps to 0.12, floor + 0.1 to 0.88."""
@@ -57,8 +57,7 @@ def coverage(query: str, docs: Sequence[Stems]) -> list[float]:
     """:func:`keyword_coverage` of texts given as their stems
     (:func:`engram.recall._lexical.stems_of`)."""
     wanted = list(dict.fromkeys(terms(query)))
-    held = holding(wanted, docs)
-    weights = idf_of(wanted, [docs[n] for n in held], len(docs))
+    held, weights = matches(wanted, docs)
     total = sum(weights.values())
     shares = [0.0] * len(docs)
     if total <= 0:

@@ -66,8 +66,7 @@ def scored(wanted: Mapping[str, float], docs: Sequence[Stems]) -> list[float]:
         return scores
     lengths = [length_of(d) for d in docs]
     mean = max(sum(lengths) / len(docs), 1e-9)
-    held = holding(list(wanted), docs)
-    idf = idf_of(list(wanted), [docs[n] for n in held], len(docs))
+    held, idf = matches(list(wanted), docs)
     weighted = [(f" {t} ", w, idf[t]) for t, w in wanted.items()]
     for n in held:
         doc = docs[n]
@@ -78,11 +77,13 @@ def scored(wanted: Mapping[str, float], docs: Sequence[Stems]) -> list[float]:
     return scores
 
 
-def holding(wanted: Collection[str], docs: Sequence[Stems]) -> list[int]:
-    """Positions of the documents (given as their stems) holding a stem of ``wanted``:
-    usually a few of recall's candidates, the only ones a query's terms score."""
+def matches(wanted: Sequence[str], docs: Sequence[Stems]) -> tuple[list[int], dict[str, float]]:
+    """The positions of the documents (given as their stems) holding a stem of
+    ``wanted`` (usually a few of recall's candidates, the only ones a query's terms
+    score), and :func:`idf_of` each stem over all ``docs``, counted among those alone."""
     marks = [f" {t} " for t in wanted]
-    return [n for n, d in enumerate(docs) if any(m in d for m in marks)]
+    held = [n for n, d in enumerate(docs) if any(m in d for m in marks)]
+    return held, idf_of(wanted, [docs[n] for n in held], len(docs))
 
 
 def idf_of(
@@ -90,7 +91,7 @@ def idf_of(
 ) -> dict[str, float]:
     """BM25's inverse document frequency of each stem in ``wanted`` over documents given
     as their stems: ``docs``, or ``count`` documents of which ``docs`` are those holding
-    any of ``wanted`` (:func:`holding`)."""
+    any of ``wanted``."""
     total = len(docs) if count is None else count
     return {t: _idf(total, len([d for d in docs if f" {t} " in d])) for t in wanted}
 

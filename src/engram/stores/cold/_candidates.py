@@ -157,8 +157,7 @@ def _confidences(
 
     Only a candidate holding a query term or the one of highest cosine can be the best:
     without a term a candidate's confidence grows with its cosine alone."""
-    docs = [stems_for(c.text, None) if c.stems is None else c.stems for c in candidates]
-    coverage = stem_coverage(query, docs)
+    coverage = stem_coverage(query, [stems_for(c.text, c.stems) for c in candidates])
     sims = [c.similarity for c in candidates]
     highest = max((s for s in sims if s is not None), default=None)
     best = max(
@@ -177,30 +176,19 @@ def _candidates(
     day it became valid when it has no ``date_field``). Session and position are read
     only for the steps that use them (neighbours, session); otherwise they are left
     unknown ("" and -1)."""
-    speaker = boost.speaker_field
-    if not (boost.neighbours or boost.session or dated):  # recall's default
-        return [
-            Candidate(
-                hit.id,
-                hit.relevance,
-                "",
-                -1,
-                str(excerpt.value.get(speaker, "")),
-                excerpt.text,
-                hit.similarity,
-                None,
-                "",
-                stems_for(excerpt.text, excerpt.stems),
-            )
-            for hit, excerpt in found
-        ]
-    session, position, date = boost.session_field, boost.position_field, boost.date_field
+    contextual = bool(boost.neighbours or boost.session)
+    session, position, speaker, date = (
+        boost.session_field,
+        boost.position_field,
+        boost.speaker_field,
+        boost.date_field,
+    )
     return [
         Candidate(
             hit.id,
             hit.relevance,
-            str(value.get(session, "")),
-            at if isinstance(at := value.get(position), int) else -1,
+            str(value.get(session, "")) if contextual else "",
+            at if contextual and isinstance(at := value.get(position), int) else -1,
             str(value.get(speaker, "")),
             excerpt.text,
             hit.similarity,
