@@ -412,6 +412,59 @@ def test_a_first_search_answers_exactly_while_sessions_build_in_the_background(
         reopened.close()
 
 
+ONE_SEARCH = """
+import sys
+from engram.backends.sqlite import _index_file, _index_search
+from engram.backends.sqlite.cold import SQLiteColdBackend
+from engram.recall import HashEmbedder
+from engram.stores.cold import LongTermStore
+_index_file.BLOCK = 16
+_index_search.BACKGROUND_FROM = 1
+store = LongTermStore(SQLiteColdBackend(sys.argv[1], quantize_from=1), embedder=HashEmbedder(32))
+store.setup()
+print(len(store.search(("t",), query="topic 5 lake", limit=3)), flush=True)
+"""
+
+
+def test_a_process_that_exits_right_after_its_first_search_exits_cleanly(
+    tmp_path: Path,
+) -> None:
+    """The first search of a large store builds the int8 sessions on a background
+    thread. A process that searches once and exits (a command-line call) must not be
+    killed while that thread is inside onnxruntime: it used to end with SIGABRT
+    ("terminate called without an active exception") and exit status 134."""
+    path = tmp_path / "m.db"
+    store = _store(path)
+    _seed(store, users=4, per_user=400)  # 1,600 rows: 100 sealed blocks to build
+    store.close()
+    for _ in range(3):
+        child = _child(ONE_SEARCH, str(path))
+        out, _ = child.communicate(timeout=120)
+        assert child.returncode == 0
+        assert out.strip() == "3"
+
+
+def test_closing_a_store_stops_its_background_builds_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``close`` unmaps the index files: it waits for the block being built (a copy
+    out of an unmapped file would crash) and no more are built after it."""
+    monkeypatch.setattr(_index_search, "BACKGROUND_FROM", 1)
+    path = tmp_path / "m.db"
+    store = _store(path)
+    _seed(store, users=4, per_user=400)
+    store.close()
+    reopened = _store(path)
+    _search(reopened.backend, ("t",), "topic 5 lake", 3)
+    index = reopened.backend._indexes[MODEL]
+    builder = index._builder
+    assert builder is not None
+    reopened.close()
+    assert not builder.is_alive()
+    index._build_later(list(range(100)))  # a closed index starts no builder again
+    assert index._builder is builder
+
+
 def test_the_change_log_is_pruned_and_a_state_older_than_it_starts_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

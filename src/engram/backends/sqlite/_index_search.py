@@ -28,7 +28,10 @@ Three search paths:
 
 from __future__ import annotations
 
+import atexit
+import functools
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,6 +53,7 @@ from engram.backends.sqlite._vectors import (
     _Int8Pass,
     _one_blas_thread,
     _onnxruntime,
+    _onnxruntime_loaded,
     _rounding,
     _within_reach,
     exact_scores,
@@ -123,6 +127,7 @@ class IndexSearch:
         """Prefixes holding every live row (searched as the whole store, no list kept)."""
         self.lock = threading.RLock()
         self._builder: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def cached(self) -> int:
         """Sessions and prefix lists held (what :meth:`forget_caches` drops)."""
@@ -365,12 +370,12 @@ class IndexSearch:
         """Approximate scores of slots ``[0, high)`` and a bound on each one's error."""
         approx = np.empty(high, np.float32)
         error = np.empty(high, np.float32)
-        sealed = self._sealed(high)
+        sealed = self._sealed(high, wait=False)
         bound = self._f32_bound(query)
         missing = [b for b in range(sealed) if b not in self.sessions]
         later = len(missing) >= BACKGROUND_FROM
-        if later:
-            self._build_later(missing)
+        if missing and not later:  # few to build before answering: onnxruntime is needed now
+            sealed = self._sealed(high)
         for block in range(sealed):
             part = slice(block * self.file.block, (block + 1) * self.file.block)
             session = self.sessions.get(block) if later else self._session(block)
@@ -385,6 +390,8 @@ class IndexSearch:
         with _one_blas_thread():
             approx[tail:] = self.file.f32[tail:high] @ query
         error[tail:] = bound
+        if later:  # started once this pass is done: it would compete with it for the cores
+            self._build_later(missing)
         return approx, error
 
     def _f32_bound(self, query: F32) -> float:
@@ -401,24 +408,45 @@ class IndexSearch:
             approx[patched] = self.file.f32[patched] @ query
             error[patched] = bound
 
+    def stop(self) -> None:
+        """Stop building sessions in the background, once the block being built is
+        done (before the files are closed, or the process exits: a build cut off
+        inside onnxruntime aborts the process)."""
+        self._stopping.set()
+        builder = self._builder
+        if builder is not None:
+            builder.join()
+
     def _build_later(self, blocks: list[int]) -> None:
         """Build these blocks' sessions on one background thread (a first search of a
         large store answers in float32 instead of waiting for every session)."""
         with self.lock:
+            if self._stopping.is_set():
+                return
             if self._builder is not None and self._builder.is_alive():
                 return
+            _stopped_at_exit().add(self)
             self._builder = threading.Thread(target=self._build, args=(blocks,), daemon=True)
             self._builder.start()
 
     def _build(self, blocks: list[int]) -> None:
+        if _onnxruntime() is None:  # (imported here on a process's first search)
+            return
         for block in blocks:
-            if block >= len(self.file.i8):  # closed or rebuilt meanwhile
+            if self._stopping.is_set() or block >= len(self.file.i8):  # (or rebuilt)
                 return
             self._session(block)
 
-    def _sealed(self, high: int) -> int:
-        """Blocks scored by the int8 pass (0 without onnxruntime or below ``quantize_from``)."""
-        if self.quantize_from is None or high < self.quantize_from or _onnxruntime() is None:
+    def _sealed(self, high: int, wait: bool = True) -> int:
+        """Blocks scored by the int8 pass (0 without onnxruntime or below ``quantize_from``).
+
+        With ``wait`` False, a process that has not imported onnxruntime yet counts the
+        blocks as if it had, without importing it: when there are enough to build them on
+        a background thread, the first search scores them in float32 while that thread
+        imports it too (the import alone took 0.7 s of a 1.5 s first search at 1M rows)."""
+        if self.quantize_from is None or high < self.quantize_from:
+            return 0
+        if (wait or _onnxruntime_loaded()) and _onnxruntime() is None:
             return 0
         return high // self.file.block
 
@@ -439,6 +467,20 @@ class IndexSearch:
                 self.sessions[block] = session
                 self.patched.pop(block, None)
             return session
+
+
+@functools.cache
+def _stopped_at_exit() -> weakref.WeakSet[IndexSearch]:
+    """The searches that have built sessions in the background, each stopped when the
+    process exits (registered with the first)."""
+    searches: weakref.WeakSet[IndexSearch] = weakref.WeakSet()
+
+    def stop_all() -> None:
+        for search in list(searches):
+            search.stop()
+
+    atexit.register(stop_all)
+    return searches
 
 
 def _best(slots: Slots, scores: F32, k: int) -> tuple[Slots, F32]:

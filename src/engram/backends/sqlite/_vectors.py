@@ -353,6 +353,11 @@ def _onnxruntime() -> Any:
     return runtime if _exact_on_this_cpu(runtime) else None
 
 
+def _onnxruntime_loaded() -> bool:
+    """Whether :func:`_onnxruntime` has answered in this process (it then costs nothing)."""
+    return _onnxruntime.cache_info().currsize > 0
+
+
 def _exact_on_this_cpu(runtime: Any) -> bool:
     """The integer product equals numpy's for the extreme codes (no int16 saturation
     in the kernel this CPU runs) and for random ones."""

@@ -197,6 +197,7 @@ class SQLiteColdBackend(ColdBackend):
     def close(self) -> None:
         with self._lock:
             for index in self._indexes.values():
+                index.stop()
                 index.file.close()
             self._indexes.clear()
             with self._reader_lock:
@@ -592,6 +593,7 @@ class SQLiteColdBackend(ColdBackend):
             index = self._indexes.get(model_id)
             if index is None or index.file.dim != dim:
                 if index is not None:
+                    index.stop()
                     index.file.close()
                 file = IndexFile(self._path, model_id, dim)
                 index = IndexSearch(
