@@ -317,37 +317,85 @@ def _session(runtime: Any, codes_t: npt.NDArray[np.int8]) -> Any:
     The codes reach it as an external initialiser (no copy into the serialised
     graph); ``codes_t`` must outlive the session.
     """
-    onnx = importlib.import_module("onnx")
-    helper, numpy_helper = onnx.helper, onnx.numpy_helper
-    dim, rows = codes_t.shape
-    codes = onnx.TensorProto(name="codes", data_type=onnx.TensorProto.INT8, dims=[dim, rows])
-    codes.data_location = onnx.TensorProto.EXTERNAL
-    for key, value in (("location", "codes"), ("offset", "0"), ("length", str(codes_t.size))):
-        codes.external_data.add(key=key, value=value)
-    graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["q", "codes", "zero"], ["dots"])],
-        "int8_scores",
-        [helper.make_tensor_value_info("q", onnx.TensorProto.UINT8, [2, dim])],
-        [helper.make_tensor_value_info("dots", onnx.TensorProto.INT32, [2, rows])],
-        [codes, numpy_helper.from_array(np.array(_QUERY_ZERO, dtype=np.uint8), "zero")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     options = runtime.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_external_initializers(["codes"], [runtime.OrtValue.ortvalue_from_numpy(codes_t)])
-    return runtime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    model = int8_model(*codes_t.shape)
+    return runtime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def int8_model(dim: int, rows: int) -> bytes:
+    """The ONNX model (serialised ``ModelProto``) of the int8 pass: one ``MatMulInteger``
+    of ``q`` (uint8, 2 x dim) and the external initialiser ``codes`` (int8, dim x rows)
+    with zero point ``_QUERY_ZERO``, giving ``dots`` (int32, 2 x rows); opset 13.
+
+    Written field by field (protobuf's wire format) rather than with the ``onnx``
+    package: importing it took 0.6 s with the interpreter lock held, which stalled
+    every other thread of the process while a large store's first search built its
+    sessions. The bytes hold shapes and names only, no data; a test checks them
+    against the model ``onnx.helper`` builds."""
+    uint8, int8, int32, external = 2, 3, 6, 1
+    codes = (
+        _ints(1, dim, rows)
+        + _ints(2, int8)
+        + _text(8, "codes")
+        + b"".join(
+            _message(13, _text(1, key) + _text(2, value))
+            for key, value in (("location", "codes"), ("offset", "0"), ("length", str(dim * rows)))
+        )
+        + _ints(14, external)
     )
+    zero = _ints(2, uint8) + _text(8, "zero") + _message(9, bytes([_QUERY_ZERO]))
+    node = b"".join(_text(1, n) for n in ("q", "codes", "zero")) + _text(2, "dots")
+    graph = (
+        _message(1, node + _text(4, "MatMulInteger"))
+        + _text(2, "int8_scores")
+        + _message(5, codes)
+        + _message(5, zero)
+        + _message(11, _tensor_info("q", uint8, 2, dim))
+        + _message(12, _tensor_info("dots", int32, 2, rows))
+    )
+    opset = _text(1, "") + _ints(2, 13)  # the default domain, version 13
+    return _ints(1, 7) + _message(8, opset) + _message(7, graph)  # IR version 7
+
+
+def _tensor_info(name: str, elem_type: int, *dims: int) -> bytes:
+    """A ``ValueInfoProto``: a tensor's name, element type and fixed shape."""
+    shape = b"".join(_message(1, _ints(1, d)) for d in dims)
+    tensor = _ints(1, elem_type) + _message(2, shape)
+    return _text(1, name) + _message(2, _message(1, tensor))
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _ints(field: int, *values: int) -> bytes:
+    """Varint fields (wire type 0), one per value."""
+    return b"".join(_varint(field << 3) + _varint(v) for v in values)
+
+
+def _message(field: int, payload: bytes) -> bytes:
+    """A length-delimited field (wire type 2): a message or bytes."""
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _text(field: int, value: str) -> bytes:
+    return _message(field, value.encode())
 
 
 @functools.cache
 def _onnxruntime() -> Any:
-    """onnxruntime (and onnx) when installed and exact on this CPU, else None."""
+    """onnxruntime when installed and exact on this CPU, else None."""
     try:
         runtime = importlib.import_module("onnxruntime")
-        importlib.import_module("onnx")
     except ImportError:
         return None
     return runtime if _exact_on_this_cpu(runtime) else None
