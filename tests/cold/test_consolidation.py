@@ -153,6 +153,14 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("I drive my sister to school", None),
         ("I'm 29.", "age"),
         ("I'm 5 minutes away", None),
+        ("My new manager is Tom.", "manager_name"),
+        ("My current boss is Ana Lima", "boss_name"),
+        ("Ana is my new manager", "manager_name"),
+        ("My old manager was Sarah.", None),
+        ("Sarah was my previous manager", None),
+        ("My old phone number was 555 0100", None),
+        ("My former email address was a@example.com", None),
+        ("My new manager is very strict", None),
     ],
 )
 def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | None) -> None:
@@ -200,6 +208,8 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I commute by bus", "These days I commute by bike"),
         ("I shop at Lidl.", "Nowadays I shop at Aldi."),
         ("I work from home.", "I now work from the office in Leeds."),
+        ("My manager is Sarah.", "My new manager is Tom."),
+        ("My phone number is 555 0100", "My new phone number is 555 0199"),
     ],
 )
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -289,6 +299,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I commute by bus", "These days I also commute by bike"),
         ("I want reports as PDF", "I now want a coffee"),
         ("I talk with my mum on Sundays", "I now talk with a therapist weekly"),
+        ("My manager is Tom.", "My old manager was Sarah."),
+        ("My phone number is 555 0199", "My old phone number was 555 0100"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -150,8 +150,10 @@ _SPELLING = {
     "theatre": "theater",
 }
 """British and American spellings of a word name the same attribute."""
-_FRESH = frozenset("new current present updated latest old previous actual".split())  # noqa: SIM905
-"""Words that date a value, not name the attribute ("my *new* email address is ...")."""
+_FRESH = frozenset("new current present updated latest actual".split())  # noqa: SIM905
+"""Words that mark the current value, not name the attribute ("my *new* email address is ...")."""
+_FORMER = frozenset("old previous former last ex".split())  # noqa: SIM905
+"""Words that mark a value as past: "my *old* phone number was ..." gives no current value."""
 _SAME = {
     "email_address": "email",
     "mail_address": "email",
@@ -182,10 +184,17 @@ def _clean(text: str) -> str:
     return " ".join(words)
 
 
-def _slot_name(attribute: str) -> str | None:
+def _current(attribute: str) -> list[str] | None:
+    """The words of ``attribute`` without those marking it current ("new manager" ->
+    ["manager"]); None for a former one ("old manager")."""
     words = attribute.split()
     while words and words[0] in _FRESH:
         words = words[1:]
+    return None if words and words[0] in _FORMER else words
+
+
+def _slot_name(attribute: str) -> str | None:
+    words = _current(attribute)
     if not words or words[-1] in _NOT_ATTRIBUTES or words[0] in _NOT_ATTRIBUTES:
         return None
     name = "_".join(words)
@@ -208,17 +217,20 @@ def _inverted(clean: str) -> str | None:
     if match is None or match.group("subject").split()[0] in _NOT_SUBJECTS:
         return None
     attribute = match.group("attr")
-    if attribute in _NAMED:
-        return f"{attribute}_name"
+    words = _current(attribute)
+    if words and len(words) == 1 and words[0] in _NAMED:
+        return f"{words[0]}_name"
     return _slot_name(attribute)
 
 
 def _value_named(attribute: str, value: str) -> str | None:
     """``<relation>_name`` of "my manager is Sarah" (the value is a name, in ``value``'s
-    own case); ``None`` for "my manager is strict"."""
-    if attribute in _NAMED and _PROPER.match(value.strip().rstrip(".!")):
-        return f"{attribute}_name"
-    return None
+    own case; "my *new* manager is Tom" too); ``None`` for "my manager is strict" and
+    for a former one ("my old manager was Sarah")."""
+    words = _current(attribute)
+    if words is None or len(words) != 1 or words[0] not in _NAMED:
+        return None
+    return f"{words[0]}_name" if _PROPER.match(value.strip().rstrip(".!")) else None
 
 
 _THIRD_PERSON = {
