@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 
 from engram import Principal
 from engram.stores.cold import Action, Existing, Fact, LLMResolver, LongTermStore, RuleResolver
-from engram.stores.cold._slots import infer_slot, mentions_slot
+from engram.stores.cold._slots import infer_slot, mentions_slot, same_slot
 
 if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
     from conftest import Clock, StoreFactory
@@ -161,6 +161,11 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("My old phone number was 555 0100", None),
         ("My former email address was a@example.com", None),
         ("My new manager is very strict", None),
+        ("I raised my trip budget to $3,500.", "trip_budget"),
+        ("I've just set my alarm to 6:30", "alarm"),
+        ("I lowered my monthly savings goal down to 300 euros", "monthly_savings_goal"),
+        ("I moved my accounts from Chase to Ally.", None),
+        ("I moved my car to the garage", None),
     ],
 )
 def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | None) -> None:
@@ -210,6 +215,8 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I work from home.", "I now work from the office in Leeds."),
         ("My manager is Sarah.", "My new manager is Tom."),
         ("My phone number is 555 0100", "My new phone number is 555 0199"),
+        ("My budget for the trip is $2,000.", "I raised my trip budget to $3,500."),
+        ("I've set my alarm to 6:30", "I changed my alarm to 7:15"),
     ],
 )
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -301,6 +308,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I talk with my mum on Sundays", "I now talk with a therapist weekly"),
         ("My manager is Tom.", "My old manager was Sarah."),
         ("My phone number is 555 0199", "My old phone number was 555 0100"),
+        ("My budget for the trip is $2,000.", "I raised my food budget to $300."),
+        ("I've set my alarm to 6:30", "I moved my dentist appointment to Friday"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:
@@ -326,6 +335,13 @@ def test_a_retraction_in_the_relations_own_form_ends_it(
     store.remember(ME, old)
     assert store.remember(ME, retraction).action == "deleted"
     assert store.recall(ME, old, k=5) == []
+
+
+def test_a_slot_is_the_same_whichever_side_its_thing_is_written() -> None:
+    assert same_slot("budget_for_the_trip", "trip_budget")
+    assert same_slot("number_of_children", "number_of_children")
+    assert not same_slot("trip_budget", "food_budget")
+    assert not same_slot("budget_for_the_trip", "budget")
 
 
 def test_a_mention_of_a_slot_counts_only_in_a_statement() -> None:

@@ -20,7 +20,7 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engram.stores.cold._slots import changes_value, mentions_slot, names, replaced
+from engram.stores.cold._slots import changes_value, mentions_slot, names, replaced, same_slot
 from engram.stores.cold.records import MemoryRecord
 
 
@@ -137,7 +137,12 @@ class RuleResolver:
         """Existing facts of ``fact``'s slot; for a fact with none, those whose slot it
         names ("I now have a high risk tolerance" and slot ``risk_tolerance``)."""
         if fact.slot:
-            return [e for e in existing if e.record.value.get("slot") == fact.slot]
+            return [
+                e
+                for e in existing
+                if isinstance(slot := e.record.value.get("slot"), str)
+                and same_slot(slot, fact.slot)
+            ]
         return [
             e
             for e in existing

@@ -87,6 +87,15 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("car", re.compile(rf"{_IVE}(?:sold|bought|got\s+rid\s+of)\s+my\s+car\b")),
     ("car", re.compile(rf"{_IVE}(?:bought|got)\s+an?\s+(?:new\s+)?car\b")),
 )
+_SET_TO = re.compile(
+    rf"{_IVE}(?:raised|lowered|increased|decreased|reduced|cut|changed|updated|set|moved"
+    rf"|bumped|upped|dropped|extended|shortened|adjusted)\s+my\s+{_ATTRIBUTE}"
+    rf"\s+(?:up\s+|down\s+|back\s+)?to\s+\S"
+)
+"""A new value given by what the user did to an attribute: "I raised my trip budget to
+$3,500", "I've set my alarm to 6:30"."""
+_NOT_IN_ATTRIBUTE = frozenset("from to into by with at in on for of".split())  # noqa: SIM905
+"""Words after which "my <words> to ..." names no attribute ("my accounts from Chase to Ally")."""
 _READ_BY_FORM = frozenset(name for name, _ in _RELATIONS)
 """Slots only their own forms give a value of, never a mention of the word."""
 _NOT_ATTRIBUTES = frozenset(
@@ -293,6 +302,8 @@ def _first_person_slot(text: str) -> str | None:
             return name
     if _DRIVES_NAMED.match(_PREFIX_ANY_CASE.sub("", text.strip())):
         return "car"
+    if (changed := _SET_TO.search(clean)) and not _NOT_IN_ATTRIBUTE & set(changed["attr"].split()):
+        return _slot_name(changed["attr"])
     if (kin := _KIN_AGE.match(clean)) and kin.group("who") in _KIN:
         return f"{kin.group('who')}_age"
     if named := _named(clean) or _inverted(clean):
@@ -303,6 +314,25 @@ def _first_person_slot(text: str) -> str | None:
     found = re.search(re.escape(match.group("value")), text.replace("\u2019", "'"), re.I)
     value = found.group(0) if found else ""
     return _value_named(match.group("attr"), value) or _slot_name(match.group("attr"))
+
+
+_OF = frozenset("for of".split())  # noqa: SIM905
+_ARTICLES = frozenset("the a an my our".split())  # noqa: SIM905
+
+
+def same_slot(one: str, other: str) -> bool:
+    """Whether two slot names name one attribute, the thing it belongs to written before
+    or after it: "budget_for_the_trip" (from "My budget for the trip is ...") and
+    "trip_budget" (from "I raised my trip budget to ...")."""
+    return one == other or _canonical(one) == _canonical(other)
+
+
+def _canonical(slot: str) -> str:
+    words = [w for w in slot.split("_") if w not in _ARTICLES]
+    for i, word in enumerate(words):
+        if word in _OF and 0 < i < len(words) - 1:
+            return "_".join(words[i + 1 :] + words[:i])
+    return "_".join(words)
 
 
 def mentions_slot(text: str, slot: str) -> bool:
