@@ -53,7 +53,7 @@ def test_recall_packs_profile_memories_and_documents_within_budget(memory: Memor
     memory.remember(ALICE, "Follows NVDA closely for the AI cycle", message_ids=["m1", "m2"])
     memory.documents.write(ALICE, "research/NVDA-2026-02.md", "# NVDA\n\nNVDA margins rose.\n")
 
-    block = memory.recall(ALICE, "NVDA analysis", 500, include_profile=True)
+    block = memory.recall(ALICE, "NVDA", 500, include_profile=True)
 
     assert [i.kind for i in block.items] == ["profile", "memory", "document"]
     assert block.text.startswith(UNTRUSTED_PREAMBLE)
