@@ -117,12 +117,15 @@ are 0.18-0.25, above the relevance floor (0.2) but not answers (each was shown a
 when scores were centred on the floor)."""
 
 
+@pytest.mark.parametrize("tags", [("fact",), ("preference",)])
 def test_a_profile_answers_what_it_holds_and_nothing_else(
-    tmp_path: Path, embedder: MiniLMEmbedder
+    tmp_path: Path, embedder: MiniLMEmbedder, tags: tuple[str, ...]
 ) -> None:
+    """As recalled memories, and as profile facts (looked up apart, on every call: they
+    must answer the question as much as a memory must to be shown)."""
     with Memory.open(tmp_path, embedder=embedder) as memory:
         for fact in PROFILE:
-            memory.remember(ME, fact)
+            memory.remember(ME, fact, tags=tags)
         for question, fact in ANSWERED.items():
             assert fact in [i.text for i in memory.recall(ME, question).items], question
         for question in NOT_ANSWERED:

@@ -440,10 +440,11 @@ class Memory:
         ``as_of`` asks what was true at that time (documents have no history: left out).
 
         ``include_profile``: ``True`` puts every profile fact in the block, ``False``
-        none; by default only those relevant to ``query`` (all of them when the query is
-        blank). Recalled memories scoring under ``min_score`` are left out (scores are
-        calibrated across queries: ``engram.recall.DEFAULT_MIN_SCORE``; 0 keeps all ``k``).
-        So a question nothing answers gets an empty block.
+        none; by default only those that answer ``query`` (scored as recalled memories
+        are, at least ``min_score``; all of them when the query is blank). Recalled
+        memories scoring under ``min_score`` are left out (scores are calibrated across
+        queries: ``engram.recall.DEFAULT_MIN_SCORE``; 0 keeps all ``k``). So a question
+        nothing answers gets an empty block.
         """
         check.principal(principal)
         check.text("query", query, blank=True)
@@ -454,7 +455,7 @@ class Memory:
         if include_profile is not None:
             check.flag("include_profile", include_profile)
         check.number("min_score", min_score)
-        profile = self._profile_for(principal, query, as_of, include_profile)
+        profile = self._profile_for(principal, query, as_of, include_profile, min_score)
         found = (
             self.store.recall(principal, query, k=k, as_of=as_of, min_score=min_score)
             if query.strip()
@@ -470,13 +471,23 @@ class Memory:
         return rec.pack(items, budget_tokens, self.counter)
 
     def _profile_for(
-        self, principal: Principal, query: str, as_of: datetime | None, include: bool | None
+        self,
+        principal: Principal,
+        query: str,
+        as_of: datetime | None,
+        include: bool | None,
+        min_score: float,
     ) -> list[MemoryRecord]:
+        """The profile facts for ``query``: all of them when asked (or the query is
+        blank), else those that answer it as a recalled memory must (a calibrated score
+        of at least ``min_score``) and pass the relevance floor on their own."""
         if include is False:
             return []
         if include or not query.strip():
             return self.profile(principal, as_of)
-        found = self.store.recall(principal, query, k=_PROFILE, tags=PROFILE_TAGS, as_of=as_of)
+        found = self.store.recall(
+            principal, query, k=_PROFILE, tags=PROFILE_TAGS, as_of=as_of, min_score=min_score
+        )
         floor = self.store.options.min_similarity
         return [
             r.record for r in found if is_relevant_item(query, r.record.text, r.similarity, floor)
