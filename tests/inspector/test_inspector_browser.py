@@ -95,12 +95,12 @@ def test_search_shows_the_block_and_a_score_breakdown(
     page_for: Callable[..., Any], shots: Path
 ) -> None:
     page = page_for()
-    page.fill("input[name=q]", "where does alice live")
+    page.fill("input[name=q]", "where did alice move")
     page.click("main button[type=submit]")
     page.wait_for_selector("[data-testid=context-block]")
     block = page.inner_text("[data-testid=context-block]")
     assert "Porto" in block and "<memory" in block  # the tags shown as text
-    assert "q=where%20does%20alice%20live" in page.url  # htmx (not a reload) pushed it
+    assert "q=where%20did%20alice%20move" in page.url  # htmx (not a reload) pushed it
     row = page.locator("table.items tr", has_text="Porto")
     assert row.count() == 1
     cells = row.locator("td.num").all_inner_texts()
@@ -223,7 +223,7 @@ def test_on_postgres_sign_in_and_recall(
     try:
         page = context.new_page()
         browser_sign_in(page, server.url, world.tokens["alice"])
-        page.goto(server.url + "/ui/memories?q=where+does+alice+live")
+        page.goto(server.url + "/ui/memories?q=where+did+alice+move")
         assert "Porto" in page.inner_text("[data-testid=context-block]")
         page.goto(f"{server.url}/ui/facts/{world.city_key}")
         assert "superseded" in page.inner_text("[data-testid=timeline]")

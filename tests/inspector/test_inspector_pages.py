@@ -37,9 +37,9 @@ def test_recall_shows_the_exact_block_and_each_score_breakdown(
     client: TestClient, world: World
 ) -> None:
     sign_in(client, world.tokens["alice"])
-    page = client.get("/ui/memories", params={"q": "where does alice live", "budget": 400})
+    page = client.get("/ui/memories", params={"q": "where did alice move", "budget": 400})
     with _memory(world) as memory:
-        expected = memory.recall(ALICE, "where does alice live", 400)
+        expected = memory.recall(ALICE, "where did alice move", 400)
     shown = re.search(r'data-testid="context-block">(.*?)</pre>', page.text, re.S)
     assert shown is not None and html.unescape(shown.group(1)) == expected.text
     recalled = [i for i in expected.items if i.breakdown is not None]
@@ -48,7 +48,7 @@ def test_recall_shows_the_exact_block_and_each_score_breakdown(
     assert first is not None
     assert f"{first.relevance:.3f}" in page.text and f"{first.recency:.3f}" in page.text
     assert "keyword rank" in page.text and "vector rank" in page.text
-    tight = client.get("/ui/memories", params={"q": "where does alice live", "budget": 60})
+    tight = client.get("/ui/memories", params={"q": "where did alice move", "budget": 60})
     assert "left out (budget)" in tight.text or "Nothing recalled" in tight.text
 
 
@@ -216,7 +216,7 @@ def test_on_postgres_sign_in_recall_and_tenants_apart(
     application = open_app(ServeConfig(url=postgres_url, embedder="hash"))
     with TestClient(application, follow_redirects=False) as client:
         csrf = sign_in(client, world.tokens["alice"])
-        recalled = client.get("/ui/memories", params={"q": "where does alice live"}).text
+        recalled = client.get("/ui/memories", params={"q": "where did alice move"}).text
         assert "Porto" in recalled and "relevance" in recalled
         assert "superseded by" in client.get(f"/ui/facts/{world.city_key}").text
         assert world.held_id in client.get("/ui/review").text
