@@ -226,9 +226,8 @@ def _inverted(clean: str) -> str | None:
     if match is None or match.group("subject").split()[0] in _NOT_SUBJECTS:
         return None
     attribute = match.group("attr")
-    words = _current(attribute)
-    if words and len(words) == 1 and words[0] in _NAMED:
-        return f"{words[0]}_name"
+    if (who := _relation(attribute)) is not None:
+        return f"{who}_name"
     return _slot_name(attribute)
 
 
@@ -236,10 +235,15 @@ def _value_named(attribute: str, value: str) -> str | None:
     """``<relation>_name`` of "my manager is Sarah" (the value is a name, in ``value``'s
     own case; "my *new* manager is Tom" too); ``None`` for "my manager is strict" and
     for a former one ("my old manager was Sarah")."""
+    who = _relation(attribute)
+    return f"{who}_name" if who and _PROPER.match(value.strip().rstrip(".!")) else None
+
+
+def _relation(attribute: str) -> str | None:
+    """The one person or pet of :data:`_NAMED` that ``attribute`` is, marked current or
+    not ("manager", "new manager"); None for anything else, a former one included."""
     words = _current(attribute)
-    if words is None or len(words) != 1 or words[0] not in _NAMED:
-        return None
-    return f"{words[0]}_name" if _PROPER.match(value.strip().rstrip(".!")) else None
+    return words[0] if words and len(words) == 1 and words[0] in _NAMED else None
 
 
 _THIRD_PERSON = {
