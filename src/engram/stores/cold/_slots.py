@@ -42,10 +42,29 @@ _I = rf"^i\s+{_NOW}"
 _IM = rf"^i(?:'m| am)\s+{_NOW}"
 _IVE = rf"^i(?:'ve| have)?\s+{_NOW}"
 """How a statement about oneself starts: "I (now) ...", "I'm (now) ...", "I've (now) ..."."""
+_WE = rf"^(?:i|we)\s+{_NOW}"
+_WE_ARE = rf"^(?:i(?:'m| am)|we(?:'re| are))\s+{_NOW}"
+_WE_HAVE = rf"^(?:i|we)(?:'ve| have)?\s+{_NOW}"
+"""The same for what the user's household says of itself: "We moved to Austin", "We have
+three kids" (where the user lives and how many children they have)."""
+_OCCUPATIONS = (
+    r"(?:teacher|nurse|doctor|physician|surgeon|dentist|pharmacist|lawyer|attorney|paralegal"
+    r"|accountant|engineer|developer|programmer|designer|architect|scientist|researcher"
+    r"|professor|lecturer|tutor|student|analyst|consultant|manager|director|executive"
+    r"|entrepreneur|founder|freelancer|contractor|writer|journalist|editor|author|translator"
+    r"|artist|musician|photographer|chef|cook|baker|barista|waiter|waitress|bartender"
+    r"|electrician|plumber|carpenter|mechanic|technician|driver|pilot|farmer|firefighter"
+    r"|paramedic|therapist|psychologist|counselor|counsellor|veterinarian|vet|librarian"
+    r"|cashier|clerk|salesperson|realtor|banker|trader|economist|recruiter|administrator"
+    r"|secretary|assistant|caregiver|nanny|soldier|officer|police\s+officer|social\s+worker"
+    r"|intern|apprentice|retiree)s?"
+)
+"""Common occupations: "I'm a teacher now" gives the user's occupation, "I'm a morning
+person" does not."""
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("home", re.compile(rf"{_I}(?:live|reside)\s+in\s+\S")),
-    ("home", re.compile(rf"{_IM}(?:living|based|settled)\s+in\s+\S")),
-    ("home", re.compile(rf"{_IVE}(?:moved|relocated)\s+to\s+\S")),
+    ("home", re.compile(rf"{_WE}(?:live|reside)\s+in\s+\S")),
+    ("home", re.compile(rf"{_WE_ARE}(?:living|based|settled)\s+in\s+\S")),
+    ("home", re.compile(rf"{_WE_HAVE}(?:moved|relocated)\s+to\s+\S")),
     ("employer", re.compile(rf"{_I}work\s+(?:at|for)\s+\S")),
     ("employer", re.compile(rf"{_IM}working\s+(?:at|for)\s+\S")),
     (
@@ -56,13 +75,15 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("occupation", re.compile(rf"^i(?:'m| am)?\s+{_NOW}work(?:ing)?\s+as\s+an?\s+\S")),
+    ("occupation", re.compile(rf"{_IM}an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}(?:\s+now)?$")),
+    ("occupation", re.compile(rf"{_IVE}(?:become|became)\s+an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}\b")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}\s+(?:years?\s+old|y/?o)\b")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}(?:\s+now)?$")),
     ("age", re.compile(rf"{_IVE}turned\s+\d{{1,3}}\b")),
-    ("name", re.compile(r"^(?:my name is|call me)\s+\S")),
+    ("name", re.compile(r"^(?:my name is|(?:please\s+|you\s+can\s+)?call me|i go by)\s+\S")),
     (
         "number_of_children",
-        re.compile(rf"{_I}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
+        re.compile(rf"{_WE}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
     ),
     ("employer", re.compile(rf"{_IVE}(?:left|quit|lost)\s+my\s+job\b")),
     ("employer", re.compile(r"^i\s+(?:was|got|have\s+been)\s+(?:laid\s+off|fired|let\s+go)\b")),
@@ -103,9 +124,11 @@ _NOT_ATTRIBUTES = frozenset(
     children kid kids baby mother mom mum father dad parents brother sister sibling siblings
     grandmother grandfather grandma grandpa aunt uncle cousin niece nephew friend friends
     boss manager colleague colleagues coworker team neighbour neighbor doctor teacher
-    dog cat pet pets horse bird car house flat apartment office company""".split()  # noqa: SIM905
+    dog cat pet pets horse bird car house flat apartment office company
+    hand hands arm arms head eyes voice mind""".split()  # noqa: SIM905
 )
-"""People, pets and things: "my daughter is ..." says something of her, not an attribute."""
+"""People, pets and things, the body included: "my daughter is ..." says something of her,
+"I raised my hand to ask" is no value of an attribute."""
 _NAMED = frozenset(
     """wife husband partner girlfriend boyfriend fiance fiancee spouse boss manager
     landlord landlady dog cat""".split()  # noqa: SIM905
@@ -132,7 +155,8 @@ _CALLED = re.compile(
     rf"(?:now\s+)?(?:called|named))\s+\S"
 )
 _IS_MY = re.compile(
-    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)\s+is\s+my\s+{_ATTRIBUTE}(?:\s+now)?$"
+    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)\s+is\s+my\s+{_ATTRIBUTE}"
+    rf"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|lately))?$"
 )
 _NOT_SUBJECTS = frozenset("that this it he she who what there here which one".split())  # noqa: SIM905
 _PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
@@ -171,6 +195,7 @@ _SAME = {
     "cell": "phone",
     "cell_number": "phone",
     "cellphone_number": "phone",
+    "number": "phone",
     "phone_number": "phone",
     "telephone_number": "phone",
     "home_address": "address",
@@ -291,12 +316,29 @@ def infer_slot(text: str) -> str | None:
     A statement about "the user" reads as the user's own; one about a named person
     ("Carol lives in Lisbon", "Kim's favourite colour is blue") gets that person's slot
     (``carol_home``), which never supersedes the user's own (``home``)."""
-    if (own := _first_person_slot(text)) is not None:
-        return own
-    said = _as_first_person(text)
-    if said is None or (slot := _first_person_slot(said[0])) is None:
-        return None
-    return slot if said[1] is None else f"{said[1]}_{slot}"
+    for clause in _clauses(text):
+        if (own := _first_person_slot(clause)) is not None:
+            return own
+        said = _as_first_person(clause)
+        if said is not None and (slot := _first_person_slot(said[0])) is not None:
+            return slot if said[1] is None else f"{said[1]}_{slot}"
+    return None
+
+
+_CLAUSE_BREAK = re.compile(
+    r"(?<=[.!?;])\s+|\n+|,\s*(?:so|and|but)\s+|,\s*(?=(?:i|we|my)\b)", re.IGNORECASE
+)
+_LABEL = re.compile(r"^[^:\n]{1,40}:\s")
+
+
+def _clauses(text: str) -> list[str]:
+    """The sentences and joined clauses of ``text`` in order ("We just had our third
+    child, so I have three kids now", "I gave up coffee, I drink tea now": what the
+    second says is what counts); a labelled turn
+    ("Ann: ...") whole, so no clause of it reads as the user's own."""
+    if _LABEL.match(text.strip()):
+        return [text]
+    return [part for part in _CLAUSE_BREAK.split(text) if part.strip()] or [text]
 
 
 def _first_person_slot(text: str) -> str | None:
@@ -393,7 +435,10 @@ class _Clause(NamedTuple):
     frame: str
     """The preposition right after the verb when it is one of :data:`_FRAME`, else ""."""
     things: frozenset[str]
-    """The content words after the verb."""
+    """The content words after the verb, a plural as its singular ("mornings": "morning")."""
+    head: str = ""
+    """For a statement of what one is ("I'm on the night shift": verb ``be``), its last
+    content word, the thing the value belongs to ("shift")."""
 
 
 def _clause(text: str) -> _Clause | None:
@@ -411,7 +456,26 @@ def _clause(text: str) -> _Clause | None:
         verb = "want"
         rest = rest[:1] + rest[2:] if len(rest) > 2 and rest[1] in _GETTING else rest
     after = words[at[0] + 1] if at[0] + 1 < len(words) else ""
-    return _Clause(words[0], verb, after if after in _FRAME else "", frozenset(rest[1:]))
+    if words[1] in _COPULAS and not _progressive(words[2 : at[0] + 1]):  # "I'm on the night shift"
+        things = [_singular(w) for w in rest]
+        return _Clause(words[0], "be", "", frozenset(things), things[-1])
+    return _Clause(
+        words[0], verb, after if after in _FRAME else "", frozenset(map(_singular, rest[1:]))
+    )
+
+
+_COPULAS = frozenset("am is are was were".split())  # noqa: SIM905
+
+
+def _progressive(words: list[str]) -> bool:
+    """Whether the words after a copula, up to its first content word, make a verb's
+    progressive form: "(I'm) now training", not "(I'm) in the marketing team"."""
+    return words[-1].endswith("ing") and all(w in _ADVERBS or w == "not" for w in words[:-1])
+
+
+def _singular(word: str) -> str:
+    """``word`` without a plural's ``s`` ("mornings": "morning"; not "bus" or "glass")."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def changes_value(new: str, old: str) -> bool:
@@ -424,11 +488,21 @@ def changes_value(new: str, old: str) -> bool:
     lowered = new.lower()
     if not _CHANGE.search(lowered) or _ALSO.search(lowered):
         return False
-    said, before = _clause(new), _clause(old)
-    if said is None or before is None:
-        return False
+    before = _clause(old)
+    return before is not None and any(
+        _changes(said, before) for said in map(_clause, _clauses(new)) if said is not None
+    )
+
+
+def _changes(said: _Clause, before: _Clause) -> bool:
+    """Whether one clause gives a new value of what ``before`` stated (see
+    :func:`changes_value`): a statement of what one is only of the same thing ("I'm on
+    the day shift now" of "I'm on the night shift", "I'm no longer allergic to cats"; not
+    "I'm a fan of rock" of "I'm a fan of jazz")."""
     if (said.subject, said.verb) != (before.subject, before.verb):
         return False
+    if said.verb == "be":
+        return said.head == before.head
     return bool(said.things & before.things) or (bool(said.frame) and said.frame == before.frame)
 
 
@@ -460,7 +534,9 @@ _PAST = frozenset(
     flew drove wrote visited used""".split()  # noqa: SIM905
 )
 """First verbs of a statement of what the user did, not of how things are."""
-_PEOPLE = _NOT_ATTRIBUTES - frozenset("car house flat apartment office company".split())  # noqa: SIM905
+_PEOPLE = _NOT_ATTRIBUTES - frozenset(
+    "car house flat apartment office company hand hands arm arms head eyes voice mind".split()  # noqa: SIM905
+)
 """Whose facts are theirs, not the user's ("my sister lives in ...")."""
 
 
