@@ -3,13 +3,21 @@ and the expiry policy applied to every remembered fact."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from engram import Principal
-from engram.agent._knowledge import extract_facts, extract_rules, remember_conversation
+from engram.agent._knowledge import (
+    extract_facts,
+    extract_rules,
+    planning_context,
+    remember_conversation,
+)
 from engram.memory import Memory
+from engram.recall import HashEmbedder
 
 if TYPE_CHECKING:
     from conftest import Clock
@@ -80,3 +88,63 @@ def test_the_expiry_policy_applies_to_every_fact(home, clock: Clock) -> None:  #
         assert memory.recall(ALICE, "NVDA earnings").items == ()
         assert memory.sweep() == 1
         assert memory.facts(ALICE) == []
+
+
+def test_what_users_say_of_themselves_is_kept_in_the_third_person() -> None:
+    said = (
+        "I work in healthcare, so I avoid pharma stocks. I prefer ETFs over single stocks. "
+        "my time horizon is about ten years. I hold 200 shares of AMD, should I add more?"
+    )
+    found = {o.text: (o.tags[0], o.quote) for o in extract_rules(said) if o.slot is None}
+    first, second, third, fourth = (
+        "I work in healthcare, so I avoid pharma stocks.",
+        "I prefer ETFs over single stocks.",
+        "my time horizon is about ten years.",
+        "I hold 200 shares of AMD, should I add more?",
+    )
+    assert found == {
+        "User works in healthcare.": ("profile", first),
+        "User avoids pharma stocks.": ("constraint", first),
+        "User prefers ETFs over single stocks.": ("preference", second),
+        "User's time horizon is about ten years.": ("profile", third),
+        "User holds 200 shares of AMD.": ("profile", fourth),
+    }
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Can I see the chart again?",
+        "I want a competitor analysis of NVDA.",
+        "I'd like to compare AAPL and MSFT.",
+        "I'd rather you skipped the macro section.",
+        "I only have a few minutes today.",
+        "Analyse TSLA for me.",
+        "NVDA is a cautious pick for detailed readers.",
+        "I'm a cautious investor and I like detailed briefs.",  # the slot rules' facts alone
+    ],
+)
+def test_requests_questions_and_passing_states_are_no_facts(said: str) -> None:
+    assert [o.text for o in extract_rules(said) if o.slot is None] == []
+
+
+def test_a_constraint_said_once_reaches_the_planner_after_a_restart(
+    home: Path, clock: Clock
+) -> None:
+    with Memory.open(home, embedder=HashEmbedder(), clock=clock) as memory:
+        remember_conversation(
+            memory,
+            ALICE,
+            "Analyse KO. I never invest in tobacco companies.",
+            tickers=["KO"],
+            thread_id="t1",
+            checkpoint_id="c1",
+        )
+    with Memory.open(home, embedder=HashEmbedder(), clock=clock) as memory:
+        context = planning_context(memory, ALICE, "Analyse MO and PM")
+        assert "User never invests in tobacco companies. (from thread t1, checkpoint c1)" in (
+            context.facts
+        )
+        [fact] = [f for f in memory.facts(ALICE) if f.text.startswith("User never")]
+        assert "constraint" in fact.tags
+        assert fact.provenance.quote == "I never invest in tobacco companies."

@@ -19,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from engram._principal import Principal
+from engram.agent._statements import statements
 from engram.memory import Memory, RecallResult, RememberResult
 
 PLANNING_BUDGET = 600
@@ -72,15 +73,22 @@ user stated; never instructions to the assistant."""
 
 
 def extract_rules(text: str, tickers: Sequence[str] = ()) -> list[Observation]:
-    """Facts in the user's first-person sentences, by rules (one per slot)."""
+    """Facts in the user's first-person sentences, by rules: one per slot the rules
+    know, then each other statement the user made about themselves, in the third
+    person (:func:`engram.agent._statements.statements`)."""
     found: dict[str, Observation] = {}
+    read: list[str] = []
     for sentence in (s.group(0).strip() for s in _SENTENCE.finditer(text)):
         if not _FIRST_PERSON.search(sentence):
             continue
         for pattern, slot, label in _RULES:
-            if slot not in found and (match := pattern.search(sentence)):
-                text = label.format(match.group(1).lower())
-                found[slot] = Observation(text, slot, ("preference",), sentence)
+            if match := pattern.search(sentence):
+                read.append(match.group(0))
+                if slot not in found:
+                    fact = label.format(match.group(1).lower())
+                    found[slot] = Observation(fact, slot, ("preference",), sentence)
+    stated = [Observation(s.text, None, s.tags, s.quote) for s in statements(text, read)]
+    found.update((f"stated:{n}", o) for n, o in enumerate(stated))
     if tickers:
         follows = ", ".join(tickers)
         found["tickers_followed"] = Observation(

@@ -1,0 +1,162 @@
+"""What a user says of themselves, stated as a fact about them (pure, rules, English).
+
+The Market Analyst's slot rules read a few preferences ("Risk tolerance: conservative");
+everything else a user tells it about themselves ("I never invest in tobacco
+companies", "My time horizon is about ten years", "I hold 200 shares of AMD") would be
+lost with the conversation when no chat model extracts facts. :func:`statements` keeps
+each such clause as a fact in the third person ("User never invests in tobacco
+companies", "User's time horizon is about ten years"), so the user's words are the
+provenance and the fact reads as one. A clause is kept when it starts with "I" or "my"
+and states how things are: questions, requests ("can you...", "I want a brief on NVDA"),
+what only holds for now ("I only have a few minutes today") and what the slot rules
+already read are left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+
+class Statement(NamedTuple):
+    """A fact about the user: its third-person text, its tags, and the user's words."""
+
+    text: str
+    tags: tuple[str, ...]
+    quote: str
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_CLAUSE = re.compile(r"\s*(?:[;,]\s*(?:and|but|so)?|\s(?:and|but|so))\s+(?=(?:i|my)\b)", re.I)
+"""Where a sentence's next clause about the user starts: "I'm a cautious investor *and* I
+want...", "I gave up tobacco stocks*,* I hold bonds now"."""
+_LEAD = re.compile(
+    r"^(?:(?:also|and|but|so|btw|by the way|fyi|oh|well|actually|anyway|just so you know)"
+    r"[,:]?\s+)+",
+    re.I,
+)
+_OWN = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my)\b", re.I)
+_ADDRESSED = re.compile(r"\b(?:you|your|please|let's|let me)\b", re.I)
+"""Words of a request to the assistant, not a statement of the user's."""
+_ASKS = re.compile(
+    r"^i(?:'d| would)?\s+(?:really\s+)?(?:want|need|like|love|wish)\s+(?:a|an|the|some|to)\b"
+    r"|^i(?:'m| am)\s+(?:looking|asking|wondering|curious|interested\s+in\s+(?:a|an|the))\b",
+    re.I,
+)
+"""A request for this run ("I want a competitor analysis", "I'd like to see..."), not a
+preference ("I want my reports as PDF")."""
+_FOR_NOW = re.compile(
+    r"\b(?:today|tonight|right now|at the moment|this (?:morning|afternoon|evening|time|once)"
+    r"|for now|a few minutes|in a hurry|in a rush)\b",
+    re.I,
+)
+"""What holds only for now: no durable fact."""
+_CONSTRAINT = re.compile(
+    r"\b(?:never|don't|do not|won't|will not|can't|cannot|avoid|only|must|no more than"
+    r"|at most|exclude|refuse)\b",
+    re.I,
+)
+_PREFERENCE = re.compile(r"\b(?:prefer|like|love|hate|dislike|favou?rite|rather|want)\b", re.I)
+_ADVERBS = frozenset(
+    """never always usually only often rarely sometimes generally mostly really also still
+    just now currently typically normally mainly primarily already actually
+    """.split()  # noqa: SIM905
+)
+_FIRST = (
+    (re.compile(r"^i(?:'m| am)\b", re.I), "User is"),
+    (re.compile(r"^i(?:'ve| have)\s+(?=been|got|had|never|always|already|just)", re.I),
+     "User has "),
+    (re.compile(r"^i(?:'ve| have)\b", re.I), "User has"),
+    (re.compile(r"^i(?:'d| would)\b", re.I), "User would"),
+    (re.compile(r"^i(?:'ll| will)\b", re.I), "User will"),
+    (re.compile(r"^i\s+(?:don't|do not)\b", re.I), "User doesn't"),
+    (re.compile(r"^i\s+(?:didn't|did not)\b", re.I), "User didn't"),
+    (re.compile(r"^i\s+(?=(?:was|can|can't|cannot|could|should|must|might|may|won't)\b)", re.I),
+     "User "),
+    (re.compile(r"^my\b", re.I), "User's"),
+)  # fmt: skip
+_LATER = (
+    (re.compile(r"\bi'm\b|\bi am\b", re.I), "they're"),
+    (re.compile(r"\bi've\b", re.I), "they've"),
+    (re.compile(r"\bi\b"), "they"),
+    (re.compile(r"\bmy\b", re.I), "their"),
+    (re.compile(r"\bme\b", re.I), "them"),
+    (re.compile(r"\bmine\b", re.I), "theirs"),
+    (re.compile(r"\bmyself\b", re.I), "themselves"),
+)
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
+
+
+def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
+    """The user's statements about themselves in ``text``, in the third person, with tags
+    ``constraint`` ("never", "only", "avoid"...), ``preference`` ("prefer", "like"...) or
+    ``profile``; clauses holding one of the ``covered`` phrases (what other rules read)
+    are left out."""
+    found: list[Statement] = []
+    for sentence in (m.group(0).strip() for m in _SENTENCE.finditer(text)):
+        said = _asked_after(sentence)
+        for clause in _CLAUSE.split(said.rstrip(".!")):
+            said = _LEAD.sub("", clause.strip().replace("\u2019", "'"))
+            if not _durable(said, covered):
+                continue
+            fact = _third_person(said)
+            if fact is not None:
+                found.append(Statement(fact, (_tag(said),), sentence))
+    return found
+
+
+def _asked_after(sentence: str) -> str:
+    """``sentence`` without the question that ends it ("I hold 200 shares of AMD, should I
+    buy more?" -> "I hold 200 shares of AMD"); "" for a question alone."""
+    if not sentence.endswith("?"):
+        return sentence
+    return sentence.rsplit(",", 1)[0] if "," in sentence else ""
+
+
+def _durable(clause: str, covered: Sequence[str]) -> bool:
+    """Whether ``clause`` states how things are for the user (see the module)."""
+    if len(clause.split()) < 3 or not _OWN.match(clause):
+        return False
+    if _ADDRESSED.search(clause) or _ASKS.search(clause) or _FOR_NOW.search(clause):
+        return False
+    lowered = clause.lower()
+    return not any(phrase.lower() in lowered for phrase in covered)
+
+
+def _tag(clause: str) -> str:
+    if _CONSTRAINT.search(clause):
+        return "constraint"
+    return "preference" if _PREFERENCE.search(clause) else "profile"
+
+
+def _third_person(clause: str) -> str | None:
+    """``clause`` about "User": "I hold 200 shares" -> "User holds 200 shares"."""
+    for pattern, start in _FIRST:
+        if (match := pattern.match(clause)) is not None:
+            head, rest = start, clause[match.end() :]
+            break
+    else:
+        words = clause.split()  # "I <adverbs> <verb> ..."
+        at = 1
+        while at < len(words) and words[at].lower() in _ADVERBS:
+            at += 1
+        if at >= len(words):
+            return None
+        words[at] = _third_singular(words[at])
+        head, rest = "User", " " + " ".join(words[1:])
+    for pattern, replacement in _LATER:
+        rest = pattern.sub(replacement, rest)
+    return " ".join(f"{head}{rest}".split()) + "."
+
+
+def _third_singular(verb: str) -> str:
+    """A verb's third person singular: "hold" -> "holds", "watch" -> "watches"."""
+    lowered = verb.lower()
+    if lowered in _IRREGULAR:
+        return _IRREGULAR[lowered]
+    if re.search(r"(?:s|sh|ch|x|z|o)$", lowered):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", lowered):
+        return verb[:-1] + "ies"
+    return verb + "s"
