@@ -11,6 +11,7 @@ import pytest
 from engram.recall import keyword_coverage
 from engram.recall._context import Candidate, _spoken, _stems
 from engram.recall._lexical import K1, B, bm25, stored_stems, terms
+from engram.recall._relevance import stem
 
 
 def test_terms_are_stems_of_content_words() -> None:
@@ -115,3 +116,19 @@ def test_stored_stems_read_as_the_texts_own_without_the_speakers_label(
     stored = Candidate("i", 0.0, "", -1, speaker, text, stems=stored_stems(text))
     assert _stems(stored) == _stems(stored._replace(stems=None))
     assert _stems(stored).split() == terms(_spoken(stored))
+
+
+def test_the_stemmer_gives_the_stems_stored_stores_hold() -> None:
+    """Stores keep stems (the keyword index, each version's ``stems``): a stemmer whose
+    output changed would leave stored rows unfound by the same words. This pins the
+    Snowball English output engram writes; a dependency update that fails it needs a
+    migration that re-stems the stores."""
+    pairs = {
+        "camping": "camp", "camped": "camp", "running": "run", "ran": "ran",
+        "generously": "generous", "happiness": "happi", "relational": "relat",
+        "organization": "organiz", "organizations": "organiz", "studies": "studi",
+        "flies": "fli", "dying": "die", "lying": "lie", "agreed": "agre", "cities": "citi",
+        "mornings": "morn", "arguing": "argu", "meetings": "meet",
+        "university": "universiti", "skies": "sky", "communication": "communic",
+    }  # fmt: skip
+    assert {word: stem(word) for word in pairs} == pairs
