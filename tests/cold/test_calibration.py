@@ -132,6 +132,41 @@ def test_a_profile_answers_what_it_holds_and_nothing_else(
             assert memory.recall(ME, question).items == (), question
 
 
+FAMILY = [
+    "My husband Marco is a chef.",
+    "My son Leo is in third grade.",
+    "I have a golden retriever called Biscuit.",
+    "My mum lives in Cork.",
+]
+OTHERS = [
+    "What is my daughter's name?",
+    "What does my wife do?",
+    "Where does my father live?",
+    "Who is my dentist?",
+    "What is my brother's job?",
+]
+"""Questions about others than the family members the facts name: MiniLM scores each
+0.2-0.4 against one of them (the daughter against the son, the father against the mum)."""
+
+
+def test_a_question_about_another_relative_gets_an_empty_block(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        for fact in FAMILY:
+            memory.remember(ME, fact)
+        for question in OTHERS:
+            assert memory.recall(ME, question).items == (), question
+        asked = {
+            "What does my husband do for a living?": FAMILY[0],
+            "What grade is my son in?": FAMILY[1],
+            "What is my dog's name?": FAMILY[2],
+            "Where does my mother live?": FAMILY[3],
+        }
+        for question, fact in asked.items():
+            assert [i.text for i in memory.recall(ME, question).items][:1] == [fact], question
+
+
 def test_confidences_are_absolute() -> None:
     assert cosine_confidence(0.3, 0.2) == pytest.approx(0.5)  # 0.1 above the floor
     assert cosine_confidence(0.15, 0.2) < 0.05 < 0.95 < cosine_confidence(0.45, 0.2)

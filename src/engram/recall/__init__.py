@@ -33,6 +33,7 @@ from engram.recall._http import OpenAIEmbedder
 from engram.recall._lexical import clear_caches as clear_keyword_caches
 from engram.recall._lexical import stems_for, stored_stems
 from engram.recall._local import MiniLMEmbedder
+from engram.recall._relations import about_someone_else, named_in_query
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
     index_terms,
@@ -63,6 +64,7 @@ __all__ = [
     "RecentEmbeddings",
     "Vectors",
     "Weights",
+    "about_someone_else",
     "clear_keyword_caches",
     "combine",
     "combiner",
@@ -77,6 +79,7 @@ __all__ = [
     "keyword_coverage",
     "keyword_terms",
     "keyword_text",
+    "named_in_query",
     "names_time",
     "normalise",
     "pool_size",

@@ -22,9 +22,11 @@ from engram.recall import (
     ContextBoost,
     Embedder,
     Weights,
+    about_someone_else,
     combiner,
     confidence,
     cosine_confidence,
+    named_in_query,
     names_time,
     rerank,
     stem_coverage,
@@ -156,9 +158,16 @@ def _confidences(
     (:mod:`engram.recall._calibrate`).
 
     Only a candidate holding a query term or the one of highest cosine can be the best:
-    without a term a candidate's confidence grows with its cosine alone."""
-    coverage = stem_coverage(query, [stems_for(c.text, c.stems) for c in candidates])
-    sims = [c.similarity for c in candidates]
+    without a term a candidate's confidence grows with its cosine alone. A candidate
+    about someone else than the relatives or pets the query asks of ("My wife's name is
+    Priya" for "What is my cat's name?") gets no confidence from its cosine
+    (:func:`engram.recall.about_someone_else`)."""
+    docs = [stems_for(c.text, c.stems) for c in candidates]
+    coverage = stem_coverage(query, docs)
+    asked = named_in_query(query)
+    sims = [
+        None if asked and about_someone_else(asked, c.text) else c.similarity for c in candidates
+    ]
     highest = max((s for s in sims if s is not None), default=None)
     best = max(
         [confidence(cosine_confidence(highest, floor), 0.0)]

@@ -1,0 +1,107 @@
+"""Whom a question and a memory are about, when that is a relative, a pet or a colleague
+(pure, English).
+
+A bi-encoder scores "What is my cat's name?" against "My wife's name is Priya" as high as
+a real answer (all-MiniLM-L6-v2: 0.43): both ask or tell a name of someone close. Such a
+memory is not an answer: it is about someone else. :func:`about_someone_else` tells so
+when the memory names people or pets as someone's ("my wife", "our dog", "Deborah's
+mom"; not "when I was a kid") and none of them can be one the question names so: the
+same one ("mum" is "mother"), or one a group word covers ("my pet" answers for "my dog",
+"my kids" for "my son"); "son" and "daughter", or "dog" and "cat", are two others. A
+memory that names nobody so is left alone ("Rex loves the park" may well be about the
+dog).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+_GROUPS: dict[str, str] = {
+    "partner": "wife husband spouse girlfriend boyfriend fiance",
+    "child": "son daughter",
+    "parent": "mother father stepmother stepfather",
+    "sibling": "brother sister",
+    "grandparent": "grandmother grandfather",
+    "grandchild": "grandson granddaughter",
+    "pet": "dog cat horse parrot hamster rabbit",
+    "kin": "aunt uncle cousin niece nephew",
+    "colleague": "boss",
+    "friend": "roommate flatmate neighbour",
+    "doctor": "dentist therapist",
+    "lawyer": "",
+    "landlord": "",
+    "teacher": "tutor coach mentor",
+}
+"""Who is who: each group word covers its members (and itself)."""
+_SAME = {
+    "kid": "child", "kids": "child", "children": "child", "baby": "child",
+    "parents": "parent", "mom": "mother", "mum": "mother", "mommy": "mother",
+    "dad": "father", "daddy": "father", "siblings": "sibling",
+    "grandma": "grandmother", "granny": "grandmother", "grandpa": "grandfather",
+    "puppy": "dog", "kitten": "cat", "pets": "pet",
+    "supervisor": "boss", "colleagues": "colleague", "friends": "friend",
+    "neighbor": "neighbour", "furry friend": "pet", "four-legged friend": "pet",
+    "physician": "doctor", "gp": "doctor", "attorney": "lawyer", "landlady": "landlord",
+}  # fmt: skip
+"""Words for the same one ("mum" is "mother")."""
+
+
+@cache
+def _known() -> dict[str, str]:
+    """Each word -> the one it names (a member or a group word)."""
+    named = {word: word for members in _GROUPS.values() for word in members.split()}
+    named.update({group: group for group in _GROUPS})
+    named.update(_SAME)
+    return named
+
+
+@cache
+def _possessed() -> re.Pattern[str]:
+    """Someone of :func:`_known` as someone's: "my wife", "our two dogs", "his friends",
+    "Deborah's mom", "the name of my dog", "I have a cat" (not "when I was a kid", "a
+    dog shelter")."""
+    words = "|".join(
+        sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _known()), key=len, reverse=True)
+    )
+    return re.compile(  # (a lookahead: "my mother's cat" names the mother and the cat)
+        rf"(?=\b(?:my|our|his|her|their|your|[\w-]+['\u2019]s|{_HAVE}\s+(?:an?|\w+))\s+"
+        rf"(?:[\w-]+\s+){{0,2}}?(?P<who>{words})(?:s|es)?\b)",
+        re.IGNORECASE,
+    )
+
+
+@cache
+def _group_of() -> dict[str, str]:
+    return {member: group for group, members in _GROUPS.items() for member in members.split()}
+
+
+def named(text: str) -> frozenset[str]:
+    """The people and pets ``text`` names as someone's (:func:`_possessed`)."""
+    if not _MENTIONS.search(text):  # (most texts name nobody: one quick test)
+        return frozenset()
+    known = _known()
+    return frozenset(known[m.group("who").lower()] for m in _possessed().finditer(text))
+
+
+_HAVE = r"(?:have|has|had|got|adopted)"
+_MENTIONS = re.compile(rf"\b(?:my|our|his|her|their|your|{_HAVE})\b|['\u2019]s\b", re.I)
+
+
+def _compatible(one: str, other: str) -> bool:
+    groups = _group_of()
+    return one == other or groups.get(one) == other or groups.get(other) == one
+
+
+def about_someone_else(asked: frozenset[str], text: str) -> bool:
+    """Whether a memory of this ``text`` names only others than the people and pets
+    ``asked`` (:func:`named` of the question) can be; False when either names none."""
+    if not asked:
+        return False
+    told = named(text)
+    return bool(told) and not any(_compatible(a, t) for a in asked for t in told)
+
+
+def named_in_query(query: str) -> frozenset[str]:
+    """The people and pets ``query`` asks of (:func:`named`)."""
+    return named(query)

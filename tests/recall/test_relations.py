@@ -1,0 +1,53 @@
+"""Whom a question and a memory are about: relatives, pets and colleagues (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram.recall import about_someone_else, named_in_query
+from engram.recall._relations import named
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("What is my cat's name?", {"cat"}),
+        ("What is the name of my dog?", {"dog"}),
+        ("My wife's name is Priya", {"wife"}),
+        ("Deborah's mom made cakes", {"mother"}),
+        ("Max is my mother's cat", {"mother", "cat"}),
+        ("I have a cat named Luna", {"cat"}),
+        ("We adopted two kittens", {"cat"}),
+        ("My furry friends love the park", {"pet"}),
+        ("Our kids play chess", {"child"}),
+        ("Who is my boss?", {"boss"}),
+        ("When I was a kid we lived by the sea", set()),
+        ("We raised money for a dog shelter", set()),
+        ("I like cats", set()),
+        ("", set()),
+    ],
+)
+def test_people_and_pets_count_when_named_as_someones(text: str, who: set[str]) -> None:
+    assert named(text) == who
+
+
+@pytest.mark.parametrize(
+    ("question", "memory", "elsewhere"),
+    [
+        ("What is my cat's name?", "My wife's name is Priya", True),
+        ("What is my son's name?", "My daughter's name is Mia", True),
+        ("Where does my father live?", "My mum lives in Cork", True),
+        ("Who is my dentist?", "My husband Marco is a chef", True),
+        ("What is the name of my dog?", "My pet Rex is a beagle", False),
+        ("Where does my mother live?", "My mum lives in Cork", False),
+        ("What do my kids study?", "My daughter studies law", False),
+        ("What is my dog's name?", "Rex loves the park", False),
+        ("What is my dog's name?", "My wife walks our dog Rex", False),
+        ("Where do I live?", "My wife's name is Priya", False),
+        ("What did Deborah's mom bake?", "Deborah: she baked cakes when I was a kid", False),
+    ],
+)
+def test_a_memory_of_others_only_is_about_someone_else(
+    question: str, memory: str, elsewhere: bool
+) -> None:
+    assert about_someone_else(named_in_query(question), memory) is elsewhere
