@@ -162,18 +162,26 @@ def _confidences(
     about someone else than the relatives or pets the query asks of ("My wife's name is
     Priya" for "What is my cat's name?") gets no confidence from its cosine
     (:func:`engram.recall.about_someone_else`)."""
-    docs = [stems_for(c.text, c.stems) for c in candidates]
-    coverage = stem_coverage(query, docs)
+    coverage = stem_coverage(query, [stems_for(c.text, c.stems) for c in candidates])
     asked = named_in_query(query)
-    sims = [
-        None if asked and about_someone_else(asked, c.text) else c.similarity for c in candidates
-    ]
-    highest = max((s for s in sims if s is not None), default=None)
+
+    def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
+        similarity = candidates[n].similarity
+        if similarity is None or (asked and about_someone_else(asked, candidates[n].text)):
+            return None
+        return similarity
+
+    sims = [(c.similarity, n) for n, c in enumerate(candidates) if c.similarity is not None]
+    if asked:  # the highest cosine of a candidate not about someone else
+        ranked = sorted(sims, reverse=True)
+        highest = next((s for _, n in ranked if (s := cosine(n)) is not None), None)
+    else:
+        highest = max(sims)[0] if sims else None
     best = max(
         [confidence(cosine_confidence(highest, floor), 0.0)]
-        + [confidence(cosine_confidence(sims[n], floor), c) for n, c in enumerate(coverage) if c]
+        + [confidence(cosine_confidence(cosine(n), floor), c) for n, c in enumerate(coverage) if c]
     )
-    own = {n: confidence(cosine_confidence(sims[n], floor), coverage[n]) for n in wanted}
+    own = {n: confidence(cosine_confidence(cosine(n), floor), coverage[n]) for n in wanted}
     return best, own
 
 
