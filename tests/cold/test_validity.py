@@ -109,3 +109,18 @@ def test_recall_with_refresh_keeps_facts_alive(make_store: StoreFactory, clock: 
     assert [r.record.text for r in store.recall(ME, "owls", k=5)] == [
         "reads keep this fact about owls alive"
     ]
+
+
+def test_a_time_named_relative_to_today_finds_what_was_remembered_then(
+    store: LongTermStore, clock: Clock
+) -> None:
+    """The date step dates "10 days ago" and "yesterday" from the recall's own moment,
+    and a memory without a date field by the day it became valid."""
+    store.remember(ME, "Bought a blender for the kitchen")
+    clock.advance(days=9)
+    store.remember(ME, "Bought a kettle for the kitchen")
+    clock.advance(days=1)
+    older = store.recall(ME, "what did I buy for the kitchen 10 days ago", k=2)
+    assert [r.record.text for r in older][:1] == ["Bought a blender for the kitchen"]
+    newer = store.recall(ME, "what did I buy for the kitchen yesterday", k=2)
+    assert [r.record.text for r in newer][:1] == ["Bought a kettle for the kitchen"]

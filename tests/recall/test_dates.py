@@ -54,3 +54,42 @@ def test_seasons_need_their_year() -> None:
     winter = spans("winter 2023")[0]
     assert winter.contains(date(2022, 12, 20)) and winter.contains(date(2023, 2, 28))
     assert not winter.contains(date(2023, 3, 1)) and not winter.contains(date(2023, 12, 1))
+
+
+SATURDAY = date(2023, 3, 25)
+
+
+def _days(text: str, today: date = SATURDAY) -> list[tuple[date, date]]:
+    return [s._range(s.year or today.year) for s in spans(text, today)]
+
+
+def test_times_named_relative_to_the_day_a_question_is_asked() -> None:
+    assert _days("What kitchen appliance did I buy 10 days ago?") == [
+        (date(2023, 3, 15), date(2023, 3, 15))
+    ]
+    assert _days("What did I cook yesterday?") == [(date(2023, 3, 24), date(2023, 3, 24))]
+    assert _days("the day before yesterday") == [(date(2023, 3, 23), date(2023, 3, 23))]
+    assert _days("What cocktail did I try last weekend?") == [
+        (date(2023, 3, 18), date(2023, 3, 19))
+    ]
+    assert _days("Who did I meet last week?") == [(date(2023, 3, 13), date(2023, 3, 19))]
+    assert _days("What did I buy three weeks ago?") == [(date(2023, 2, 27), date(2023, 3, 5))]
+    assert _days("Where was I two months ago?") == [(date(2023, 1, 1), date(2023, 1, 31))]
+    assert _days("last month") == [(date(2023, 2, 1), date(2023, 2, 28))]
+    assert _days("last Monday") == [(date(2023, 3, 20), date(2023, 3, 20))]
+    assert _days("this year") == [(date(2023, 1, 1), date(2023, 12, 31))]
+    assert _days("trips in the past three months") == [(date(2022, 12, 25), date(2023, 3, 25))]
+    assert _days("a couple of days ago") == [(date(2023, 3, 23), date(2023, 3, 23))]
+
+
+def test_relative_times_need_the_day_asked_and_cross_the_year() -> None:
+    assert spans("What did I buy 10 days ago?") == []
+    assert _days("last week", date(2024, 1, 3)) == [(date(2023, 12, 25), date(2023, 12, 31))]
+    assert _days("in the past 10 days", date(2024, 1, 3)) == [
+        (date(2023, 12, 24), date(2024, 1, 3))
+    ]
+    assert _days("June 3, 2023 and yesterday") == [
+        (date(2023, 6, 3), date(2023, 6, 3)),
+        (date(2023, 3, 24), date(2023, 3, 24)),
+    ]
+    assert spans("I have a few questions", SATURDAY) == []

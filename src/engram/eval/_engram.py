@@ -13,7 +13,7 @@ import itertools
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from engram.eval._context import line
 from engram.eval._data import Question, Turn
 from engram.eval._methods import Method
 from engram.recall import CONVERSATION, ContextBoost, Embedder
+from engram.recall._dates import parse as parse_date
 from engram.stores.cold import LongTermStore, Options, Recalled, TurnRule, open_store
 
 TEMPORARY_URLS = {
@@ -36,7 +37,10 @@ DEFAULT = "engram recall (default)"
 """The main row: ``LongTermStore.recall`` exactly as a user calls it."""
 
 EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
-"""The store's fixed clock: every run sees the same time, so recency is neutral and stable."""
+"""When a question is asked that gives no date of its own (LoCoMo's)."""
+WRITTEN = datetime(2000, 1, 1, tzinfo=UTC)
+"""When every turn is written: before any question, so each sees them all, and all of
+the same age, so recency ranks none above another and every run is the same."""
 
 
 class EngramColdMethod(Method):
@@ -65,6 +69,7 @@ class EngramColdMethod(Method):
         self._recall_options = recall_options or {}
         self._stack = ExitStack()
         self._store: LongTermStore | None = None
+        self._now = WRITTEN
 
     def _open(self) -> LongTermStore:
         if self._store is None:
@@ -79,7 +84,7 @@ class EngramColdMethod(Method):
                     url,
                     embedder=self._embedder,
                     options=self._options,
-                    clock=lambda: EPOCH,
+                    clock=lambda: self._now,
                     new_id=sequential_ids(),
                 )
             )
@@ -87,6 +92,7 @@ class EngramColdMethod(Method):
 
     def index(self, user: str, turns: Sequence[Turn]) -> None:
         store = self._open()
+        self._now = WRITTEN
         namespace = _principal(user).namespace
         items = [(namespace, t.id, _value(t, i)) for i, t in enumerate(turns)]
         store.put_many(
@@ -94,6 +100,7 @@ class EngramColdMethod(Method):
         )
 
     def search(self, user: str, question: Question, k: int) -> list[str]:
+        self._now = asked_at(question)
         return [hit.record.key for hit in self._recall(user, question, k)]
 
     def _recall(self, user: str, question: Question, k: int) -> list[Recalled]:
@@ -102,6 +109,13 @@ class EngramColdMethod(Method):
     def close(self) -> None:
         self._store = None
         self._stack.close()
+
+
+def asked_at(question: Question) -> datetime:
+    """The end of the day ``question`` was asked (LongMemEval gives it: "10 days ago" is
+    dated from it), or :data:`EPOCH` when it gives none."""
+    day = parse_date(question.date) if question.date else None
+    return EPOCH if day is None else datetime.combine(day, time(23, 59), tzinfo=UTC)
 
 
 def sequential_ids() -> Callable[[], str]:

@@ -35,6 +35,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -255,13 +256,15 @@ def _best_first(scored: Sequence[tuple[str, float]]) -> list[str]:
 
 
 def rerank(
-    query: str, candidates: Sequence[Candidate], boost: ContextBoost
+    query: str, candidates: Sequence[Candidate], boost: ContextBoost, today: date | None = None
 ) -> list[tuple[str, float]]:
-    """``(id, boosted score)`` of the candidates, best first (ties keep the given order)."""
+    """``(id, boosted score)`` of the candidates, best first (ties keep the given order);
+    ``today`` (the day of the recall) dates what the query names relative to it ("10 days
+    ago", "last week")."""
     speakers = sorted({c.speaker for c in candidates})
     relevance = _relevance(query, candidates, speakers, boost)
     speaker = named_speaker(query, speakers)
-    dated = _in_time(query, candidates, boost)
+    dated = _in_time(query, candidates, boost, today)
     base = {
         c.id: relevance[c.id]
         * (1 + boost.speaker * (c.speaker == speaker))
@@ -282,15 +285,18 @@ def rerank(
     return [(cid, -neg) for neg, _, cid in scored]
 
 
-def names_time(query: str, boost: ContextBoost) -> bool:
-    """Whether the date step runs for ``query``: it is on and the query names a time."""
-    return boost.date > 0 and bool(spans(query))
+def names_time(query: str, boost: ContextBoost, today: date | None = None) -> bool:
+    """Whether the date step runs for ``query``: it is on and the query names a time
+    (relative to ``today`` too, when given)."""
+    return boost.date > 0 and bool(spans(query, today))
 
 
-def _in_time(query: str, candidates: Sequence[Candidate], boost: ContextBoost) -> set[str]:
+def _in_time(
+    query: str, candidates: Sequence[Candidate], boost: ContextBoost, today: date | None
+) -> set[str]:
     """Ids of the candidates whose date falls in a time the query names (or up to
     ``date_slack_days`` after it); empty when the query names none or the step is off."""
-    named = spans(query) if boost.date > 0 else []
+    named = spans(query, today) if boost.date > 0 else []
     if not named:
         return set()
     inside = {

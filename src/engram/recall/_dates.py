@@ -9,7 +9,9 @@ time a query names, from :func:`spans` of the query and :func:`parse` of each tu
 Recognised, in English: ``3 June, 2023`` / ``June 3, 2023`` / ``3rd of June`` (a day),
 ``June 2023`` / ``June`` (a month, in any year when none is given), ``summer 2023`` (a
 season with its year), a bare year ``2023``, and ISO-like stored dates ``2023/05/20`` or
-``2023-05-20``. Month names must be capitalised ("may" is a verb, "May" a month).
+``2023-05-20``. Month names must be capitalised ("may" is a verb, "May" a month). Given
+the day a question is asked, times relative to it too: "yesterday", "10 days ago", "last
+week", "last Saturday", "in the past three months" (:func:`relative_spans`).
 """
 
 from __future__ import annotations
@@ -85,10 +87,15 @@ def _days_in(year: int, month: int) -> int:
     return calendar.monthrange(year, month)[1]
 
 
-def spans(text: str) -> list[Span]:
-    """The days, months and years ``text`` names, each once, in order of appearance."""
+def spans(text: str, today: date | None = None) -> list[Span]:
+    """The days, months and years ``text`` names, each once, in order of appearance; with
+    ``today``, also those it names relative to it (:func:`relative_spans`)."""
     found: dict[Span, int] = {}
     taken: list[tuple[int, int]] = []
+    if today is not None:
+        for start, end, relative in relative_spans(text, today):
+            taken.append((start, end))
+            found.setdefault(relative, start)
     for pattern in _PATTERNS:
         for match in pattern.finditer(text):
             if any(start < match.end() and match.start() < end for start, end in taken):
@@ -126,3 +133,98 @@ def _span(match: re.Match[str]) -> Span | None:
     if day is not None and not 1 <= day <= 31:
         return None
     return Span(year, month, day, day)
+
+
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a few": 3,
+    "a couple of": 2, "couple of": 2, "few": 3, "several": 3,
+}  # fmt: skip
+_COUNT = r"(?P<n>\d{1,3}|" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + ")"
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_WEEKDAYS = {name.lower(): n for n, name in enumerate(calendar.day_name)}
+_AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.IGNORECASE)
+_PAST = re.compile(rf"\b(?:in\s+)?(?:the\s+)?(?:past|last)\s+{_COUNT}\s+{_UNIT}\b", re.IGNORECASE)
+_LAST = re.compile(
+    r"\b(?P<which>last|this|past)\s+(?P<unit>week(?:end)?|month|year|"
+    + "|".join(_WEEKDAYS)
+    + r")\b",
+    re.IGNORECASE,
+)
+_DAYS = re.compile(r"\b(?:the\s+day\s+before\s+)?(?P<day>yesterday|today)\b", re.IGNORECASE)
+_RELATIVE = (_AGO, _PAST, _LAST, _DAYS)
+"""Tried in this order: "the past three months" before "last month"'s shorter reading."""
+
+
+def relative_spans(text: str, today: date) -> list[tuple[int, int, Span]]:
+    """``(start, end, span)`` of each stretch of ``text`` naming days relative to
+    ``today``: "yesterday", "10 days ago" (that day), "three weeks ago" (that week),
+    "two months ago" (that month), "last week" / "this week" (Monday to Sunday),
+    "last weekend", "last month", "last year", "last Saturday" (the one before
+    ``today``), "in the past three months" (up to ``today``)."""
+    out: list[tuple[int, int, Span]] = []
+    for pattern in _RELATIVE:
+        for match in pattern.finditer(text):
+            if any(s < match.end() and match.start() < e for s, e, _ in out):
+                continue
+            days = _relative(match, today)
+            if days is not None:
+                out.append((match.start(), match.end(), _between(*days)))
+    return sorted(out, key=lambda found: found[0])
+
+
+def _relative(match: re.Match[str], today: date) -> tuple[date, date] | None:
+    """The first and last day ``match`` names (see :func:`relative_spans`)."""
+    groups = match.groupdict()
+    if groups.get("day"):
+        back = 1 if groups["day"].lower() == "yesterday" else 0
+        back += 1 if match.group(0).lower().startswith("the day before") else 0
+        day = today - timedelta(days=back)
+        return day, day
+    unit = groups["unit"].lower()
+    if groups.get("n") is not None:
+        text = " ".join(groups["n"].lower().split())
+        count = int(text) if text.isdigit() else _NUMBERS[text]
+        if match.re is _PAST:
+            return _back(today, unit, count), today
+        start = _back(today, unit, count)
+        return _whole(start, unit)
+    which = groups["which"].lower()
+    if unit in _WEEKDAYS:  # "last Saturday": the one before today
+        back = (today.weekday() - _WEEKDAYS[unit]) % 7 or 7
+        day = today - timedelta(days=back)
+        return day, day
+    if which == "this":
+        return _whole(today, unit)
+    if unit == "weekend":
+        saturday = today - timedelta(days=(today.weekday() - 5) % 7 or 7)
+        return saturday, saturday + timedelta(days=1)
+    return _whole(_back(today, unit, 1), unit)
+
+
+def _back(today: date, unit: str, count: int) -> date:
+    """``today`` less ``count`` days, weeks, months or years (a month's day clamped)."""
+    if unit == "day":
+        return today - timedelta(days=count)
+    if unit.startswith("week"):
+        return today - timedelta(weeks=count)
+    months = count * (12 if unit == "year" else 1)
+    year, month = divmod(today.year * 12 + today.month - 1 - months, 12)
+    return date(year, month + 1, min(today.day, _days_in(year, month + 1)))
+
+
+def _whole(day: date, unit: str) -> tuple[date, date]:
+    """The day, week (Monday to Sunday), month or year ``day`` falls in."""
+    if unit == "day":
+        return day, day
+    if unit.startswith("week"):
+        monday = day - timedelta(days=day.weekday())
+        return monday, monday + timedelta(days=6)
+    if unit == "month":
+        return day.replace(day=1), day.replace(day=_days_in(day.year, day.month))
+    return date(day.year, 1, 1), date(day.year, 12, 31)
+
+
+def _between(first: date, last: date) -> Span:
+    """The span of the days from ``first`` to ``last`` (at most a year apart)."""
+    return Span(last.year, first.month, first.day, last.day, last.month)

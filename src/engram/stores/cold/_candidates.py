@@ -14,6 +14,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import date
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -101,11 +102,13 @@ class Hit(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
-    """How re-ranked candidates are scored: the store's weights, and the cosine its
-    calibration centres on (its relevance floor)."""
+    """How re-ranked candidates are scored: the store's weights, the cosine its
+    calibration centres on (its relevance floor), and the day of the recall (what
+    dates "yesterday" or "10 days ago" in a query; None: such words date nothing)."""
 
     weights: Weights
     floor: float
+    today: date | None = None
 
 
 def in_context(
@@ -127,12 +130,12 @@ def in_context(
     outgrows that search (LoCoMo 0-4 with four other conversations' turns beside each,
     within 2,000 / 4,000 tokens: 0.822 / 0.858 -> 0.844 / 0.887; unchanged when the
     search returns every memory)."""
-    candidates = _candidates(found, boost, names_time(query, boost))
+    candidates = _candidates(found, boost, names_time(query, boost, ranking.today))
     topic = topic_query(query, candidates, boost)
     if topic is not None:
         cosines = search(topic)
         candidates = [c._replace(topic_similarity=cosines.of(c.id)) for c in candidates]
-    reranked = rerank(query, candidates, boost)
+    reranked = rerank(query, candidates, boost, ranking.today)
     top = max(map(itemgetter(1), reranked), default=0.0) or 1.0
     mean = combiner(ranking.weights)
     by_id = {

@@ -832,7 +832,7 @@ class LongTermStore(EngramLabels):
 
         floor = self.options.min_similarity
         calibration = DEFAULT_MIN_SIMILARITY if floor is None else floor
-        rank = Ranking(weights or self.options.weights, calibration)
+        rank = Ranking(weights or self.options.weights, calibration, view.now.date())
         pooled = (namespace, query, probe, filter_, tags, view, weights)
         hits, excerpts = self._pool(*pooled, floor=True, sized=sized, read=True)
         found = [(h, excerpts[h.id]) for h in hits]
