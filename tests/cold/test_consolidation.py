@@ -167,6 +167,8 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("I moved my accounts from Chase to Ally.", None),
         ("I moved my car to the garage", None),
         ("We relocated to Austin in March.", "home"),
+        ("Our family moved to Vancouver last spring.", "home"),
+        ("My family moved to Spain.", None),
         ("My number changed to 555-0199.", "phone"),
         ("I'm a teacher now.", "occupation"),
         ("I'm a morning person", None),

@@ -44,9 +44,10 @@ _IVE = rf"^i(?:'ve| have)?\s+{_NOW}"
 """How a statement about oneself starts: "I (now) ...", "I'm (now) ...", "I've (now) ..."."""
 _WE = rf"^(?:i|we)\s+{_NOW}"
 _WE_ARE = rf"^(?:i(?:'m| am)|we(?:'re| are))\s+{_NOW}"
-_WE_HAVE = rf"^(?:i|we)(?:'ve| have)?\s+{_NOW}"
-"""The same for what the user's household says of itself: "We moved to Austin", "We have
-three kids" (where the user lives and how many children they have)."""
+_WE_HAVE = rf"^(?:i|we|our\s+family)(?:'ve| have| has)?\s+{_NOW}"
+"""The same for what the user's household says of itself: "We moved to Austin", "Our
+family moved to Vancouver", "We have three kids" (where the user lives and how many
+children they have)."""
 _OCCUPATIONS = (
     r"(?:teacher|nurse|doctor|physician|surgeon|dentist|pharmacist|lawyer|attorney|paralegal"
     r"|accountant|engineer|developer|programmer|designer|architect|scientist|researcher"
