@@ -93,14 +93,16 @@ def test_the_expiry_policy_applies_to_every_fact(home, clock: Clock) -> None:  #
 def test_what_users_say_of_themselves_is_kept_in_the_third_person() -> None:
     said = (
         "I work in healthcare, so I avoid pharma stocks. I prefer ETFs over single stocks. "
-        "my time horizon is about ten years. I hold 200 shares of AMD, should I add more?"
+        "my time horizon is about ten years. I hold 200 shares of AMD, should I add more? "
+        "My wife and I own a flat in Leeds."
     )
     found = {o.text: (o.tags[0], o.quote) for o in extract_rules(said) if o.slot is None}
-    first, second, third, fourth = (
+    first, second, third, fourth, fifth = (
         "I work in healthcare, so I avoid pharma stocks.",
         "I prefer ETFs over single stocks.",
         "my time horizon is about ten years.",
         "I hold 200 shares of AMD, should I add more?",
+        "My wife and I own a flat in Leeds.",
     )
     assert found == {
         "User works in healthcare.": ("profile", first),
@@ -108,6 +110,7 @@ def test_what_users_say_of_themselves_is_kept_in_the_third_person() -> None:
         "User prefers ETFs over single stocks.": ("preference", second),
         "User's time horizon is about ten years.": ("profile", third),
         "User holds 200 shares of AMD.": ("profile", fourth),
+        "User and their wife own a flat in Leeds.": ("profile", fifth),
     }
 
 

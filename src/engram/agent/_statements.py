@@ -65,8 +65,6 @@ _ADVERBS = frozenset(
 )
 _FIRST = (
     (re.compile(r"^i(?:'m| am)\b", re.I), "User is"),
-    (re.compile(r"^i(?:'ve| have)\s+(?=been|got|had|never|always|already|just)", re.I),
-     "User has "),
     (re.compile(r"^i(?:'ve| have)\b", re.I), "User has"),
     (re.compile(r"^i(?:'d| would)\b", re.I), "User would"),
     (re.compile(r"^i(?:'ll| will)\b", re.I), "User will"),
@@ -74,6 +72,7 @@ _FIRST = (
     (re.compile(r"^i\s+(?:didn't|did not)\b", re.I), "User didn't"),
     (re.compile(r"^i\s+(?=(?:was|can|can't|cannot|could|should|must|might|may|won't)\b)", re.I),
      "User "),
+    (re.compile(r"^my\s+(?P<who>[\w-]+)\s+and\s+i\b", re.I), "User and their {who}"),
     (re.compile(r"^my\b", re.I), "User's"),
 )  # fmt: skip
 _LATER = (
@@ -95,15 +94,26 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
     are left out."""
     found: list[Statement] = []
     for sentence in (m.group(0).strip() for m in _SENTENCE.finditer(text)):
-        said = _asked_after(sentence)
-        for clause in _CLAUSE.split(said.rstrip(".!")):
-            said = _LEAD.sub("", clause.strip().replace("\u2019", "'"))
-            if not _durable(said, covered):
+        for part in _clauses(_asked_after(sentence).rstrip(".!")):
+            clause = _LEAD.sub("", part.strip().replace("\u2019", "'"))
+            if not _durable(clause, covered):
                 continue
-            fact = _third_person(said)
+            fact = _third_person(clause)
             if fact is not None:
-                found.append(Statement(fact, (_tag(said),), sentence))
+                found.append(Statement(fact, (_tag(clause),), sentence))
     return found
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The clauses of ``sentence`` about the user, "my wife and I ..." kept whole."""
+    parts = _CLAUSE.split(sentence)
+    out: list[str] = []
+    for part in parts:
+        if out and re.fullmatch(r"\s*my\s+[\w-]+", out[-1], re.I):
+            out[-1] = f"{out[-1]} and {part}"
+        else:
+            out.append(part)
+    return out
 
 
 def _asked_after(sentence: str) -> str:
@@ -134,7 +144,7 @@ def _third_person(clause: str) -> str | None:
     """``clause`` about "User": "I hold 200 shares" -> "User holds 200 shares"."""
     for pattern, start in _FIRST:
         if (match := pattern.match(clause)) is not None:
-            head, rest = start, clause[match.end() :]
+            head, rest = start.format(**match.groupdict()), clause[match.end() :]
             break
     else:
         words = clause.split()  # "I <adverbs> <verb> ..."
