@@ -196,8 +196,8 @@ def test_the_pools_best_confidence_is_the_best_of_every_candidate() -> None:
     of highest cosine only; it must equal the best over every candidate."""
     import random
 
-    from engram.recall import Candidate, stored_stems
-    from engram.stores.cold._candidates import _confidences
+    from engram.recall import Candidate, Weights, stored_stems
+    from engram.stores.cold._candidates import Ranking, _confidences
 
     rng = random.Random(3)
     words = ["red", "sofa", "dog", "lake", "train", "pdf", "report", "river"]
@@ -214,6 +214,37 @@ def test_the_pools_best_confidence_is_the_best_of_every_candidate() -> None:
             confidence(cosine_confidence(c.similarity, 0.3), share)
             for c, share in zip(found, coverage, strict=True)
         ]
-        best, own = _confidences(query, found, 0.3, range(len(found)))
+        best, own = _confidences(query, found, Ranking(Weights(), 0.3), range(len(found)))
         assert best == max(every)
         assert [own[n] for n in range(len(found))] == every
+
+
+def test_a_question_about_someone_the_memory_never_named_gets_an_empty_block(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    """MiniLM scores "What did Sarah say about the budget?" against "My manager Tom wants
+    the Q3 report by Friday" as it would an answer: no memory names Sarah."""
+    ana = Principal("acme", "ana")
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        for fact in (
+            "My manager Tom wants the Q3 report by Friday.",
+            "Priya recommended a Thai place called Siam Garden.",
+            "I visited Lisbon in May and loved the trams.",
+            "I prefer reports as PDF.",
+        ):
+            memory.remember(ana, fact)
+        for question in (
+            "What did Sarah say about the budget?",
+            "What does Kevin want for the Q4 report?",
+            "Which restaurant did Oliver suggest?",
+            "When did I visit Rome?",
+        ):
+            assert memory.recall(ana, question).items == (), question
+        for question, fact in {
+            "What does Tom want from me?": "My manager Tom",
+            "Which restaurant did Priya suggest?": "Siam Garden",
+            "When did I go to Lisbon?": "Lisbon in May",
+            "What does Ana prefer for reports?": "PDF",  # the user, by name
+        }.items():
+            texts = [i.text for i in memory.recall(ana, question).items]
+            assert texts and fact in texts[0], question

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engram.recall import about_someone_else, named_in_query
+from engram.recall import about_someone_else, knows_none, named_in_query, names_in_query, stem
+from engram.recall._lexical import stems_of
 from engram.recall._relations import named
 
 
@@ -51,3 +52,29 @@ def test_a_memory_of_others_only_is_about_someone_else(
     question: str, memory: str, elsewhere: bool
 ) -> None:
     assert about_someone_else(named_in_query(question), memory) is elsewhere
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("What did Tom say about Lisbon?", {"tom", "lisbon"}),
+        ("When is Dr. Smith's appointment?", {"smith"}),
+        ("What did Tom say? Did Sarah agree?", {"tom", "sarah"}),
+        ("Tell me about my trip in May", set()),
+        ("What is my cat's name?", set()),
+        ("Wie heißt mein Hund?", set()),
+    ],
+)
+def test_a_querys_names_are_its_capitalised_words(query: str, names: set[str]) -> None:
+    assert names_in_query(query) == {stem(n) for n in names}
+
+
+def test_a_memory_that_never_named_any_of_a_querys_names_knows_none() -> None:
+    docs = [stems_of(t) for t in ("Priya recommended Siam Garden", "I love Japanese food")]
+    assert knows_none(names_in_query("What did Sarah recommend?"), docs)
+    assert knows_none(names_in_query("Did Priyanka call back?"), docs)
+    assert not knows_none(names_in_query("What did Priya recommend?"), docs)
+    assert not knows_none(names_in_query("What do I like about Japan?"), docs)  # a word's start
+    assert not knows_none(names_in_query("Did Sarah or Priya call?"), docs)  # one is known
+    assert not knows_none(names_in_query("What does Ana like?"), docs, {stem("ana")})
+    assert not knows_none(names_in_query("what does the user like?"), docs)

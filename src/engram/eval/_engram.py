@@ -21,8 +21,7 @@ from engram._principal import Principal
 from engram.eval._context import line
 from engram.eval._data import Question, Turn
 from engram.eval._methods import Method
-from engram.recall import CONVERSATION, ContextBoost, Embedder
-from engram.recall._dates import parse as parse_date
+from engram.recall import CONVERSATION, ContextBoost, Embedder, parse_date
 from engram.stores.cold import LongTermStore, Options, Recalled, TurnRule, open_store
 
 TEMPORARY_URLS = {

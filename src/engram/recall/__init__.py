@@ -21,6 +21,7 @@ from engram.recall._context import (
     rerank,
     topic_query,
 )
+from engram.recall._dates import parse as parse_date
 from engram.recall._embedder import Embedder, HashEmbedder, RecentEmbeddings, Vectors, normalise
 from engram.recall._factory import (
     EMBEDDER_HELP,
@@ -33,7 +34,7 @@ from engram.recall._http import OpenAIEmbedder
 from engram.recall._lexical import clear_caches as clear_keyword_caches
 from engram.recall._lexical import stems_for, stored_stems
 from engram.recall._local import MiniLMEmbedder
-from engram.recall._relations import about_someone_else, named_in_query
+from engram.recall._relations import about_someone_else, knows_none, named_in_query, names_in_query
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
     index_terms,
@@ -79,9 +80,12 @@ __all__ = [
     "keyword_coverage",
     "keyword_terms",
     "keyword_text",
+    "knows_none",
     "named_in_query",
+    "names_in_query",
     "names_time",
     "normalise",
+    "parse_date",
     "pool_size",
     "recency",
     "relevance",

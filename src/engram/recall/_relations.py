@@ -10,12 +10,22 @@ same one ("mum" is "mother"), or one a group word covers ("my pet" answers for "
 "my kids" for "my son"); "son" and "daughter", or "dog" and "cat", are two others. A
 memory that names nobody so is left alone ("Rex loves the park" may well be about the
 dog).
+
+Names work the same way at the scale of the whole memory: a question whose names
+("What did *Sarah* say about the trip?", "When did I visit *Rome*?") occur in none of the
+memories recall found (:func:`knows_none`) is about someone or something the memory has
+never heard of, so no memory's cosine can vouch for an answer.
 """
 
 from __future__ import annotations
 
+import calendar
 import re
+from collections.abc import Collection, Sequence
 from functools import cache
+
+from engram.recall._lexical import Stems
+from engram.recall._relevance import stem
 
 _GROUPS: dict[str, str] = {
     "partner": "wife husband spouse girlfriend boyfriend fiance",
@@ -105,3 +115,47 @@ def about_someone_else(asked: frozenset[str], text: str) -> bool:
 def named_in_query(query: str) -> frozenset[str]:
     """The people and pets ``query`` asks of (:func:`named`)."""
     return named(query)
+
+
+_NOT_NAMES = frozenset(
+    """I What When Where Who Whom Whose Which Why How Did Do Does Is Are Was Were Can Could
+    Would Should Shall Has Have Had Will The A An In On At Of If My Mr Mrs Ms Dr Please
+    Tell Show Give Remind OK Okay Hi Hey Hello Thanks""".split()  # noqa: SIM905
+    + list(calendar.month_name[1:])
+    + list(calendar.month_abbr[1:])
+    + list(calendar.day_name)
+)
+"""Capitalised words that name nobody: question words, titles, months and days."""
+_CAPITALISED = re.compile(r"[A-Z][a-z]+")
+_ENGLISH = frozenset(
+    "what who when where which why how did does do is are was were the my i of about".split()  # noqa: SIM905
+)
+"""Words that mark a question as English, whose capitals are names."""
+_TITLE = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.")
+
+
+def names_in_query(query: str) -> frozenset[str]:
+    """The stems of the names an English ``query`` gives: capitalised words after the
+    first of each sentence ("What did *Tom* say about *Lisbon*?"), months, days and the
+    like aside."""
+    found: set[str] = set()
+    if not _ENGLISH & set(re.findall(r"[a-z]+", query.lower())):
+        return frozenset()  # (German capitalises every noun: no names read there)
+    query = _TITLE.sub(r"\1", query.strip())  # ("Dr. Smith" ends no sentence)
+    for sentence in re.split(r"(?<=[.!?])\s+", query):
+        for word in re.findall(r"[A-Za-z][\w'\u2019-]*", sentence)[1:]:
+            bare = re.sub(r"['\u2019]s$", "", word)
+            if _CAPITALISED.fullmatch(bare) and bare not in _NOT_NAMES:
+                found.add(stem(bare.lower()))
+    return frozenset(found)
+
+
+def knows_none(names: frozenset[str], docs: Sequence[Stems], known: Collection[str] = ()) -> bool:
+    """Whether none of ``names`` (:func:`names_in_query`) occurs in ``docs`` (the stems of
+    the memories recall found; a name counts as a word's start: "Mel" in "Melanie",
+    "Japan" in "Japanese") nor among ``known`` (words that name the user: their
+    namespace's parts). A question about someone or something a memory has never named
+    cannot be answered by it."""
+    if not names or any(n in known for n in names):
+        return False
+    return not any(f" {n}" in doc for n in names for doc in docs)

@@ -27,7 +27,9 @@ from engram.recall import (
     combiner,
     confidence,
     cosine_confidence,
+    knows_none,
     named_in_query,
+    names_in_query,
     names_time,
     rerank,
     stem_coverage,
@@ -109,6 +111,9 @@ class Ranking:
     weights: Weights
     floor: float
     today: date | None = None
+    known: frozenset[str] = frozenset()
+    """Stems of the words that name the user (their namespace's parts): a query naming
+    only them is not about someone the memory never named."""
 
 
 def in_context(
@@ -145,7 +150,7 @@ def in_context(
     keys = [-share * prior for (_, _, prior), share in relative]
     chosen = [relative[n] for n in sorted(range(len(keys)), key=keys.__getitem__)[:k]]
     wanted = [n for (n, _, _), _ in chosen]
-    best, own = _confidences(query, candidates, ranking.floor, wanted)
+    best, own = _confidences(query, candidates, ranking, wanted)
     out = []
     for (n, hit, prior), share in chosen:
         relevance = min(best * share, own[n])
@@ -154,7 +159,7 @@ def in_context(
 
 
 def _confidences(
-    query: str, candidates: Sequence[Candidate], floor: float, wanted: Sequence[int]
+    query: str, candidates: Sequence[Candidate], ranking: Ranking, wanted: Sequence[int]
 ) -> tuple[float, dict[int, float]]:
     """How well the best of ``candidates`` matches ``query`` (each with the stems of
     its text), and how well each at the positions ``wanted`` does
@@ -164,13 +169,19 @@ def _confidences(
     without a term a candidate's confidence grows with its cosine alone. A candidate
     about someone else than the relatives or pets the query asks of ("My wife's name is
     Priya" for "What is my cat's name?") gets no confidence from its cosine
-    (:func:`engram.recall.about_someone_else`)."""
-    coverage = stem_coverage(query, [stems_for(c.text, c.stems) for c in candidates])
+    (:func:`engram.recall.about_someone_else`), and no candidate does when the query
+    names only people or things none of them names (:func:`engram.recall.knows_none`)."""
+    floor = ranking.floor
+    docs = [stems_for(c.text, c.stems) for c in candidates]
+    coverage = stem_coverage(query, docs)
     asked = named_in_query(query)
+    unheard = knows_none(names_in_query(query), docs, ranking.known)
 
     def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
         similarity = candidates[n].similarity
-        if similarity is None or (asked and about_someone_else(asked, candidates[n].text)):
+        if unheard or similarity is None:
+            return None
+        if asked and about_someone_else(asked, candidates[n].text):
             return None
         return similarity
 

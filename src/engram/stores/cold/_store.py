@@ -42,6 +42,7 @@ from engram.recall import (
     clear_keyword_caches,
     is_relevant,
     pool_size,
+    stem,
 )
 from engram.recall.filters import parse_filter
 from engram.stores.cold import _pipeline as pipe
@@ -832,7 +833,8 @@ class LongTermStore(EngramLabels):
 
         floor = self.options.min_similarity
         calibration = DEFAULT_MIN_SIMILARITY if floor is None else floor
-        rank = Ranking(weights or self.options.weights, calibration, view.now.date())
+        known = frozenset(stem(part.lower()) for part in namespace)
+        rank = Ranking(weights or self.options.weights, calibration, view.now.date(), known)
         pooled = (namespace, query, probe, filter_, tags, view, weights)
         hits, excerpts = self._pool(*pooled, floor=True, sized=sized, read=True)
         found = [(h, excerpts[h.id]) for h in hits]
