@@ -151,3 +151,23 @@ def test_a_constraint_said_once_reaches_the_planner_after_a_restart(
         [fact] = [f for f in memory.facts(ALICE) if f.text.startswith("User never")]
         assert "constraint" in fact.tags
         assert fact.provenance.quote == "I never invest in tobacco companies."
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Please always include a risk section.", "User asks to always include a risk section."),
+        ("Never use jargon in the summary.", "User asks to never use jargon in the summary."),
+        ("From now on, keep briefs under a page.", "User asks to keep briefs under a page."),
+        ("Don't mention crypto from now on.", "User asks to not mention crypto."),
+        (
+            "Analyse NVDA and never skip the risk section.",
+            "User asks to never skip the risk section.",
+        ),
+        ("Compare AAPL and MSFT.", None),
+        ("Do you always do this?", None),
+    ],
+)
+def test_a_standing_instruction_is_kept_as_a_constraint(said: str, kept: str | None) -> None:
+    found = [(o.text, o.tags, o.quote) for o in extract_rules(said) if o.slot is None]
+    assert found == ([] if kept is None else [(kept, ("constraint",), said)])

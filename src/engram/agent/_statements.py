@@ -9,7 +9,10 @@ companies", "User's time horizon is about ten years"), so the user's words are t
 provenance and the fact reads as one. A clause is kept when it starts with "I" or "my"
 and states how things are: questions, requests ("can you...", "I want a brief on NVDA"),
 what only holds for now ("I only have a few minutes today") and what the slot rules
-already read are left out.
+already read are left out. A standing instruction ("Please always include a risk
+section", "Never use jargon", "From now on, keep briefs under a page") is kept too, as a
+constraint ("User asks to always include a risk section."); a one-off one ("Compare AAPL
+and MSFT") is not.
 """
 
 from __future__ import annotations
@@ -28,9 +31,14 @@ class Statement(NamedTuple):
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_CLAUSE = re.compile(r"\s*(?:[;,]\s*(?:and|but|so)?|\s(?:and|but|so))\s+(?=(?:i|my)\b)", re.I)
+_CLAUSE = re.compile(
+    r"\s*(?:[;,]\s*(?:and|but|so)?|\s(?:and|but|so))\s+"
+    r"(?=(?:i|my|always|never|don't|do not|please)\b)",
+    re.I,
+)
 """Where a sentence's next clause about the user starts: "I'm a cautious investor *and* I
-want...", "I gave up tobacco stocks*,* I hold bonds now"."""
+want...", "I gave up tobacco stocks*,* I hold bonds now", "Analyse NVDA *and* never skip
+the risk section"."""
 _LEAD = re.compile(
     r"^(?:(?:also|and|but|so|btw|by the way|fyi|oh|well|actually|anyway|just so you know)"
     r"[,:]?\s+)+",
@@ -52,6 +60,21 @@ _FOR_NOW = re.compile(
     re.I,
 )
 """What holds only for now: no durable fact."""
+_PLEASE = re.compile(r"^(?:please|kindly|and|also)[,\s]+|[,\s]+please$", re.I)
+_LASTING = re.compile(
+    r"\b(?:always|never|from now on|going forward|in future|in the future|every time|each time"
+    r"|don't ever|do not ever)\b",
+    re.I,
+)
+"""Words that make an instruction last beyond this request."""
+_FOR_GOOD = re.compile(r",?\s*\b(?:from now on|going forward|in (?:the )?future)\b,?", re.I)
+_NOT_IMPERATIVE = re.compile(
+    r"^(?:i|i'm|i've|i'd|i'll|my|we|we're|our|you|you're|your|he|she|it|it's|they|their|the|a|an"
+    r"|this|that|these|those|there|what|who|when|where|which|why|how|is|are|was|were|do|does"
+    r"|did|can|could|would|should|will)\b",
+    re.I,
+)
+"""First words of a statement or a question, not of an instruction."""
 _CONSTRAINT = re.compile(
     r"\b(?:never|don't|do not|won't|will not|can't|cannot|avoid|only|must|no more than"
     r"|at most|exclude|refuse)\b",
@@ -96,6 +119,9 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
     for sentence in (m.group(0).strip() for m in _SENTENCE.finditer(text)):
         for part in _clauses(_asked_after(sentence).rstrip(".!")):
             clause = _LEAD.sub("", part.strip().replace("\u2019", "'"))
+            if (standing := _standing(clause, covered)) is not None:
+                found.append(Statement(standing, ("constraint",), sentence))
+                continue
             if not _durable(clause, covered):
                 continue
             fact = _third_person(clause)
@@ -132,6 +158,21 @@ def _durable(clause: str, covered: Sequence[str]) -> bool:
         return False
     lowered = clause.lower()
     return not any(phrase.lower() in lowered for phrase in covered)
+
+
+def _standing(clause: str, covered: Sequence[str]) -> str | None:
+    """A standing instruction as a fact ("Please always include a risk section" -> "User
+    asks to always include a risk section."), or None: an instruction is one with a word
+    that makes it last ("always", "never", "from now on", "every time"), said as an
+    imperative (not "I ...", not a question); a one-off ("Compare AAPL and MSFT") is none."""
+    said = _PLEASE.sub("", clause).strip(" ,")
+    if len(said.split()) < 3 or not _LASTING.search(said) or _NOT_IMPERATIVE.match(said):
+        return None
+    if any(phrase.lower() in said.lower() for phrase in covered):
+        return None
+    said = _FOR_GOOD.sub("", said).strip(" ,")
+    said = re.sub(r"^(?:don't|do not)\b", "not", said, flags=re.I)
+    return f"User asks to {said[:1].lower()}{said[1:]}."
 
 
 def _tag(clause: str) -> str:
