@@ -30,7 +30,8 @@ class Statement(NamedTuple):
     quote: str
 
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+"""Where a sentence ends (not at the dot of "a@b.com", "3.5" or "P/E")."""
 _CLAUSE = re.compile(
     r"\s*(?:[;,]\s*(?:and|but|so)?|\s(?:and|but|so))\s+"
     r"(?=(?:i|my|always|never|don't|do not|please)\b)",
@@ -75,6 +76,13 @@ _NOT_IMPERATIVE = re.compile(
     re.I,
 )
 """First words of a statement or a question, not of an instruction."""
+_SENDS = re.compile(
+    r"\b(?:send|sends|forward|email|e-mail|mail|share|upload|post|transfer|copy|cc|bcc|wire"
+    r"|pay|export)\b|@|https?://|www\.",
+    re.I,
+)
+"""An instruction that sends something somewhere: the shape of an exfiltration, so it is
+never made a standing fact from the conversation (the user can still remember it)."""
 _CONSTRAINT = re.compile(
     r"\b(?:never|don't|do not|won't|will not|can't|cannot|avoid|only|must|no more than"
     r"|at most|exclude|refuse)\b",
@@ -116,7 +124,7 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
     ``profile``; clauses holding one of the ``covered`` phrases (what other rules read)
     are left out."""
     found: list[Statement] = []
-    for sentence in (m.group(0).strip() for m in _SENTENCE.finditer(text)):
+    for sentence in (part.strip() for part in _SENTENCE_END.split(text) if part.strip()):
         for part in _clauses(_asked_after(sentence).rstrip(".!")):
             clause = _LEAD.sub("", part.strip().replace("\u2019", "'"))
             if (standing := _standing(clause, covered)) is not None:
@@ -167,6 +175,8 @@ def _standing(clause: str, covered: Sequence[str]) -> str | None:
     imperative (not "I ...", not a question); a one-off ("Compare AAPL and MSFT") is none."""
     said = _PLEASE.sub("", clause).strip(" ,")
     if len(said.split()) < 3 or not _LASTING.search(said) or _NOT_IMPERATIVE.match(said):
+        return None
+    if _SENDS.search(said):  # ("always send a copy to ...": not remembered unasked)
         return None
     if any(phrase.lower() in said.lower() for phrase in covered):
         return None
