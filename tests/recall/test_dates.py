@@ -80,6 +80,10 @@ def test_times_named_relative_to_the_day_a_question_is_asked() -> None:
     assert _days("this year") == [(date(2023, 1, 1), date(2023, 12, 31))]
     assert _days("trips in the past three months") == [(date(2022, 12, 25), date(2023, 3, 25))]
     assert _days("a couple of days ago") == [(date(2023, 3, 23), date(2023, 3, 23))]
+    assert _days("What did I eat on Tuesday?") == [(date(2023, 3, 21), date(2023, 3, 21))]
+    assert _days("What did I watch last night?") == [(date(2023, 3, 24), date(2023, 3, 24))]
+    assert _days("Who called this morning?") == [(date(2023, 3, 25), date(2023, 3, 25))]
+    assert _days("What do I do on Tuesdays?") == []  # a habit, not a day
 
 
 def test_relative_times_need_the_day_asked_and_cross_the_year() -> None:

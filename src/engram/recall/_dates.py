@@ -151,14 +151,23 @@ _LAST = re.compile(
     + r")\b",
     re.IGNORECASE,
 )
-_DAYS = re.compile(r"\b(?:the\s+day\s+before\s+)?(?P<day>yesterday|today)\b", re.IGNORECASE)
-_RELATIVE = (_AGO, _PAST, _LAST, _DAYS)
+_DAYS = re.compile(
+    r"\b(?:the\s+day\s+before\s+)?(?P<day>yesterday|today|last\s+night|tonight"
+    r"|this\s+(?:morning|afternoon|evening)|earlier\s+today)\b",
+    re.IGNORECASE,
+)
+_ON_WEEKDAY = re.compile(
+    r"\bon\s+(?P<weekday>" + "|".join(name.capitalize() for name in _WEEKDAYS) + r")\b(?!s)"
+)
+""""on Tuesday": the last one before the day asked (capitalised; "on Tuesdays" is a habit)."""
+_RELATIVE = (_AGO, _PAST, _LAST, _DAYS, _ON_WEEKDAY)
 """Tried in this order: "the past three months" before "last month"'s shorter reading."""
 
 
 def relative_spans(text: str, today: date) -> list[tuple[int, int, Span]]:
     """``(start, end, span)`` of each stretch of ``text`` naming days relative to
-    ``today``: "yesterday", "10 days ago" (that day), "three weeks ago" (that week),
+    ``today``: "yesterday", "last night", "this morning", "on Tuesday" (the last one
+    before ``today``), "10 days ago" (that day), "three weeks ago" (that week),
     "two months ago" (that month), "last week" / "this week" (Monday to Sunday),
     "last weekend", "last month", "last year", "last Saturday" (the one before
     ``today``), "in the past three months" (up to ``today``)."""
@@ -177,8 +186,12 @@ def _relative(match: re.Match[str], today: date) -> tuple[date, date] | None:
     """The first and last day ``match`` names (see :func:`relative_spans`)."""
     groups = match.groupdict()
     if groups.get("day"):
-        back = 1 if groups["day"].lower() == "yesterday" else 0
+        back = 1 if groups["day"].lower() in ("yesterday", "last night") else 0
         back += 1 if match.group(0).lower().startswith("the day before") else 0
+        day = today - timedelta(days=back)
+        return day, day
+    if groups.get("weekday"):
+        back = (today.weekday() - _WEEKDAYS[groups["weekday"].lower()]) % 7 or 7
         day = today - timedelta(days=back)
         return day, day
     unit = groups["unit"].lower()
