@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engram.recall import about_someone_else, knows_none, named_in_query, names_in_query, stem
+from engram.recall import about_someone_else, knows_none, names_in_query, people_named, stem
 from engram.recall._lexical import stems_of
-from engram.recall._relations import named
 
 
 @pytest.mark.parametrize(
@@ -29,7 +28,7 @@ from engram.recall._relations import named
     ],
 )
 def test_people_and_pets_count_when_named_as_someones(text: str, who: set[str]) -> None:
-    assert named(text) == who
+    assert people_named(text) == who
 
 
 @pytest.mark.parametrize(
@@ -51,7 +50,7 @@ def test_people_and_pets_count_when_named_as_someones(text: str, who: set[str]) 
 def test_a_memory_of_others_only_is_about_someone_else(
     question: str, memory: str, elsewhere: bool
 ) -> None:
-    assert about_someone_else(named_in_query(question), memory) is elsewhere
+    assert about_someone_else(people_named(question), memory) is elsewhere
 
 
 @pytest.mark.parametrize(

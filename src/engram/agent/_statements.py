@@ -164,8 +164,13 @@ def _durable(clause: str, covered: Sequence[str]) -> bool:
         return False
     if _ADDRESSED.search(clause) or _ASKS.search(clause) or _FOR_NOW.search(clause):
         return False
+    return not _covers(covered, clause)
+
+
+def _covers(covered: Sequence[str], clause: str) -> bool:
+    """Whether ``clause`` holds one of the ``covered`` phrases (what other rules read)."""
     lowered = clause.lower()
-    return not any(phrase.lower() in lowered for phrase in covered)
+    return any(phrase.lower() in lowered for phrase in covered)
 
 
 def _standing(clause: str, covered: Sequence[str]) -> str | None:
@@ -178,7 +183,7 @@ def _standing(clause: str, covered: Sequence[str]) -> str | None:
         return None
     if _SENDS.search(said):  # ("always send a copy to ...": not remembered unasked)
         return None
-    if any(phrase.lower() in said.lower() for phrase in covered):
+    if _covers(covered, said):
         return None
     said = _FOR_GOOD.sub("", said).strip(" ,")
     said = re.sub(r"^(?:don't|do not)\b", "not", said, flags=re.I)

@@ -191,8 +191,7 @@ def _relative(match: re.Match[str], today: date) -> tuple[date, date] | None:
         day = today - timedelta(days=back)
         return day, day
     if groups.get("weekday"):
-        back = (today.weekday() - _WEEKDAYS[groups["weekday"].lower()]) % 7 or 7
-        day = today - timedelta(days=back)
+        day = _last(today, _WEEKDAYS[groups["weekday"].lower()])
         return day, day
     unit = groups["unit"].lower()
     if groups.get("n") is not None:
@@ -204,15 +203,19 @@ def _relative(match: re.Match[str], today: date) -> tuple[date, date] | None:
         return _whole(start, unit)
     which = groups["which"].lower()
     if unit in _WEEKDAYS:  # "last Saturday": the one before today
-        back = (today.weekday() - _WEEKDAYS[unit]) % 7 or 7
-        day = today - timedelta(days=back)
+        day = _last(today, _WEEKDAYS[unit])
         return day, day
     if which == "this":
         return _whole(today, unit)
     if unit == "weekend":
-        saturday = today - timedelta(days=(today.weekday() - 5) % 7 or 7)
+        saturday = _last(today, calendar.SATURDAY)
         return saturday, saturday + timedelta(days=1)
     return _whole(_back(today, unit, 1), unit)
+
+
+def _last(today: date, weekday: int) -> date:
+    """The last day before ``today`` that falls on ``weekday`` (Monday 0)."""
+    return today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
 
 
 def _back(today: date, unit: str, count: int) -> date:

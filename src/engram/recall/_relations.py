@@ -86,8 +86,9 @@ def _group_of() -> dict[str, str]:
     return {member: group for group, members in _GROUPS.items() for member in members.split()}
 
 
-def named(text: str) -> frozenset[str]:
-    """The people and pets ``text`` names as someone's (:func:`_possessed`)."""
+def people_named(text: str) -> frozenset[str]:
+    """The people and pets ``text`` (a question or a memory) names as someone's
+    (:func:`_possessed`)."""
     if not _MENTIONS.search(text):  # (most texts name nobody: one quick test)
         return frozenset()
     known = _known()
@@ -105,16 +106,11 @@ def _compatible(one: str, other: str) -> bool:
 
 def about_someone_else(asked: frozenset[str], text: str) -> bool:
     """Whether a memory of this ``text`` names only others than the people and pets
-    ``asked`` (:func:`named` of the question) can be; False when either names none."""
+    ``asked`` (:func:`people_named` of the question) can be; False when either names none."""
     if not asked:
         return False
-    told = named(text)
+    told = people_named(text)
     return bool(told) and not any(_compatible(a, t) for a in asked for t in told)
-
-
-def named_in_query(query: str) -> frozenset[str]:
-    """The people and pets ``query`` asks of (:func:`named`)."""
-    return named(query)
 
 
 _NOT_NAMES = frozenset(

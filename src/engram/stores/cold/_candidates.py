@@ -28,9 +28,9 @@ from engram.recall import (
     confidence,
     cosine_confidence,
     knows_none,
-    named_in_query,
     names_in_query,
     names_time,
+    people_named,
     rerank,
     stem_coverage,
     stems_for,
@@ -174,7 +174,7 @@ def _confidences(
     floor = ranking.floor
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
-    asked = named_in_query(query)
+    asked = people_named(query)
     unheard = knows_none(names_in_query(query), docs, ranking.known)
 
     def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
