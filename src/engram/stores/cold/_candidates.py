@@ -186,7 +186,9 @@ def _confidences(
         return similarity
 
     sims = [(c.similarity, n) for n, c in enumerate(candidates) if c.similarity is not None]
-    if asked:  # the highest cosine of a candidate not about someone else
+    if unheard:
+        highest = None
+    elif asked:  # the highest cosine of a candidate not about someone else
         ranked = sorted(sims, reverse=True)
         highest = next((s for _, n in ranked if (s := cosine(n)) is not None), None)
     else:
