@@ -11,10 +11,12 @@ same one ("mum" is "mother"), or one a group word covers ("my pet" answers for "
 memory that names nobody so is left alone ("Rex loves the park" may well be about the
 dog).
 
-Names work the same way at the scale of the whole memory: a question whose names
-("What did *Sarah* say about the trip?", "When did I visit *Rome*?") occur in none of the
-memories recall found (:func:`knows_none`) is about someone or something the memory has
-never heard of, so no memory's cosine can vouch for an answer.
+Names work the same way at the scale of the whole memory: a question asking about names
+("What did *Sarah* say about the trip?", "Is *Netflix* cheaper than *Hulu*?") that occur
+in none of the memories recall found (:func:`knows_none`) is about someone or something
+the memory has never heard of, so no memory's cosine can vouch for an answer. A question
+about the user asks about the names in its subject's place only: "What did I order from
+*Amazon*?" is about the user, whatever memory answers it (:func:`names_in_query`).
 """
 
 from __future__ import annotations
@@ -130,20 +132,65 @@ _ENGLISH = frozenset(
 _TITLE = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.")
 
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_AUXILIARIES = _words(
+    "do does did is are was were has have had will would can could should shall may might must"
+)
+"""Verbs a question puts before its subject ("What did *Tom* say?", "Is *Netflix* ...")."""
+_WH_CONTRACTED = re.compile(r"(?:what|who|where|when|how|why)['\u2019](?:s|re)")
+_TITLES = frozenset("Dr Mr Mrs Ms Mx Prof St Sr Jr".split())  # noqa: SIM905
+_PERSONAL = _words(
+    "i i'm i've i'd i'll me my mine myself we we're we've us our ours ourselves"
+    " you you're your yours yourself user"
+)
+"""Words of a question about the user or the conversation (not about someone else)."""
+
+
 def names_in_query(query: str) -> frozenset[str]:
-    """The stems of the names an English ``query`` gives: capitalised words after the
-    first of each sentence ("What did *Tom* say about *Lisbon*?"), months, days and the
-    like aside."""
+    """The stems of the names an English ``query`` asks about.
+
+    In a question about someone else (no "I", "my", "we", "you" nor "the user": "Which
+    city have both *Jean* and *John* visited?", "Is *Netflix* cheaper than *Hulu*?"),
+    every capitalised word after the first. In a question about the user or the
+    conversation, only the names in its subject's place, after the verb that opens the
+    question ("What does *Marco* think of my plan?"), a possessor ("*Smith's*
+    appointment"), and the names joined to them ("Did *Jon* and *Gina* ...", "Has *Mary
+    Jane* ..."). A name elsewhere in such a question says where or how, not whom it is
+    about: "What did I order from Amazon?" is about the user, and a memory that never
+    names Amazon ("I bought a blender online") may answer it. Telling "Rome" from
+    "Lisbon" apart from "Colorado" and "Denver" would take knowing the world, so such
+    names are left to the cosines. Months, days, titles and question words are no
+    names."""
     found: set[str] = set()
-    if not _ENGLISH & set(re.findall(r"[a-z]+", query.lower())):
+    if not (_ENGLISH | _AUXILIARIES) & set(re.findall(r"[a-z]+", query.lower())):
         return frozenset()  # (German capitalises every noun: no names read there)
     query = _TITLE.sub(r"\1", query.strip())  # ("Dr. Smith" ends no sentence)
     for sentence in re.split(r"(?<=[.!?])\s+", query):
-        for word in re.findall(r"[A-Za-z][\w'\u2019-]*", sentence)[1:]:
-            bare = re.sub(r"['\u2019]s$", "", word)
-            if _CAPITALISED.fullmatch(bare) and bare not in _NOT_NAMES:
+        words = re.findall(r"[A-Za-z][\w'\u2019-]*", sentence)
+        personal = any(_bare(w).lower() in _PERSONAL for w in words)
+        subject = named = not personal  # (the next name is asked about; one just was)
+        for n, word in enumerate(words):
+            bare = _bare(word)
+            name = n > 0 and _CAPITALISED.fullmatch(bare) is not None and bare not in _NOT_NAMES
+            if name and (subject or bare != word):
                 found.add(stem(bare.lower()))
+                subject = named = True
+                continue
+            lower = word.lower()
+            if bare in _TITLES or not personal:
+                continue  # ("Who is Dr Okafor?")
+            joined = named and lower in ("and", "or")
+            subject = joined or lower in _AUXILIARIES or bool(_WH_CONTRACTED.fullmatch(lower))
+            named = False
     return frozenset(found)
+
+
+def _bare(word: str) -> str:
+    """``word`` without a possessive "'s"."""
+    return re.sub(r"['\u2019]s$", "", word)
 
 
 def knows_none(names: frozenset[str], docs: Sequence[Stems], known: Collection[str] = ()) -> bool:
