@@ -276,3 +276,26 @@ def test_a_question_about_the_user_naming_a_thing_no_memory_names_is_still_answe
         }.items():
             texts = [i.text for i in memory.recall(ME, question).items]
             assert texts and fact in texts[0], question
+
+
+def test_a_question_about_a_relative_is_not_answered_by_the_users_own_fact(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    """MiniLM ranks "I work as an accountant" first for "What did my mother do for work?"
+    (0.74 against the mother's own fact's 0.55): the user's own fact is about someone else
+    than the mother. A spouse is a wife or a husband."""
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        for fact in (
+            "I work as an accountant.",
+            "My mom is a retired teacher.",
+            "My spouse is a dentist.",
+        ):
+            memory.remember(ME, fact)
+        for question, fact in {
+            "What did my mother do for work?": "teacher",
+            "What's my wife's job?": "dentist",
+            "What is my job?": "accountant",
+        }.items():
+            texts = [i.text for i in memory.recall(ME, question).items]
+            assert texts and fact in texts[0], (question, texts)
+        assert memory.recall(ME, "What does my brother do for a living?").items == ()

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from engram.recall import about_someone_else, knows_none, names_in_query, people_named, stem
+from engram.recall import (
+    about_someone_else,
+    knows_none,
+    names_in_query,
+    others_only,
+    people_named,
+    stem,
+)
 from engram.recall._lexical import stems_of
 
 
@@ -45,12 +52,43 @@ def test_people_and_pets_count_when_named_as_someones(text: str, who: set[str]) 
         ("What is my dog's name?", "My wife walks our dog Rex", False),
         ("Where do I live?", "My wife's name is Priya", False),
         ("What did Deborah's mom bake?", "Deborah: she baked cakes when I was a kid", False),
+        ("What's my wife's job?", "My spouse is a dentist", False),
+        ("What does my husband do?", "My partner Alex works as a nurse", False),
+        ("What does my boss want?", "My manager Tom wants the Q3 report", False),
+        ("Where did my partner propose?", "My fiancée proposed in Paris", False),
+        # the user's own: about someone else than the relative a question asks of alone
+        ("What did my mother do for work?", "I work as an accountant", True),
+        ("Where does my sister live?", "I live in a flat by the river", True),
+        # but not when the user is in the question, or the memory names someone
+        ("When do I walk my dog?", "I walk the dog every morning", False),
+        ("What did my kids paint?", "I took the kids painting on Sunday", False),
+        ("When does my son play football?", "I take Leo to football on Saturdays", False),
+        ("What does my wife do?", "We run a bakery together", False),
     ],
 )
 def test_a_memory_of_others_only_is_about_someone_else(
     question: str, memory: str, elsewhere: bool
 ) -> None:
-    assert about_someone_else(people_named(question), memory) is elsewhere
+    asked = people_named(question)
+    assert about_someone_else(asked, memory, others_only(question)) is elsewhere
+
+
+@pytest.mark.parametrize(
+    ("question", "alone"),
+    [
+        ("What did my mother do for work?", True),
+        ("What is Deborah's mom's name?", False),
+        ("What flavour of ice cream did Nate make for his friend?", False),
+        ("When do I walk my dog?", False),
+        ("What should we get my sister for her birthday?", False),
+        ("What's my dog's name?", True),
+        ("Where do I live?", False),
+    ],
+)
+def test_a_question_asks_of_others_alone_when_the_user_is_not_in_it(
+    question: str, alone: bool
+) -> None:
+    assert others_only(question) is alone
 
 
 @pytest.mark.parametrize(

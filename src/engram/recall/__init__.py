@@ -34,7 +34,13 @@ from engram.recall._http import OpenAIEmbedder
 from engram.recall._lexical import clear_caches as clear_keyword_caches
 from engram.recall._lexical import stems_for, stored_stems
 from engram.recall._local import MiniLMEmbedder
-from engram.recall._relations import about_someone_else, knows_none, names_in_query, people_named
+from engram.recall._relations import (
+    about_someone_else,
+    knows_none,
+    names_in_query,
+    others_only,
+    people_named,
+)
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
     index_terms,
@@ -84,6 +90,7 @@ __all__ = [
     "names_in_query",
     "names_time",
     "normalise",
+    "others_only",
     "parse_date",
     "people_named",
     "pool_size",

@@ -30,7 +30,7 @@ from engram.recall._lexical import Stems
 from engram.recall._relevance import stem
 
 _GROUPS: dict[str, str] = {
-    "partner": "wife husband spouse girlfriend boyfriend fiance",
+    "partner": "wife husband girlfriend boyfriend fiance",
     "child": "son daughter",
     "parent": "mother father stepmother stepfather",
     "sibling": "brother sister",
@@ -52,7 +52,9 @@ _SAME = {
     "dad": "father", "daddy": "father", "siblings": "sibling",
     "grandma": "grandmother", "granny": "grandmother", "grandpa": "grandfather",
     "puppy": "dog", "kitten": "cat", "pets": "pet",
-    "supervisor": "boss", "colleagues": "colleague", "friends": "friend",
+    "spouse": "partner", "hubby": "husband", "fiancé": "fiance", "fiancée": "fiance",
+    "fiancee": "fiance", "supervisor": "boss", "manager": "boss", "colleagues": "colleague",
+    "friends": "friend",
     "neighbor": "neighbour", "furry friend": "pet", "four-legged friend": "pet",
     "physician": "doctor", "gp": "doctor", "attorney": "lawyer", "landlady": "landlord",
 }  # fmt: skip
@@ -106,13 +108,56 @@ def _compatible(one: str, other: str) -> bool:
     return one == other or groups.get(one) == other or groups.get(other) == one
 
 
-def about_someone_else(asked: frozenset[str], text: str) -> bool:
+def about_someone_else(asked: frozenset[str], text: str, alone: bool = False) -> bool:
     """Whether a memory of this ``text`` names only others than the people and pets
-    ``asked`` (:func:`people_named` of the question) can be; False when either names none."""
+    ``asked`` (:func:`people_named` of the question) can be; False when the question names
+    none. A memory naming nobody is about someone else only when the question asks of them
+    ``alone`` (:func:`others_only`) and the memory is the user's own: "I work as an
+    accountant" does not say what the user's mother does."""
     if not asked:
         return False
     told = people_named(text)
-    return bool(told) and not any(_compatible(a, t) for a in asked for t in told)
+    if not told:
+        return alone and _of_the_user_alone(text)
+    return not any(_compatible(a, t) for a in asked for t in told)
+
+
+_SUBJECT = re.compile(r"\b(?:I|we)\b", re.IGNORECASE)
+_USERS = re.compile(r"\b(?:my|our)\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"(?<![\w'\u2019])I(?:['\u2019](?:m|ve|d|ll))?\b")
+
+
+def others_only(question: str) -> bool:
+    """Whether ``question`` asks of the user's people or pets (:func:`people_named`) without
+    the user in it ("What did my mother do for work?"; not "When do I walk my dog?", "What
+    should we get my sister?"), nor anyone it names ("What did Nate make for his friend?":
+    Nate's own words may answer)."""
+    return (
+        bool(_USERS.search(question))
+        and not _SUBJECT.search(question)
+        and bool(people_named(question))
+        and not names_in_query(question)
+    )
+
+
+@cache
+def _anyone() -> re.Pattern[str]:
+    """Any word of :func:`_known`, someone's or not ("the kids", "a dog")."""
+    words = "|".join(sorted((re.escape(w) for w in _known()), key=len, reverse=True))
+    return re.compile(rf"\b(?:{words})(?:s|es)?\b", re.IGNORECASE)
+
+
+def _of_the_user_alone(text: str) -> bool:
+    """Whether ``text`` speaks of the user ("I ...") and of nobody else: no relative, pet or
+    colleague, and no capitalised word but a sentence's first ("I take Leo to football"
+    may be about the son)."""
+    if not _FIRST_PERSON.search(text) or _anyone().search(text):
+        return False
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        words = re.findall(r"[A-Za-z][\w'\u2019-]*", sentence)[1:]
+        if any(w[0].isupper() and not _FIRST_PERSON.fullmatch(w) for w in words):
+            return False
+    return True
 
 
 _NOT_NAMES = frozenset(

@@ -30,6 +30,7 @@ from engram.recall import (
     knows_none,
     names_in_query,
     names_time,
+    others_only,
     people_named,
     rerank,
     stem_coverage,
@@ -168,20 +169,22 @@ def _confidences(
     Only a candidate holding a query term or the one of highest cosine can be the best:
     without a term a candidate's confidence grows with its cosine alone. A candidate
     about someone else than the relatives or pets the query asks of ("My wife's name is
-    Priya" for "What is my cat's name?") gets no confidence from its cosine
+    Priya" for "What is my cat's name?", "I work as an accountant" for "What did my
+    mother do for work?") gets no confidence from its cosine
     (:func:`engram.recall.about_someone_else`), and no candidate does when the query
     names only people or things none of them names (:func:`engram.recall.knows_none`)."""
     floor = ranking.floor
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
     asked = people_named(query)
+    alone = others_only(query)
     unheard = knows_none(names_in_query(query), docs, ranking.known)
 
     def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
         similarity = candidates[n].similarity
         if unheard or similarity is None:
             return None
-        if asked and about_someone_else(asked, candidates[n].text):
+        if asked and about_someone_else(asked, candidates[n].text, alone):
             return None
         return similarity
 
