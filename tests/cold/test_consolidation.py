@@ -239,6 +239,10 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I go by Liz.", "Please call me Elizabeth from now on."),
         ("I drink coffee every morning.", "I gave up coffee, I drink tea in the mornings now."),
         ("I'm in the marketing team.", "I'm in the sales team now."),
+        ("I work at Deloitte.", "I left Deloitte and joined KPMG."),
+        ("I use Netflix.", "I quit Netflix for Disney+."),
+        ("I have two cats.", "We adopted another cat, so now I have three cats."),
+        ("I own 2 bikes.", "I own 3 bikes now."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -337,6 +341,11 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I'm a morning person.", "My brother is a night owl now."),
         ("I live in Chicago.", "I lived in Denver before."),
         ("Ann: I live in Rome.", "Ann: I went to the museum, and I live in Paris now."),
+        ("I live in Paris.", "I left Paris on Monday for a week in Rome."),
+        ("I work at Deloitte.", "I left Deloitte's office at six."),
+        ("I have two cats.", "I now also have two dogs."),
+        ("I have two cats.", "My sister now has three cats."),
+        ("I have two cats.", "I have another cat now."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

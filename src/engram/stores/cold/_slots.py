@@ -453,6 +453,8 @@ def _clause(text: str) -> _Clause | None:
         return None
     rest = [words[i] for i in at]
     verb = re.sub(r"(?:es|s)$", "", rest[0]) if len(rest[0]) > 3 else rest[0]
+    if re.fullmatch(_NUMBER, rest[0]) and words[at[0] - 1] in ("have", "has", "had"):
+        verb, rest = "have", ["have", *rest]  # "I have *two* cats": a count of what one has
     if rest[0] in _WANT:
         verb = "want"
         rest = rest[:1] + rest[2:] if len(rest) > 2 and rest[1] in _GETTING else rest
@@ -485,14 +487,13 @@ def changes_value(new: str, old: str) -> bool:
     reports as HTML from now on" → "I want reports as PDF"), and a thing both speak of
     ("Bob takes his coffee black" → "Bob now takes his coffee with oat milk") or the same
     frame (:data:`_FRAME`: "I commute by bus" → "These days I commute by bike"); never
-    with "also" or "too" ("I now also like rock" adds to "I like jazz")."""
-    lowered = new.lower()
-    if not _CHANGE.search(lowered) or _ALSO.search(lowered):
+    in a clause with "also" or "too" ("I now also like rock" adds to "I like jazz"; "We
+    adopted another cat, so now I have three cats" gives the count)."""
+    if not _CHANGE.search(new.lower()):
         return False
     before = _clause(old)
-    return before is not None and any(
-        _changes(said, before) for said in map(_clause, _clauses(new)) if said is not None
-    )
+    saying = [_clause(c) for c in _clauses(new) if not _ALSO.search(c.lower())]
+    return before is not None and any(_changes(said, before) for said in saying if said)
 
 
 def _changes(said: _Clause, before: _Clause) -> bool:
@@ -518,11 +519,15 @@ _REPLACED = re.compile(
     r"|went\s+from|stopped\s+using|no\s+longer\s+use)\s+"
     rf"{_OWN}(?P<old>{_NAME})(?P<rest>.*)$"
 )
+_LEFT = re.compile(rf"\b(?i:left|quit)\s+{_OWN}(?P<old>{_NAME})(?P<rest>.*)$")
+"""Giving a thing up by leaving it ("I left Deloitte"): a switch only when what follows
+names its successor ("and joined KPMG", "for Disney+"); "I left Paris on Monday" is a trip."""
 _INSTEAD = re.compile(rf"\b(?i:instead\s+of|rather\s+than)\s+{_OWN}(?P<old>{_NAME})")
 _OWN_STATEMENT = re.compile(r"^(?:i|i'm|i'd|i've|my|we|we're|we've|our)\b")
 """How a statement of the user's own starts (once cleaned)."""
 _FOLLOWED = re.compile(
-    r"^\s*(?:,\s*)?(?i:(?:and|then)\s+(?:\w+\s+)?(?:bought|got|use|switched|moved|went|picked)"
+    r"^\s*(?:,\s*)?(?i:(?:and|then)\s+(?:\w+\s+)?"
+    r"(?:bought|got|use|switched|moved|went|picked|joined|started|signed)"
     r"|for|with|to|into|in\s+favou?r\s+of)\b"
 )
 _ONCE = re.compile(
@@ -548,6 +553,8 @@ def _switch(text: str) -> tuple[str, str] | None:
     Corolla"; None for any other text."""
     if found := _INSTEAD.search(text):
         return found.group("old"), text[: found.start()]
+    if (found := _LEFT.search(text)) and _FOLLOWED.match(found.group("rest")):
+        return found.group("old"), found.group("rest")
     found = _REPLACED.search(text)
     if found is None:
         return None
