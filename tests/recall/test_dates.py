@@ -84,6 +84,16 @@ def test_times_named_relative_to_the_day_a_question_is_asked() -> None:
     assert _days("What did I watch last night?") == [(date(2023, 3, 24), date(2023, 3, 24))]
     assert _days("Who called this morning?") == [(date(2023, 3, 25), date(2023, 3, 25))]
     assert _days("What do I do on Tuesdays?") == []  # a habit, not a day
+    assert _days("What did I buy a fortnight ago?") == [(date(2023, 3, 6), date(2023, 3, 12))]
+    assert _days("Who did I see in the past fortnight?") == [(date(2023, 3, 11), date(2023, 3, 25))]
+    assert _days("What did I cook over the weekend?") == [(date(2023, 3, 18), date(2023, 3, 19))]
+    assert _days("What did I do two Saturdays ago?") == [(date(2023, 3, 11), date(2023, 3, 11))]
+
+
+def test_a_vague_count_names_a_stretch_around_it() -> None:
+    """ "A few days ago" is not exactly three: from twice as far back to one unit less."""
+    assert _days("What did I order a few days ago?") == [(date(2023, 3, 19), date(2023, 3, 23))]
+    assert _days("several weeks ago") == [(date(2023, 2, 6), date(2023, 3, 12))]
 
 
 def test_relative_times_need_the_day_asked_and_cross_the_year() -> None:

@@ -141,7 +141,9 @@ _NUMBERS = {
     "a couple of": 2, "couple of": 2, "few": 3, "several": 3,
 }  # fmt: skip
 _COUNT = r"(?P<n>\d{1,3}|" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + ")"
-_UNIT = r"(?P<unit>day|week|month|year)s?"
+_UNIT = r"(?P<unit>day|week|fortnight|month|year)s?"
+_VAGUE = frozenset(("a few", "few", "several"))
+"""Counts that name no number: "a few days ago" is from six days back to two."""
 _WEEKDAYS = {name.lower(): n for n, name in enumerate(calendar.day_name)}
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.IGNORECASE)
 _PAST = re.compile(rf"\b(?:in\s+)?(?:the\s+)?(?:past|last)\s+{_COUNT}\s+{_UNIT}\b", re.IGNORECASE)
@@ -160,7 +162,15 @@ _ON_WEEKDAY = re.compile(
     r"\bon\s+(?P<weekday>" + "|".join(name.capitalize() for name in _WEEKDAYS) + r")\b(?!s)"
 )
 """"on Tuesday": the last one before the day asked (capitalised; "on Tuesdays" is a habit)."""
-_RELATIVE = (_AGO, _PAST, _LAST, _DAYS, _ON_WEEKDAY)
+_FORTNIGHT = re.compile(r"\b(?:the\s+)?(?:past|last)\s+fortnight\b", re.IGNORECASE)
+"""The fourteen days up to the day asked."""
+_WEEKEND = re.compile(r"\b(?:over|at|on|during)\s+the\s+weekend\b", re.IGNORECASE)
+"""The last weekend ("What did I cook over the weekend?")."""
+_WEEKDAYS_AGO = re.compile(
+    rf"\b{_COUNT}\s+(?P<weekday>" + "|".join(_WEEKDAYS) + r")s\s+ago\b", re.IGNORECASE
+)
+""""two Saturdays ago": the one a week before the last."""
+_RELATIVE = (_AGO, _WEEKDAYS_AGO, _PAST, _FORTNIGHT, _LAST, _WEEKEND, _DAYS, _ON_WEEKDAY)
 """Tried in this order: "the past three months" before "last month"'s shorter reading."""
 
 
@@ -169,8 +179,10 @@ def relative_spans(text: str, today: date) -> list[tuple[int, int, Span]]:
     ``today``: "yesterday", "last night", "this morning", "on Tuesday" (the last one
     before ``today``), "10 days ago" (that day), "three weeks ago" (that week),
     "two months ago" (that month), "last week" / "this week" (Monday to Sunday),
-    "last weekend", "last month", "last year", "last Saturday" (the one before
-    ``today``), "in the past three months" (up to ``today``)."""
+    "last weekend" / "over the weekend", "last month", "last year", "last Saturday"
+    (the one before ``today``), "two Saturdays ago", "a fortnight ago", "in the past
+    three months" / "the past fortnight" (up to ``today``); a vague count ("a few days
+    ago", "several weeks ago") names the stretch from twice as far back to one less."""
     out: list[tuple[int, int, Span]] = []
     for pattern in _RELATIVE:
         for match in pattern.finditer(text):
@@ -185,22 +197,30 @@ def relative_spans(text: str, today: date) -> list[tuple[int, int, Span]]:
 def _relative(match: re.Match[str], today: date) -> tuple[date, date] | None:
     """The first and last day ``match`` names (see :func:`relative_spans`)."""
     groups = match.groupdict()
+    if match.re is _FORTNIGHT:
+        return today - timedelta(days=14), today
+    if match.re is _WEEKEND:
+        saturday = _last(today, calendar.SATURDAY)
+        return saturday, saturday + timedelta(days=1)
     if groups.get("day"):
         back = 1 if groups["day"].lower() in ("yesterday", "last night") else 0
         back += 1 if match.group(0).lower().startswith("the day before") else 0
         day = today - timedelta(days=back)
         return day, day
+    count = _count(groups.get("n"))
     if groups.get("weekday"):
         day = _last(today, _WEEKDAYS[groups["weekday"].lower()])
+        day -= timedelta(weeks=max(count or 1, 1) - 1)
         return day, day
     unit = groups["unit"].lower()
-    if groups.get("n") is not None:
-        text = " ".join(groups["n"].lower().split())
-        count = int(text) if text.isdigit() else _NUMBERS[text]
+    if count is not None:
         if match.re is _PAST:
             return _back(today, unit, count), today
-        start = _back(today, unit, count)
-        return _whole(start, unit)
+        if " ".join(groups["n"].lower().split()) in _VAGUE:
+            first, _ = _whole(_back(today, unit, 2 * count), unit)
+            _, last = _whole(_back(today, unit, count - 1), unit)
+            return first, last
+        return _whole(_back(today, unit, count), unit)
     which = groups["which"].lower()
     if unit in _WEEKDAYS:  # "last Saturday": the one before today
         day = _last(today, _WEEKDAYS[unit])
@@ -213,6 +233,14 @@ def _relative(match: re.Match[str], today: date) -> tuple[date, date] | None:
     return _whole(_back(today, unit, 1), unit)
 
 
+def _count(text: str | None) -> int | None:
+    """The number a count names ("10", "three", "a few": 3); None without one."""
+    if text is None:
+        return None
+    text = " ".join(text.lower().split())
+    return int(text) if text.isdigit() else _NUMBERS[text]
+
+
 def _last(today: date, weekday: int) -> date:
     """The last day before ``today`` that falls on ``weekday`` (Monday 0)."""
     return today - timedelta(days=(today.weekday() - weekday) % 7 or 7)
@@ -222,8 +250,8 @@ def _back(today: date, unit: str, count: int) -> date:
     """``today`` less ``count`` days, weeks, months or years (a month's day clamped)."""
     if unit == "day":
         return today - timedelta(days=count)
-    if unit.startswith("week"):
-        return today - timedelta(weeks=count)
+    if unit.startswith("week") or unit == "fortnight":
+        return today - timedelta(weeks=count * (2 if unit == "fortnight" else 1))
     months = count * (12 if unit == "year" else 1)
     year, month = divmod(today.year * 12 + today.month - 1 - months, 12)
     return date(year, month + 1, min(today.day, _days_in(year, month + 1)))
@@ -233,7 +261,7 @@ def _whole(day: date, unit: str) -> tuple[date, date]:
     """The day, week (Monday to Sunday), month or year ``day`` falls in."""
     if unit == "day":
         return day, day
-    if unit.startswith("week"):
+    if unit.startswith("week") or unit == "fortnight":
         monday = day - timedelta(days=day.weekday())
         return monday, monday + timedelta(days=6)
     if unit == "month":
