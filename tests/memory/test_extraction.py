@@ -120,6 +120,23 @@ def test_what_users_say_of_themselves_is_kept_in_the_third_person() -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("Remember that I hate long reports.", "User hates long reports."),
+        ("Note that my base currency is SGD.", "User's base currency is SGD."),
+        ("I'm retiring in 2030, so keep that in mind.", "User is retiring in 2030."),
+        ("I want a table of the numbers, always.", "User wants a table of the numbers, always."),
+        ("My accountant says I should sell.", "User's accountant says they should sell."),
+    ],
+)  # fmt: skip
+def test_a_statement_is_kept_without_the_words_around_it(said: str, kept: str) -> None:
+    """"Remember that ...", "... so keep that in mind" ask the assistant to keep what the
+    user says of themselves: the statement is the fact. A wish said with "always" is a
+    standing one, not a request for this run."""
+    assert [o.text for o in extract_rules(said) if o.slot is None] == [kept]
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "Can I see the chart again?",

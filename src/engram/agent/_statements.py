@@ -45,6 +45,17 @@ _LEAD = re.compile(
     r"[,:]?\s+)+",
     re.I,
 )
+_PREAMBLE = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind|bear in mind|don't forget|for the record"
+    r"|for context)(?:\s+that)?[,:]?\s+(?=(?:i|i'm|i've|i'd|i'll|my)\b)",
+    re.I,
+)
+"""Words asking the assistant to keep what follows ("Remember that I hate long reports")."""
+_AFTERWORD = re.compile(
+    r",?\s*(?:(?:so|and)\s+)?(?:please\s+)?(?:keep|bear)\s+(?:that|this|it)\s+in\s+mind\b.*$",
+    re.I,
+)
+"""The same said after the statement ("I'm retiring in 2030, so keep that in mind")."""
 _OWN = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my)\b", re.I)
 _ADDRESSED = re.compile(r"\b(?:you|your|please|let's|let me)\b", re.I)
 """Words of a request to the assistant, not a statement of the user's."""
@@ -109,7 +120,7 @@ _FIRST = (
 _LATER = (
     (re.compile(r"\bi'm\b|\bi am\b", re.I), "they're"),
     (re.compile(r"\bi've\b", re.I), "they've"),
-    (re.compile(r"\bi\b"), "they"),
+    (re.compile(r"\bi\b", re.I), "they"),
     (re.compile(r"\bmy\b", re.I), "their"),
     (re.compile(r"\bme\b", re.I), "them"),
     (re.compile(r"\bmine\b", re.I), "theirs"),
@@ -127,6 +138,7 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
     for sentence in (part.strip() for part in _SENTENCE_END.split(text) if part.strip()):
         for part in _clauses(_asked_after(sentence).rstrip(".!")):
             clause = _LEAD.sub("", part.strip().replace("\u2019", "'"))
+            clause = _AFTERWORD.sub("", _PREAMBLE.sub("", clause))
             if (standing := _standing(clause, covered)) is not None:
                 found.append(Statement(standing, ("constraint",), sentence))
                 continue
@@ -139,12 +151,15 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
 
 
 def _clauses(sentence: str) -> list[str]:
-    """The clauses of ``sentence`` about the user, "my wife and I ..." kept whole."""
+    """The clauses of ``sentence`` about the user, "my wife and I ..." and "..., always"
+    kept whole."""
     parts = _CLAUSE.split(sentence)
     out: list[str] = []
     for part in parts:
         if out and re.fullmatch(r"\s*my\s+[\w-]+", out[-1], re.I):
             out[-1] = f"{out[-1]} and {part}"
+        elif out and _LASTING.fullmatch(part.strip(" .!")):
+            out[-1] = f"{out[-1]}, {part.strip()}"
         else:
             out.append(part)
     return out
@@ -162,7 +177,9 @@ def _durable(clause: str, covered: Sequence[str]) -> bool:
     """Whether ``clause`` states how things are for the user (see the module)."""
     if len(clause.split()) < 3 or not _OWN.match(clause):
         return False
-    if _ADDRESSED.search(clause) or _ASKS.search(clause) or _FOR_NOW.search(clause):
+    if _ADDRESSED.search(clause) or _FOR_NOW.search(clause):
+        return False
+    if _ASKS.search(clause) and not _LASTING.search(clause):  # ("I want to see ..., always")
         return False
     return not _covers(covered, clause)
 
