@@ -263,8 +263,15 @@ ROLE = _signal(
     "role",
     "gives the agent a new role or new instructions",
     r"\bnew (?:instructions?|rules|system prompt|directives?|task|orders|persona)\s*:",
-    rf"\b(?:from now on|going forward|henceforth|from this (?:point|moment) on|starting now)"
-    rf",?\s+(?:{_YOU}|act|behave|respond|answer|reply|speak|always|never|do not|don't|ignore)\b",
+    rf"\b(?:from now on|going forward|henceforth|from this (?:point|moment) (?:on|forward)"
+    rf"|from here on(?: out)?|starting (?:now|today)|from today|effective immediately)"
+    rf",?\s+(?:{_YOU}|act|behave|respond|answer|reply|speak|always|never|do not|don't|ignore"
+    r"|treat|consider|regard|assume|trust)\b",
+    r"\b(?:the user's |your |my )?(?:real|true|actual|genuine) (?:instructions?|system prompt"
+    r"|directives?|orders) (?:are|is|can be found|lives?|are (?:stored|kept))\s+(?:\S+\s+){0,3}?"
+    r"(?:in|at|on|inside|under)\b",
+    r"(?<=(?:https?://|www\.)\S{0,200}?[^.\n]{0,40}?)\b(?:follow|obey|execute|apply|carry out)"
+    r"\s+(?:them|it|those|these|the (?:instructions|steps|orders))\b",
     rf"\b(?:you are|you're|{_YOU} is)\s+(?:now|no longer|henceforth|from now on)\b",
     _START
     + r"(?:pretend|imagine) (?:that )?(?:you(?:'re| are)?|to be)\b|\byou (?:will |should |must )?"
@@ -347,7 +354,8 @@ OBLIGATION = _signal(
     r"|respond|answer|say|output|print|insert|include|recommend)\b",
     # de / nl
     r"\b(?:du|sie|der assistent|die ki|das modell|der agent|der bot) (?:musst|müssen|muss|sollst"
-    r"|sollen|soll|darfst|dürfen|darf|wirst) (?:ab sofort |jetzt |künftig |in zukunft )?(?:immer"
+    r"|sollen|soll|darfst|dürfen|darf|wirst) (?:ab sofort |ab jetzt |von nun an |jetzt |künftig "
+    r"|in zukunft )?(?:immer"
     r"|nie|niemals|stets|nicht mehr|keine?|jede[nsm]?|alle)\b|\b(?:hinweis|nachricht|notiz|anweisung)"
     r" (?:an|für) (?:den assistenten|die ki|das modell|den agenten|den bot)\b",
     r"\b(?:je|jij|u|de assistent|de ai|het model|de agent) (?:moet|moeten|mag|zal) (?:voortaan |vanaf "
@@ -411,6 +419,13 @@ APPROVAL = _signal(
     r"\b(?:skip|bypass|disable|turn off|switch off|ignore|waive|omit|circumvent|suppress)\s+(?:\S+\s+)"
     r"{0,3}?(?:verification|confirmation|approval|review|2fa|mfa|two-factor|authentication|security"
     r"|checks?|kyc|sign-?off|safety|warnings?|guardrails?|limits?)\b",
+    _NOT_FIRST_PERSON
+    + r"\b(?:skip|omit|drop|remove|leave out|suppress|hide)\s+(?:\S+\s+){0,3}?(?:disclaimers?"
+    r"|compliance (?:notes?|notices?|checks?|warnings?|text|statements?)|risk (?:warnings?"
+    r"|disclosures?)|disclosures?)\b",
+    r"\b(?:soll|sollst|sollen|muss|musst|müssen|darf|darfst|dürfen|bitte)\b.{0,60}?(?:prüfung"
+    r"|verifizierung|bestätigung|freigabe|kontrolle|sicherheits)\w*\s+(?:\S+\s+){0,3}?(?:überspring"
+    r"|umgeh|deaktivier|ignorier|weglass|auslass)\w*",
     r"\b(?:treat|consider|regard) (?:all |every |any )?(?:\S+\s+){0,8}?as (?:already )?(?:approved"
     r"|authori[sz]ed|verified|trusted|pre-?approved|confirmed|legitimate)\b|\bpre-?(?:approved"
     r"|authori[sz]ed|verified) (?:by (?:the )?(?:user|owner|admin)|for all)\b",
@@ -544,6 +559,14 @@ so the same verdict on every text, in a fraction of the time)."""
 # A URL is read up to 2,048 characters (longer ones are not links browsers follow), and a
 # template marker looks back for its URL: an unbounded run after every "http" of a long
 # text would cost the square of its length.
+_THEIR_DATA = (
+    r"(?:data|memor(?:y|ies)|histor(?:y|ies)|conversations?|messages|records|details|information"
+    r"|files|profiles?|portfolios?|holdings|accounts|notes|e-?mails|chats?)"
+)
+"""What a user's memory holds of them."""
+_OTHERS = r"(?:users|customers|clients|tenants|accounts|members|people|employees|patients)"
+"""Whose data an agent serving one user must not show."""
+
 _EXFILTRATION = _signal(
     "exfiltration",
     "asks to send data or credentials elsewhere",
@@ -553,11 +576,26 @@ _EXFILTRATION = _signal(
     r"|each )?(?:url|link|query string|image (?:url|link)|request)\b",
     r"\b(?:visit|open|fetch|load|render|call|ping|curl|wget|request|navigate to|go to|click)\s+"
     r"(?:the link\s+)?https?://[^\s?]{0,2048}\?\S{0,2048}?=",
-    _START + r"(?:exfiltrate|steal|harvest|siphon(?: off)?|smuggle out)\s+(?:any|all|every|the|their"
+    _START
+    + r"(?:exfiltrate|steal|harvest|siphon(?: off)?|smuggle out)\s+(?:any|all|every|the|their"
     r"|our|your)?\s*" + _SECRET + r"\b",
     r"\b(?:reply|respond|answer)\s+(?:only\s+)?with\b.{0,40}?(?:https?://|www\.)",
     r"\b(?:add|insert|include|append|put|slip|mention|drop)\b.{0,30}?\b(?:link|url|hyperlink)s?\b"
     r".{0,20}?(?:https?://|www\.)",
+    _START
+    + r"(?:append|include|add|attach|print|output|reveal|show|display|list|disclose|paste|insert"
+    r"|write out)\s+(?:\S+\s+){0,4}?(?:api[ _-]?keys?|passwords?(?!\s+(?:manager|policy|hints?"
+    r"|reset|strength|rules?))|passcodes?|credentials?|secret keys?|private keys?|access tokens?"
+    r"|auth(?:entication)? tokens?|seed phrases?|pin codes?|security codes?|one-time codes?)\b",
+    r"\b(?:include|show|reveal|give|share|display|list|return|add|append|send)\b.{0,60}?\b(?:"
+    + _THEIR_DATA
+    + r" of (?:all |every |the )?other "
+    + _OTHERS
+    + r"|(?:other|every|all) (?:\S+\s+)?"
+    + _OTHERS
+    + r"'s? "
+    + _THEIR_DATA
+    + r")\b",
 )
 _B = r"(?:\b|(?<=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}])|(?=[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]))"
 """A word boundary that also holds beside Han, kana and Hangul, written without spaces."""
@@ -606,6 +644,14 @@ AUTHORITY = _signal(
     r" (?:already |previously )?(?:given|granted|obtained|confirmed|provided|recorded|on file)\b"
     r"[^.\n]{0,80}?" + _BEHAVIOUR,
     r"\b(?:authori[sz]ation|consent|permission) is on file\b",
+    r"\b(?:treat|regard|consider|count)\b.{0,80}?\bas (?:if )?(?:(?:coming|sent|written|issued)"
+    r" (?:from|by) |(?:being )?(?:authori[sz]ed|approved|signed) by )?(?:the )?(?:account )?(?:owner"
+    r"|holder|user|admin\w*|operator|developer|system)(?:'s (?:own )?(?:request|instruction|order"
+    r"|message|word)s?)?\b",
+    r"\b(?:may|can|is allowed to|is permitted to|is (?:authori[sz]ed|cleared) to|has (?:permission"
+    r"|access|the right|clearance|rights) to)\s+(?:access|read|see|view|query|export|edit|modify"
+    r"|delete)\s+(?:\S+\s+){0,2}?(?:every|all|any|other)\s+(?:tenant|user|customer|client"
+    r"|member|account)s?(?:'s?)?\s+" + _THEIR_DATA + r"\b",
     r"\b(?:i|we) (?:hereby |fully |explicitly )*(?:consent|authori[sz]e|agree|approve|permit|allow)"
     rf" (?:you|the {_AI}|my {_AI}|your {_AI})\s+to\b",
     r"\b(?:on behalf of|authori[sz]ed by|approved by|sanctioned by|signed by|verified by) (?:the |"
