@@ -243,6 +243,11 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I use Netflix.", "I quit Netflix for Disney+."),
         ("I have two cats.", "We adopted another cat, so now I have three cats."),
         ("I own 2 bikes.", "I own 3 bikes now."),
+        ("My risk tolerance is low.", "I'm comfortable with high risk now."),
+        ("I'm risk-averse.", "These days I'm happy to take big risks."),
+        ("My risk tolerance is moderate.", "Actually, I'm quite risk-averse."),
+        ("I'm a cautious investor.", "I've become an aggressive investor."),
+        ("My risk appetite is low.", "My risk tolerance is high now."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -346,6 +351,10 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I have two cats.", "I now also have two dogs."),
         ("I have two cats.", "My sister now has three cats."),
         ("I have two cats.", "I have another cat now."),
+        ("My risk tolerance is low.", "My wife has a high risk tolerance."),
+        ("My risk tolerance is low.", "I take risks when rock climbing."),
+        ("I'm a cautious investor.", "I'm a conservative voter."),
+        ("I'm a cautious investor.", "I'm comfortable with public speaking."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -62,7 +62,31 @@ _OCCUPATIONS = (
 )
 """Common occupations: "I'm a teacher now" gives the user's occupation, "I'm a morning
 person" does not."""
+_RISKY = (
+    r"(?:conservative|cautious|moderate|balanced|aggressive|risk[- ]averse|risk[- ]tolerant"
+    r"|risk[- ]seeking|risk[- ]loving|risk[- ]taker)"
+)
+_DEGREE = (
+    r"(?:(?:very|quite|pretty|fairly|rather|really|(?:a\s+lot|much|far)\s+)?(?:more|less)?\s*)"
+)
+"""How much: "quite risk-averse", "much more aggressive"."""
+_INVESTING = r"(?:investor|trader|saver|with\s+(?:my\s+)?(?:money|investments?|investing|risk))"
+"""What makes "conservative" or "aggressive" the user's risk tolerance: "a cautious
+*investor*", "aggressive *with my money*" (not "a conservative voter")."""
 _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("risk_tolerance", re.compile(rf"{_IM}(?:an?\s+)?{_DEGREE}risk[- ](?:averse|tolerant)\b")),
+    ("risk_tolerance", re.compile(rf"{_IM}(?:an?\s+)?{_DEGREE}{_RISKY}\s+{_INVESTING}\b")),
+    (
+        "risk_tolerance",
+        re.compile(rf"{_IVE}(?:become|became|grown|gotten)\s+(?:an?\s+)?{_DEGREE}{_RISKY}\b"),
+    ),
+    (
+        "risk_tolerance",
+        re.compile(
+            rf"{_IM}{_DEGREE}(?:not\s+)?(?:comfortable|happy|fine|ok|okay|willing)\s+"
+            r"(?:with|to\s+take|taking)\s+(?:(?:a\s+lot\s+of|lots\s+of|\w+)\s+)?risks?\b"
+        ),
+    ),
     ("home", re.compile(rf"{_WE}(?:live|reside)\s+in\s+\S")),
     ("home", re.compile(rf"{_WE_ARE}(?:living|based|settled)\s+in\s+\S")),
     ("home", re.compile(rf"{_WE_HAVE}(?:moved|relocated)\s+to\s+\S")),
@@ -118,8 +142,9 @@ _SET_TO = re.compile(
 $3,500", "I've set my alarm to 6:30"."""
 _NOT_IN_ATTRIBUTE = frozenset("from to into by with at in on for of".split())  # noqa: SIM905
 """Words after which "my <words> to ..." names no attribute ("my accounts from Chase to Ally")."""
-_READ_BY_FORM = frozenset(name for name, _ in _RELATIONS)
-"""Slots only their own forms give a value of, never a mention of the word."""
+_READ_BY_FORM = frozenset(name for name, _ in _RELATIONS) - {"risk_tolerance"}
+"""Slots only their own forms give a value of, never a mention of the word (a risk
+tolerance is named too: "I now have a high risk tolerance")."""
 _NOT_ATTRIBUTES = frozenset(
     """wife husband partner girlfriend boyfriend fiance fiancee spouse son daughter child
     children kid kids baby mother mom mum father dad parents brother sister sibling siblings
@@ -374,7 +399,12 @@ def same_slot(one: str, other: str) -> bool:
     return one == other or _canonical(one) == _canonical(other)
 
 
+_SAME_SLOT = {"risk_appetite": "risk_tolerance", "risk_profile": "risk_tolerance"}
+"""Names of one attribute ("My risk appetite is low" is the risk tolerance)."""
+
+
 def _canonical(slot: str) -> str:
+    slot = _SAME_SLOT.get(slot, slot)
     words = [w for w in slot.split("_") if w not in _ARTICLES]
     for i, word in enumerate(words):
         if word in _OF and 0 < i < len(words) - 1:
