@@ -107,3 +107,11 @@ def test_relative_times_need_the_day_asked_and_cross_the_year() -> None:
         (date(2023, 3, 24), date(2023, 3, 24)),
     ]
     assert spans("I have a few questions", SATURDAY) == []
+
+
+def test_a_relative_time_beyond_the_calendar_names_nothing() -> None:
+    """A recall as of the first or last day there is (``as_of=datetime.min``) reads no day
+    before or after it, and does not fail."""
+    assert spans("What did I do last week?", date(1, 1, 1)) == []
+    assert spans("three days ago", date(1, 1, 2)) == []
+    assert _days("this week", date(9999, 12, 31)) == []

@@ -188,7 +188,10 @@ def relative_spans(text: str, today: date) -> list[tuple[int, int, Span]]:
         for match in pattern.finditer(text):
             if any(s < match.end() and match.start() < e for s, e, _ in out):
                 continue
-            days = _relative(match, today)
+            try:
+                days = _relative(match, today)
+            except (OverflowError, ValueError):  # (before year 1 or after 9999: no such day)
+                continue
             if days is not None:
                 out.append((match.start(), match.end(), _between(*days)))
     return sorted(out, key=lambda found: found[0])
