@@ -264,9 +264,11 @@ def test_a_question_about_the_user_naming_a_thing_no_memory_names_is_still_answe
             "My phone is a Pixel 7.",
             "I moved to Denver two years ago.",
             "I'm allergic to shellfish.",
+            "My manager Tom wants weekly status emails.",
         ):
             memory.remember(ME, fact)
         for question, fact in {
+            "Draft the weekly status update for Dana": "status emails",  # a request: the user's
             "What did I order from Amazon?": "blender",
             "What do I watch on Netflix?": "documentaries",
             "Which Android phone do I have?": "Pixel",

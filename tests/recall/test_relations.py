@@ -103,6 +103,8 @@ def test_a_question_asks_of_others_alone_when_the_user_is_not_in_it(
         ("Has Mary Jane called?", {"mary", "jane"}),
         ("What's Caroline's identity?", {"caroline"}),
         ("Who is Dr Okafor?", {"okafor"}),
+        ("who is Sarah", {"sarah"}),
+        ("Write an email to Sarah's manager about the budget", {"sarah"}),
         ("Tell me about my trip in May", set()),
         ("What is my cat's name?", set()),
         ("Wie heißt mein Hund?", set()),
@@ -129,6 +131,9 @@ def test_a_querys_names_are_the_capitalised_words_it_asks_about(
         "Does my sister live in California?",
         "What does the user watch on Netflix?",
         "When did I visit Rome?",
+        "Analyse Altria and Philip Morris",
+        "Book a table at Nobu for Friday",
+        "Write a status email to Dana",
     ],
 )
 def test_a_thing_a_question_about_the_user_names_beside_its_subject_is_not_asked_about(

@@ -192,12 +192,16 @@ _PERSONAL = _words(
     " you you're your yours yourself user"
 )
 """Words of a question about the user or the conversation (not about someone else)."""
+_ASKING = _AUXILIARIES | _words("what who whom whose when where which why how")
+"""First words of a question (one without its "?"); a request ("Analyse Altria", "Book a
+table at Nobu") is the user's, like a question in the first person."""
 
 
 def names_in_query(query: str) -> frozenset[str]:
     """The stems of the names an English ``query`` asks about.
 
-    In a question about someone else (no "I", "my", "we", "you" nor "the user": "Which
+    In a question about someone else (no "I", "my", "we", "you" nor "the user"; not a
+    request, which is the user's: "Analyse Altria and Philip Morris"): "Which
     city have both *Jean* and *John* visited?", "Is *Netflix* cheaper than *Hulu*?"),
     every capitalised word after the first. In a question about the user or the
     conversation, only the names in its subject's place, after the verb that opens the
@@ -215,7 +219,8 @@ def names_in_query(query: str) -> frozenset[str]:
     query = _TITLE.sub(r"\1", query.strip())  # ("Dr. Smith" ends no sentence)
     for sentence in re.split(r"(?<=[.!?])\s+", query):
         words = re.findall(r"[A-Za-z][\w'\u2019-]*", sentence)
-        personal = any(_bare(w).lower() in _PERSONAL for w in words)
+        asked = sentence.rstrip().endswith("?") or bool(words and words[0].lower() in _ASKING)
+        personal = not asked or any(_bare(w).lower() in _PERSONAL for w in words)
         subject = named = not personal  # (the next name is asked about; one just was)
         for n, word in enumerate(words):
             bare = _bare(word)
