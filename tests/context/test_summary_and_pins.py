@@ -114,6 +114,18 @@ def test_extractive_summary_leaves_out_pinned_sentences() -> None:
         ("Never heard of that fund.", False),
         ("What is the price of NVDA?", False),
         ("Summarise the latest earnings call.", False),
+        ("Keep the total under $2,000 please.", True),
+        ("No crypto, ever.", True),
+        ("Make sure you stay below 10% in any one stock.", True),
+        ("Under no circumstances sell my AAPL.", True),
+        ("I'd rather you didn't use leverage.", True),
+        ("Stick to ETFs only.", True),
+        ("Limit each position to 5% of the portfolio.", True),
+        ("Nothing over $500 without asking me.", True),
+        ("No problem, take your time.", False),
+        ("No, thanks.", False),
+        ("Keep going with the analysis.", False),
+        ("Make sure to include the chart.", True),
     ],
 )
 def test_constraint_rules(sentence: str, is_constraint: bool) -> None:
@@ -121,6 +133,31 @@ def test_constraint_rules(sentence: str, is_constraint: bool) -> None:
     assert bool(pins.get("constraints")) is is_constraint
     if is_constraint:
         assert pins["constraints"][0]["message_id"] == "m1"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "is_approval"),
+    [
+        ("Yes, approved.", True),
+        ("Sounds good, go ahead with the purchase.", True),
+        ("OK, do it.", True),
+        ("Confirmed, proceed.", True),
+        ("You have my approval to rebalance.", True),
+        ("Sure, place the order.", True),
+        ("Go for it.", True),
+        ("Don't approve anything yet.", False),
+        ("No, don't go ahead.", False),
+        ("Do it later, not now.", False),
+        ("Should I approve it?", False),
+        ("OK, what are the risks?", False),
+        ("Confirm the order size first.", False),
+    ],
+)
+def test_approval_rules(sentence: str, is_approval: bool) -> None:
+    """An approval in the words people use ("Sounds good, go ahead", "Confirmed,
+    proceed"); never a refusal, a deferral or a question."""
+    pins = extract_pins([HumanMessage(sentence, id="m1")])
+    assert bool(pins.get("approvals")) is is_approval, pins
 
 
 def test_approvals_effects_and_sources_are_extracted() -> None:

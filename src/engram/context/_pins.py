@@ -73,15 +73,32 @@ _NEGATION = (
     r"(?:don['’]?t|do\s+not|never)"
     r"(?!\s+(?:know|knew|think|thought|understand|remember|see|saw|get|got|care|mind|heard)\b)"
 )
+_NOT_A_RULE = r"(?:problem|thanks|thank|worries|idea|way|rush|pressure|need|one|doubt|matter)"
+"""What "no" opens that is no rule ("No problem", "No thanks")."""
 _CONSTRAINT = (
     r"(?:please\s+|also\s+|and\s+|but\s+|you\s+|i\s+|we\s+|want\s+you\s+to\s+)*"
-    rf"(?:{_NEGATION}|only|must|avoid|no\s+more\s+than|at\s+most|always|exclude)\b"
+    rf"(?:{_NEGATION}|only|must|avoid|no\s+more\s+than|at\s+most|always|exclude"
+    r"|keep\s+(?:\S+\s+){0,3}?(?:under|below|within|less\s+than|at\s+or\s+below)"
+    r"|stay\s+(?:under|below|within|away\s+from|out\s+of)|stick\s+(?:to|with)"
+    r"|limit\s+(?:\S+\s+){0,3}?to|cap\s+(?:\S+\s+){0,3}?at|make\s+sure|ensure|be\s+sure\s+to"
+    r"|under\s+no\s+circumstances|in\s+no\s+case|nothing\s+(?:over|above|more\s+than|beyond"
+    rf"|outside)|no\s+(?!{_NOT_A_RULE}\b)\w+"
+    r"|(?:i['\u2019]?d|i\s+would)\s+rather\s+(?:you\s+)?(?:not|didn['\u2019]?t|did\s+not"
+    r"|don['\u2019]?t|avoid))\b"
 )
 _CONSTRAINT_ANYWHERE = (
     rf"(?:[,;:]\s*|\b(?:but|and|please|so)\s+){_NEGATION}\b"
     r"|\bmust(?:\s+not|n'?t)?\b|\bshould\s+never\b"
 )
-_APPROVAL = r"(?:yes[,.]?\s+)?(?:i\s+)?(?:approve[ds]?|go\s+ahead|lgtm)\b"
+_APPROVAL = (
+    r"(?![^\n]*\?\s*$)"  # (never a question: "Should I approve it?")
+    r"(?:(?:yes|yeah|yep|yup|sure|ok|okay|alright|all\s+right|sounds\s+good|looks\s+good|great"
+    r"|fine|perfect|good|confirmed)[,.!]?\s+)*(?:i\s+)?(?:approve[ds]?|go\s+ahead|lgtm|proceed"
+    r"|do\s+it(?!\s+(?:later|tomorrow|next|after|when|if|once)\b)|go\s+for\s+it"
+    r"|place\s+(?:the|that|this|it)|execute\s+(?:it|the|that|this)|confirmed"
+    r"|you\s+have\s+my\s+(?:approval|permission|go-ahead|ok|consent)"
+    r"|you\s+(?:can|may)\s+(?:go\s+ahead|proceed)|that['\u2019]?s\s+approved)\b"
+)
 _URL = r"https?://[^\s\"'<>)\]]+"
 
 
