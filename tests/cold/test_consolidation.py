@@ -248,6 +248,10 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My risk tolerance is moderate.", "Actually, I'm quite risk-averse."),
         ("I'm a cautious investor.", "I've become an aggressive investor."),
         ("My risk appetite is low.", "My risk tolerance is high now."),
+        ("I use an Android phone.", "I switched to an iPhone."),
+        ("I use Windows on my laptop.", "I switched to Linux last month."),
+        ("My browser is Chrome.", "I've moved over to Firefox."),
+        ("I use Spotify for music.", "I switched to Apple Music."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -355,6 +359,10 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My risk tolerance is low.", "I take risks when rock climbing."),
         ("I'm a cautious investor.", "I'm a conservative voter."),
         ("I'm a cautious investor.", "I'm comfortable with public speaking."),
+        ("My sister uses Android.", "I switched to an iPhone."),
+        ("I use Chrome.", "I switched to an iPhone."),
+        ("I use Windows at work.", "I switched to Linux on my home PC."),
+        ("I use Spotify for music.", "I also switched to Apple Podcasts."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -20,7 +20,14 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engram.stores.cold._slots import changes_value, mentions_slot, names, replaced, same_slot
+from engram.stores.cold._slots import (
+    changes_value,
+    mentions_slot,
+    names,
+    replaced,
+    same_slot,
+    switched_within_kind,
+)
 from engram.stores.cold.records import MemoryRecord
 
 
@@ -116,6 +123,10 @@ class RuleResolver:
                     if succeeded:
                         return Resolution(Action.UPDATE, old.record.key, f"replaces {name!r}")
                     return Resolution(Action.DELETE, old.record.key, f"says {name!r} is gone")
+        if (rivals := switched_within_kind(fact.text)) is not None:
+            for old in existing:
+                if (rival := _named_rival(old.record.text, rivals)) is not None:
+                    return Resolution(Action.UPDATE, old.record.key, f"replaces {rival!r}")
         for old in self._changed(fact, existing):
             if _RETRACTION.search(fact.text):
                 return Resolution(Action.DELETE, old.record.key, "says a stored fact stopped")
@@ -200,3 +211,13 @@ def parse_resolution(reply: str, existing: Sequence[Existing]) -> Resolution | N
     if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(existing):
         return None
     return Resolution(action, existing[target].record.key, reason)
+
+
+def _named_rival(text: str, rivals: frozenset[str]) -> str | None:
+    """The one of ``rivals`` that ``text``, a statement of how things are for the user,
+    names (as written there), or None (see :func:`switched_within_kind`)."""
+    for rival in sorted(rivals):
+        found = re.search(rf"(?<![\w-]){re.escape(rival)}(?![\w+-])", text, re.IGNORECASE)
+        if found is not None and names(text, found.group(0)):
+            return found.group(0)
+    return None

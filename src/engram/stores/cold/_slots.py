@@ -609,6 +609,53 @@ def replaced(text: str) -> tuple[str, bool] | None:
     return None if switch is None else (switch[0], bool(switch[1]))
 
 
+_KINDS: tuple[frozenset[str], ...] = tuple(
+    frozenset(kind.split(","))
+    for kind in (
+        "iphone,android,android phone,pixel,galaxy,samsung,samsung galaxy,blackberry,oneplus",
+        "windows,mac,macos,mac os,macbook,linux,ubuntu,chromebook,chrome os",
+        "chrome,firefox,safari,edge,brave,opera,vivaldi",
+        "spotify,apple music,tidal,deezer,youtube music,amazon music,pandora",
+        "gmail,outlook,protonmail,proton mail,fastmail,yahoo mail",
+        "whatsapp,telegram,signal,imessage,messenger",
+        "dropbox,google drive,onedrive,icloud,icloud drive",
+        "notion,evernote,obsidian,onenote,apple notes",
+        "netflix,hulu,disney+,prime video,hbo max,apple tv+",
+        "kindle,kobo,nook",
+    )
+)
+"""Things of one kind, one of which a user has at a time: "I switched to an iPhone" says
+the Android phone is gone. Switching is read only between things of a kind listed here
+(which phone or computer, browser, music, mail, messaging, storage, notes, streaming or
+e-reader): the words alone cannot tell which "I use ..." a switch replaces."""
+_SWITCHED_TO = re.compile(
+    r"^(?:i|we)(?:'ve| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)?(?:switched"
+    r"|moved(?:\s+over)?|changed|migrated|gone\s+over)\s+to\s+(?:an?\s+|the\s+)?(?P<rest>.+)$"
+)
+_NOTHING_MORE = re.compile(
+    r"^(?:\s+(?:phone|browser|laptop|computer|app|instead|now|recently|yesterday|today"
+    r"|last\s+\w+|this\s+\w+|(?:a\s+(?:few\s+|couple\s+of\s+)?|\d+\s+|\w+\s+)\w+\s+ago))*\s*$"
+)
+"""What may follow the new thing: its kind or when, nothing that limits where ("I switched
+to Linux *on my home PC*" leaves "I use Windows at work")."""
+
+
+def switched_within_kind(text: str) -> frozenset[str] | None:
+    """The things of the same kind that ``text`` says the user switched away from ("I
+    switched to an iPhone": every other phone), or None (see :data:`_KINDS`)."""
+    clean = _clean(text)
+    found = _SWITCHED_TO.match(clean)
+    if found is None or _ALSO.search(clean) or _ONCE.search(clean):
+        return None
+    rest = found.group("rest")
+    for kind in _KINDS:
+        for name in sorted(kind, key=len, reverse=True):
+            after = rest[len(name) :] if rest.startswith(name) else None
+            if after is not None and _NOTHING_MORE.match(after):
+                return kind - {name}
+    return None
+
+
 def names(text: str, name: str) -> bool:
     """Whether ``text`` states how things are for the user now ("I drive a Corolla", "My
     broker is Vanguard", "I switched from Slack to *Teams*"; not "I visited Paris", not
