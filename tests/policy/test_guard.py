@@ -184,6 +184,8 @@ def test_paraphrases_the_patterns_miss_are_held_by_meaning(
         "I run a shell script to rename my photos.",
         "My family comes before my career.",
         "I'd like every answer to list its sources.",
+        "My notes live in Evernote.",
+        "My notes from the conference are on my laptop.",
     ],
 )
 def test_benign_lookalikes_are_stored_with_the_semantic_detector(
