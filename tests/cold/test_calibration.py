@@ -301,3 +301,36 @@ def test_a_question_about_a_relative_is_not_answered_by_the_users_own_fact(
             texts = [i.text for i in memory.recall(ME, question).items]
             assert texts and fact in texts[0], (question, texts)
         assert memory.recall(ME, "What does my brother do for a living?").items == ()
+
+
+TRIP = """# Trip plan
+
+## Flights
+We fly to Lisbon on 12 May with TAP, seats 14A and 14B.
+
+## Hotel
+Hotel Avenida, booked for four nights, breakfast included.
+
+## Todo
+- Buy travel insurance
+"""
+
+
+def test_document_passages_are_shown_only_when_they_answer(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    """Passages are scored as memories are (calibrated, not relative to the best found):
+    a question no document answers gets none, whatever the documents hold."""
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        memory.documents.write_text(ME, "trips/lisbon.md", TRIP)
+        for question in (
+            "What is the capital of Mongolia?",
+            "What's my favourite football team?",
+            "Done",
+        ):
+            assert memory.recall(ME, question).items == (), question
+        hotel = [i.text for i in memory.recall(ME, "Which hotel did we book in Lisbon?").items]
+        assert any(text.startswith("Hotel Avenida") for text in hotel), hotel
+        flight = memory.recall(ME, "When is the flight?").items
+        assert [i.text for i in flight] == [TRIP.splitlines()[3]]
+        assert 0.4 <= flight[0].score < 1.0

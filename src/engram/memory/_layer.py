@@ -52,6 +52,7 @@ from engram.memory._review import HeldWrite, find_held, held_entry, parse_entry
 from engram.memory._tiers import (
     ErasureParticipant,
     Locations,
+    answering,
     erase_participants,
     open_documents,
     participants,
@@ -61,6 +62,7 @@ from engram.memory._tiers import (
 from engram.policy import PoisoningGuard, WritePolicy, redact
 from engram.recall import (
     DEFAULT_MIN_SCORE,
+    DEFAULT_MIN_SIMILARITY,
     Embedder,
     RecentEmbeddings,
     embedder_from_name,
@@ -435,7 +437,8 @@ class Memory:
         """A context block for the next model call, within ``budget_tokens``.
 
         Profile facts (exact lookups) first, then recalled memories with their scores
-        and provenance, then document passages; rendered as escaped, delimited
+        and provenance, then document passages (scored as memories are, shown only
+        when at least ``min_score``); rendered as escaped, delimited
         untrusted data. ``k`` facts and ``passages`` document paragraphs are candidates;
         ``as_of`` asks what was true at that time (documents have no history: left out).
 
@@ -466,8 +469,10 @@ class Memory:
             *rec.memory_items(found, {r.key for r in profile}),
         ]
         if passages > 0 and query.strip() and as_of is None:
-            hits = self.documents.search(principal, query, k=passages)
-            items += rec.document_items(visible_hits(hits))
+            hits = visible_hits(self.documents.search(principal, query, k=passages))
+            floor = self.store.options.min_similarity
+            centre = DEFAULT_MIN_SIMILARITY if floor is None else floor
+            items += rec.document_items(answering(query, hits, self.embedder, centre, min_score))
         return rec.pack(items, budget_tokens, self.counter)
 
     def _profile_for(

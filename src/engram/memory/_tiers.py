@@ -12,6 +12,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
+
 from engram._principal import Principal
 from engram.config import (
     DEFAULT_HOME,
@@ -21,7 +23,7 @@ from engram.config import (
     parse_url,
 )
 from engram.errors import ConfigError
-from engram.recall import Embedder
+from engram.recall import Embedder, confidence, cosine_confidence, keyword_coverage
 from engram.stores.audit import setup_audit
 from engram.stores.cold import setup_store
 from engram.stores.documents import Document, DocumentStore, SearchHit, setup_documents
@@ -169,6 +171,35 @@ def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Docume
         document = docs.read(principal, info.path)
         if about(principal.user_id, info.path, document.metadata):
             yield document
+
+
+def answering(
+    query: str,
+    hits: Sequence[SearchHit],
+    embedder: Embedder | None,
+    floor: float,
+    min_score: float,
+) -> list[SearchHit]:
+    """The ``hits`` that answer ``query`` as a recalled memory must, each scored as one
+    is: the confidence of its cosine with the query (calibrated on ``floor``) and of the
+    share of the query's words it holds (:mod:`engram.recall._calibrate`), kept when at
+    least ``min_score``. A document search ranks passages against each other (its best
+    scores 1.0 for any query); this says whether any answers at all."""
+    if not hits:
+        return []
+    coverage = keyword_coverage(query, [hit.text for hit in hits])
+    cosines: list[float | None] = [None] * len(hits)
+    if embedder is not None:
+        vectors = np.asarray(embedder.embed([query, *(hit.text for hit in hits)]), dtype=np.float64)
+        norms = np.linalg.norm(vectors, axis=1)
+        norms[norms == 0] = 1.0
+        unit = vectors / norms[:, None]
+        cosines = [float(c) for c in unit[1:] @ unit[0]]
+    scored = [
+        replace(hit, score=confidence(cosine_confidence(cos, floor), share))
+        for hit, cos, share in zip(hits, cosines, coverage, strict=True)
+    ]
+    return [hit for hit in scored if hit.score >= min_score]
 
 
 def visible_hits(hits: list[SearchHit]) -> list[SearchHit]:
