@@ -37,6 +37,13 @@ UNRELATED = "What is the capital of the red planet?"
 """Shares one word ("red") with a fact, so the relevance floor lets it through."""
 
 
+def assert_answered_first(memory: Memory, who: Principal, answers: dict[str, str]) -> None:
+    """Each question's block leads with the memory holding its answer's words."""
+    for question, words in answers.items():
+        texts = [i.text for i in memory.recall(who, question).items]
+        assert texts and words in texts[0], (question, texts)
+
+
 @pytest.fixture(scope="module")
 def embedder() -> MiniLMEmbedder:
     return MiniLMEmbedder(runtime="numpy", threads=1)
@@ -240,14 +247,16 @@ def test_a_question_about_someone_the_memory_never_named_gets_an_empty_block(
             "Is Netflix cheaper than Hulu?",
         ):
             assert memory.recall(ana, question).items == (), question
-        for question, fact in {
-            "What does Tom want from me?": "My manager Tom",
-            "Which restaurant did Priya suggest?": "Siam Garden",
-            "When did I go to Lisbon?": "Lisbon in May",
-            "What does Ana prefer for reports?": "PDF",  # the user, by name
-        }.items():
-            texts = [i.text for i in memory.recall(ana, question).items]
-            assert texts and fact in texts[0], question
+        assert_answered_first(
+            memory,
+            ana,
+            {
+                "What does Tom want from me?": "My manager Tom",
+                "Which restaurant did Priya suggest?": "Siam Garden",
+                "When did I go to Lisbon?": "Lisbon in May",
+                "What does Ana prefer for reports?": "PDF",  # the user, by name
+            },
+        )
 
 
 def test_a_question_about_the_user_naming_a_thing_no_memory_names_is_still_answered(
@@ -267,17 +276,19 @@ def test_a_question_about_the_user_naming_a_thing_no_memory_names_is_still_answe
             "My manager Tom wants weekly status emails.",
         ):
             memory.remember(ME, fact)
-        for question, fact in {
-            "Draft the weekly status update for Dana": "status emails",  # a request: the user's
-            "What did I order from Amazon?": "blender",
-            "What do I watch on Netflix?": "documentaries",
-            "Which Android phone do I have?": "Pixel",
-            "How long have I lived in Colorado?": "Denver",
-            "Can I eat Lobster?": "shellfish",
-            "What does the user watch on Netflix?": "documentaries",
-        }.items():
-            texts = [i.text for i in memory.recall(ME, question).items]
-            assert texts and fact in texts[0], question
+        assert_answered_first(
+            memory,
+            ME,
+            {
+                "Draft the weekly status update for Dana": "status emails",  # a request: the user's
+                "What did I order from Amazon?": "blender",
+                "What do I watch on Netflix?": "documentaries",
+                "Which Android phone do I have?": "Pixel",
+                "How long have I lived in Colorado?": "Denver",
+                "Can I eat Lobster?": "shellfish",
+                "What does the user watch on Netflix?": "documentaries",
+            },
+        )
 
 
 def test_a_question_about_a_relative_is_not_answered_by_the_users_own_fact(
@@ -293,13 +304,15 @@ def test_a_question_about_a_relative_is_not_answered_by_the_users_own_fact(
             "My spouse is a dentist.",
         ):
             memory.remember(ME, fact)
-        for question, fact in {
-            "What did my mother do for work?": "teacher",
-            "What's my wife's job?": "dentist",
-            "What is my job?": "accountant",
-        }.items():
-            texts = [i.text for i in memory.recall(ME, question).items]
-            assert texts and fact in texts[0], (question, texts)
+        assert_answered_first(
+            memory,
+            ME,
+            {
+                "What did my mother do for work?": "teacher",
+                "What's my wife's job?": "dentist",
+                "What is my job?": "accountant",
+            },
+        )
         assert memory.recall(ME, "What does my brother do for a living?").items == ()
 
 
