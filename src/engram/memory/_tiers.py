@@ -23,7 +23,7 @@ from engram.config import (
     parse_url,
 )
 from engram.errors import ConfigError
-from engram.recall import Embedder, confidence, cosine_confidence, keyword_coverage
+from engram.recall import Embedder, confidence, cosine_confidence, keyword_coverage, normalise
 from engram.stores.audit import setup_audit
 from engram.stores.cold import setup_store
 from engram.stores.documents import Document, DocumentStore, SearchHit, setup_documents
@@ -190,10 +190,7 @@ def answering(
     coverage = keyword_coverage(query, [hit.text for hit in hits])
     cosines: list[float | None] = [None] * len(hits)
     if embedder is not None:
-        vectors = np.asarray(embedder.embed([query, *(hit.text for hit in hits)]), dtype=np.float64)
-        norms = np.linalg.norm(vectors, axis=1)
-        norms[norms == 0] = 1.0
-        unit = vectors / norms[:, None]
+        unit = normalise(np.asarray(embedder.embed([query, *(hit.text for hit in hits)])))
         cosines = [float(c) for c in unit[1:] @ unit[0]]
     scored = [
         replace(hit, score=confidence(cosine_confidence(cos, floor), share))

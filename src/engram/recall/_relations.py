@@ -170,11 +170,6 @@ _NOT_NAMES = frozenset(
 )
 """Capitalised words that name nobody: question words, titles, months and days."""
 _CAPITALISED = re.compile(r"[A-Z][a-z]+")
-_ENGLISH = frozenset(
-    "what who when where which why how did does do is are was were the my i of about".split()  # noqa: SIM905
-)
-"""Words that mark a question as English, whose capitals are names."""
-_TITLE = re.compile(r"\b(Dr|Mr|Mrs|Ms|Mx|Prof|St|Sr|Jr)\.")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -185,8 +180,12 @@ _AUXILIARIES = _words(
     "do does did is are was were has have had will would can could should shall may might must"
 )
 """Verbs a question puts before its subject ("What did *Tom* say?", "Is *Netflix* ...")."""
+_ENGLISH = _AUXILIARIES | _words("what who when where which why how the my i of about")
+"""Words that mark a question as English, whose capitals are names."""
+_TITLES = _words("Dr Mr Mrs Ms Mx Prof St Sr Jr")
+_TITLE = re.compile(rf"\b({'|'.join(sorted(_TITLES))})\.")
+"""A title's dot ("Dr. Smith"), which ends no sentence."""
 _WH_CONTRACTED = re.compile(r"(?:what|who|where|when|how|why)['\u2019](?:s|re)")
-_TITLES = frozenset("Dr Mr Mrs Ms Mx Prof St Sr Jr".split())  # noqa: SIM905
 _PERSONAL = _words(
     "i i'm i've i'd i'll me my mine myself we we're we've us our ours ourselves"
     " you you're your yours yourself user"
@@ -214,7 +213,7 @@ def names_in_query(query: str) -> frozenset[str]:
     names are left to the cosines. Months, days, titles and question words are no
     names."""
     found: set[str] = set()
-    if not (_ENGLISH | _AUXILIARIES) & set(re.findall(r"[a-z]+", query.lower())):
+    if not _ENGLISH & set(re.findall(r"[a-z]+", query.lower())):
         return frozenset()  # (German capitalises every noun: no names read there)
     query = _TITLE.sub(r"\1", query.strip())  # ("Dr. Smith" ends no sentence)
     for sentence in re.split(r"(?<=[.!?])\s+", query):
