@@ -37,6 +37,11 @@ UNRELATED = "What is the capital of the red planet?"
 """Shares one word ("red") with a fact, so the relevance floor lets it through."""
 
 
+def remember_all(memory: Memory, who: Principal, *facts: str) -> None:
+    for fact in facts:
+        memory.remember(who, fact)
+
+
 def assert_answered_first(memory: Memory, who: Principal, answers: dict[str, str]) -> None:
     """Each question's block leads with the memory holding its answer's words."""
     for question, words in answers.items():
@@ -160,8 +165,7 @@ def test_a_question_about_another_relative_gets_an_empty_block(
     tmp_path: Path, embedder: MiniLMEmbedder
 ) -> None:
     with Memory.open(tmp_path, embedder=embedder) as memory:
-        for fact in FAMILY:
-            memory.remember(ME, fact)
+        remember_all(memory, ME, *FAMILY)
         for question in OTHERS:
             assert memory.recall(ME, question).items == (), question
         asked = {
@@ -233,13 +237,14 @@ def test_a_question_about_someone_the_memory_never_named_gets_an_empty_block(
     the Q3 report by Friday" as it would an answer: no memory names Sarah."""
     ana = Principal("acme", "ana")
     with Memory.open(tmp_path, embedder=embedder) as memory:
-        for fact in (
+        remember_all(
+            memory,
+            ana,
             "My manager Tom wants the Q3 report by Friday.",
             "Priya recommended a Thai place called Siam Garden.",
             "I visited Lisbon in May and loved the trams.",
             "I prefer reports as PDF.",
-        ):
-            memory.remember(ana, fact)
+        )
         for question in (
             "What did Sarah say about the budget?",
             "What does Kevin want for the Q4 report?",
@@ -267,15 +272,16 @@ def test_a_question_about_the_user_naming_a_thing_no_memory_names_is_still_answe
     it, though no memory names Amazon (each got an empty block when every capitalised
     word counted as a name)."""
     with Memory.open(tmp_path, embedder=embedder) as memory:
-        for fact in (
+        remember_all(
+            memory,
+            ME,
             "I bought a new blender online last week.",
             "I usually watch crime documentaries in the evening.",
             "My phone is a Pixel 7.",
             "I moved to Denver two years ago.",
             "I'm allergic to shellfish.",
             "My manager Tom wants weekly status emails.",
-        ):
-            memory.remember(ME, fact)
+        )
         assert_answered_first(
             memory,
             ME,
@@ -298,12 +304,13 @@ def test_a_question_about_a_relative_is_not_answered_by_the_users_own_fact(
     (0.74 against the mother's own fact's 0.55): the user's own fact is about someone else
     than the mother. A spouse is a wife or a husband."""
     with Memory.open(tmp_path, embedder=embedder) as memory:
-        for fact in (
+        remember_all(
+            memory,
+            ME,
             "I work as an accountant.",
             "My mom is a retired teacher.",
             "My spouse is a dentist.",
-        ):
-            memory.remember(ME, fact)
+        )
         assert_answered_first(
             memory,
             ME,
