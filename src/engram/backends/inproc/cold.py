@@ -73,16 +73,9 @@ class InProcColdBackend(ColdBackend):
             return [self._rows[i] for i in ids if i in self._rows]
 
     def _selected(self, scan: Scan) -> Iterator[MemoryRecord]:
-        tags = set(scan.tags)
         with self._lock:
             rows = list(self._rows.values())
-        for row in rows:
-            if not in_prefix(row.namespace, scan.prefix) or not scan.view.admits(row):
-                continue
-            if tags and not tags.intersection(row.tags):
-                continue
-            if matches(scan.conditions, row.value):
-                yield row
+        return (row for row in rows if _admits(scan, row))
 
     def scan(self, scan: Scan) -> list[MemoryRecord]:
         rows = sorted(self._selected(scan), key=lambda r: (-r.recorded_at.timestamp(), r.id))
@@ -112,6 +105,22 @@ class InProcColdBackend(ColdBackend):
         sims = np.stack([v for _, v in pairs]) @ vector
         order = sorted(range(len(pairs)), key=lambda j: (-float(sims[j]), pairs[j][0]))
         return [(pairs[j][0], float(sims[j])) for j in order[:k]]
+
+    def cosines(
+        self, scan: Scan, ids: Sequence[str], vector: Vector, model_id: str
+    ) -> dict[str, float]:
+        with self._lock:
+            pairs = [
+                (i, self._vectors[i][1])
+                for i in dict.fromkeys(ids)
+                if (row := self._rows.get(i)) is not None
+                and _admits(scan, row)
+                and self._vectors.get(i, ("", None))[0] == model_id
+            ]
+        if not pairs:
+            return {}
+        sims = np.stack([v for _, v in pairs]) @ vector
+        return {i: float(sim) for (i, _), sim in zip(pairs, sims, strict=True)}
 
     def history(self, namespace: Namespace, key: str) -> list[MemoryRecord]:
         with self._lock:
@@ -198,3 +207,13 @@ def _bm25(
                 score += idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg))
         scores[doc_id] = score
     return scores
+
+
+def _admits(scan: Scan, row: MemoryRecord) -> bool:
+    """Whether ``scan`` selects ``row``: under its prefix, valid in its view, carrying one
+    of its tags (when it names any) and matching its conditions."""
+    if not in_prefix(row.namespace, scan.prefix) or not scan.view.admits(row):
+        return False
+    if scan.tags and not set(scan.tags).intersection(row.tags):
+        return False
+    return matches(scan.conditions, row.value)

@@ -570,6 +570,17 @@ def vector_sql(
     return sql, (query, *params, *gate[1], k)
 
 
+def cosines_sql(scan: Scan, model_id: str, query: Vector, ids: Sequence[str]) -> Fragment:
+    """``(id, distance)`` to ``query`` of each of ``ids`` that ``scan`` admits, embedded
+    with ``model_id``: the distance the exact search orders by (zero vectors orthogonal)."""
+    where, params = _embedded_where(scan, model_id, int(query.shape[0]))
+    sql = (
+        f"SELECT m.id, coalesce(nullif(m.embedding <=> %s, 'NaN'), 1.0) FROM {TABLE} m "
+        f"WHERE {where} AND m.id = ANY(%s)"
+    )
+    return sql, (query, *params, list(ids))
+
+
 def size_sql(prefix: Namespace, below: int) -> Fragment:
     """:func:`small_sql` as a statement of its own: one row, one boolean."""
     gate, params = small_sql(prefix, below)

@@ -391,6 +391,16 @@ class PostgresColdBackend(ColdBackend):
         ranked.sort(key=lambda pair: (-pair[1], pair[0]))
         return ranked[:k]
 
+    def cosines(
+        self, scan: Scan, ids: Sequence[str], vector: Vector, model_id: str
+    ) -> dict[str, float]:
+        query = np.ascontiguousarray(vector, dtype=np.float32)
+        if not ids or query.ndim != 1 or not len(query):
+            return {}
+        tenant, prefix = _scope(scan.prefix)
+        sql, params = q.cosines_sql(replace(scan, prefix=prefix), model_id, query, ids)
+        return {str(i): _similarity(d) for i, d in self._read(tenant, sql, params)}
+
     def explain_vector_search(
         self, scan: Scan, vector: Vector, model_id: str, k: int
     ) -> dict[str, Any]:

@@ -258,6 +258,23 @@ class QdrantColdBackend(ColdBackend):
                 return []
             return store.search(collection, pt.DENSE, query.tolist(), selected, k)
 
+    def cosines(
+        self, scan: Scan, ids: Sequence[str], vector: Vector, model_id: str
+    ) -> dict[str, float]:
+        query = np.asarray(vector, dtype=np.float32)
+        wanted = list(dict.fromkeys(ids))
+        if not wanted or query.ndim != 1 or not len(query):
+            return {}
+        with self._calls() as store:
+            collection = store.dense_collection(len(query), create=False)
+            if collection is None:
+                return {}
+            selected = self._selection(store, scan, pt.match("model", model_id), pt.has_ids(wanted))
+            if selected is None:
+                return {}
+            found = store.search(collection, pt.DENSE, query.tolist(), selected, len(wanted))
+        return dict(found)
+
     def _selection(
         self, store: Storage, scan: Scan, *extra: models.Condition
     ) -> models.Filter | None:

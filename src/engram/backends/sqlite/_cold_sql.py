@@ -366,6 +366,13 @@ def vectors_sql(scan: Scan, model_id: str, *, heads_with_bounds: bool = False) -
     return sql, (model_id, *params)
 
 
+def vectors_of_sql(scan: Scan, model_id: str, ids: Sequence[str]) -> Fragment:
+    """Rowid, id and vector of each of ``ids`` that ``scan`` admits, embedded with
+    ``model_id``."""
+    sql, params = vectors_sql(scan, model_id)
+    return f"{sql} AND m.id IN (SELECT value FROM json_each(?))", (*params, json.dumps(list(ids)))
+
+
 def rowids_sql(scan: Scan) -> Fragment:
     where, params = where_sql(scan)
     return f"SELECT m.rowid FROM {TABLE} m WHERE {where}", params

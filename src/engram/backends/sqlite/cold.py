@@ -497,13 +497,17 @@ class SQLiteColdBackend(ColdBackend):
         sql, params = q.vectors_sql(scan, model_id)
         rows = self._read(f"{sql} AND {q.ROWID_IN}", (*params, rowids))
         kept = [(i, sim) for i, sim in found if i not in stale]
-        if rows:  # scored as the index scores its winners: float64 products, as float32
-            vectors = np.frombuffer(b"".join(r[2] for r in rows), np.float32)
-            vectors = vectors.reshape(len(rows), -1).astype(np.float64)
-            sims = (vectors @ query.astype(np.float64)).astype(np.float32)
-            kept += [(row[1], float(sim)) for row, sim in zip(rows, sims, strict=True)]
+        kept += _scored(rows, query)
         kept.sort(key=lambda pair: (-pair[1], pair[0]))
         return kept[:k]
+
+    def cosines(
+        self, scan: Scan, ids: Sequence[str], vector: Vector, model_id: str
+    ) -> dict[str, float]:
+        if not ids:
+            return {}
+        query = np.asarray(vector, dtype=np.float32)
+        return dict(_scored(self._read_current(*q.vectors_of_sql(scan, model_id, ids)), query))
 
     def _indexed(
         self,
@@ -671,6 +675,17 @@ def _at_kth(
     kth = np.partition(sims, len(sims) - k)[len(sims) - k]
     above = np.flatnonzero(sims > kth)
     return above, np.flatnonzero(sims == kth), k - len(above)
+
+
+def _scored(rows: Sequence[Any], query: npt.NDArray[np.float32]) -> list[tuple[str, float]]:
+    """``(id, score)`` of ``(rowid, id, vector)`` rows, scored as the index scores its
+    winners: float64 products, rounded to float32."""
+    if not rows:
+        return []
+    vectors = np.frombuffer(b"".join(r[2] for r in rows), np.float32)
+    vectors = vectors.reshape(len(rows), -1).astype(np.float64)
+    sims = (vectors @ query.astype(np.float64)).astype(np.float32)
+    return [(row[1], float(sim)) for row, sim in zip(rows, sims, strict=True)]
 
 
 def _prefix_test(prefix: Namespace) -> Callable[[str], bool]:

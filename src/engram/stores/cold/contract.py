@@ -174,6 +174,16 @@ class ColdBackend(ABC):
         """
 
     @abstractmethod
+    def cosines(
+        self, scan: Scan, ids: Sequence[str], vector: Vector, model_id: str
+    ) -> dict[str, float]:
+        """``id -> cosine`` with ``vector`` of each of ``ids`` that ``scan`` admits and that
+        is embedded with ``model_id`` (the others are left out), scored exactly as
+        :meth:`vector_candidates` scores it: recall's re-ranking reads the cosine of a
+        candidate the vector search did not return (a keyword match), and of its
+        candidates with the query's topic, without searching again."""
+
+    @abstractmethod
     def history(self, namespace: Namespace, key: str) -> list[MemoryRecord]:
         """Every stored version of one key, oldest first."""
 
