@@ -191,12 +191,18 @@ def test_confidences_are_absolute() -> None:
     assert confidence(0.0, 1 / 3) < 0.12
 
 
-def test_the_pool_grows_with_the_memory_between_floor_and_ceiling() -> None:
+def test_the_pool_grows_with_the_memory_and_the_results_asked_for() -> None:
     boost = ContextBoost()
-    sizes = [pool_size(boost, n, 10) for n in (0, 10, 100, 600, 10_000, 1_000_000)]
-    assert sizes == sorted(sizes)
-    assert sizes[0] == boost.pool_floor and sizes[-1] == boost.pool_ceiling
-    assert pool_size(boost, 600, 10) == 980  # 40 * sqrt(600): every turn of a chat log
+    memories = (0, 10, 100, 600, 10_000, 1_000_000)
+    for k in (1, 10, 30, 300):
+        sizes = [pool_size(boost, n, k) for n in memories]
+        assert sizes == sorted(sizes)
+        assert sizes[0] == max(k, boost.pool_floor)
+        assert sizes[-1] == pool_size(boost, None, k)  # what the searches fetch
+        assert sizes[-1] == min(boost.pool_ceiling, max(boost.pool_floor, 10 * k))
+    assert pool_size(boost, 600, 10) == 100  # 10 per result asked for
+    assert pool_size(boost, 600, 300) == 980  # 40 * sqrt(600): every turn of a chat log
+    assert pool_size(boost, 10**6, 300) == boost.pool_ceiling
     assert pool_size(boost, 600, 2000) == 2000  # never fewer than asked for
     assert pool_size(ContextBoost(pool=7), 10_000, 3) == 7
     assert pool_size(ContextBoost(pool=7), 10_000, 30) == 30

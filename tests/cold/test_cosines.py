@@ -6,9 +6,13 @@ user's memory, not a superseded or expired version, not a version of another mod
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 from cold_support import Clock
 
@@ -18,7 +22,7 @@ from engram.stores.cold import LongTermStore, Scan, View
 from engram.stores.cold.contract import ColdBackend
 
 if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
-    pass
+    from conftest import StoreFactory
 
 ALICE = Principal("acme", "alice")
 BOB = Principal("acme", "bob")
@@ -108,3 +112,40 @@ def test_tags_filters_and_model(store: LongTermStore) -> None:
     assert store.embedder is not None
     vector = store.embedder.embed(["cat"])[0]
     assert backend.cosines(_scan(store, ALICE), ids, vector, "another-model") == {}
+
+
+class _Angled:
+    """Every text points one way but the orchid fact, far from it: a search for the
+    nearest vectors of anything returns the fillers first."""
+
+    model_id = "test-angled"
+    dim = 8
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for row, text in enumerate(texts):
+            if "orchid" in text and "?" not in text:
+                out[row, :2] = (0.2, math.sqrt(1 - 0.04))
+            else:
+                out[row, 0], out[row, 2] = 1.0, (sum(map(ord, text)) % 97) / 1000
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_a_keyword_match_beyond_the_vector_search_has_its_cosine(
+    make_store: StoreFactory,
+) -> None:
+    """The re-ranked recall searches a pool sized from the results asked for; a keyword
+    match the vector search did not reach still gets its own cosine (not none, which
+    would leave it out of the cosine leg of the re-ranking and of its calibration)."""
+    embedder = _Angled()
+    store = make_store(embedder=embedder)
+    fillers = [(ALICE.namespace, f"n{i}", {"text": f"note number {i} about the weather"})
+               for i in range(400)]  # fmt: skip
+    store.put_many([*fillers, (ALICE.namespace, "orchid", {"text": "I repotted the orchid"})])
+    query = "When did I repot the orchid?"
+    found = store.recall(ALICE, query, k=3)
+    assert found[0].record.key == "orchid"
+    assert found[0].keyword_rank == 1
+    cosine = embedder.embed([query])[0] @ embedder.embed(["I repotted the orchid"])[0]
+    assert cosine < 0.3  # (the 400 fillers' cosines are above 0.99)
+    assert found[0].similarity == pytest.approx(float(cosine), abs=1e-6)

@@ -134,9 +134,9 @@ def test_re_ranked_recall_reads_whole_records_for_its_results_only(tmp_path: Pat
     assert fetched == [[hit.record.id for hit in found]]
 
 
-def test_the_topic_search_is_one_vector_search_and_reads_no_rows(tmp_path: Path) -> None:
-    """A query naming a speaker is searched again without the name (its topic) for its
-    cosines alone: one more vector search, no keyword search, no signals or excerpts
+def test_the_topic_is_one_read_of_cosines_and_reads_no_rows(tmp_path: Path) -> None:
+    """A query naming a speaker is scored again without the name (its topic) for its
+    cosines alone: one read of the pool's cosines, no search, no signals or excerpts
     (excerpts not kept between recalls, so that each recall reads its own)."""
     user = Principal("acme", "bea")
     url = f"sqlite:///{tmp_path}/m.db"
@@ -158,10 +158,10 @@ def test_the_topic_search_is_one_vector_search_and_reads_no_rows(tmp_path: Path)
 
             return counted
 
-        for name in ("signals", "excerpts", "keyword_candidates", "vector_candidates"):
+        for name in ("signals", "excerpts", "keyword_candidates", "vector_candidates", "cosines"):
             setattr(backend, name, counting(name))
         assert store.recall(user, "Where did Bea go on the lake trip?", k=3)
-        assert sorted(calls) == ["excerpts", "keyword_candidates", "vector_candidates",
+        assert sorted(calls) == ["cosines", "excerpts", "keyword_candidates",
                                  "vector_candidates"]  # fmt: skip
         calls.clear()
         assert store.recall(user, "Where did someone go on the lake trip?", k=3)

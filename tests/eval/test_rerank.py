@@ -203,14 +203,16 @@ def test_recall_with_context_recalls_the_topic_when_the_query_names_a_speaker() 
     assert boosted[0].record.key == "S2:0"
 
 
-def test_a_turn_the_topic_search_missed_takes_its_bound_not_the_query_cosine() -> None:
-    """When the memory outgrows the topic's search, a candidate it did not return has a
-    topic cosine at most the lowest it returned: that bound is blended in, not the
-    candidate's own cosine with the query (which the speaker's name alone can raise)."""
+def test_every_candidate_gets_its_own_topic_cosine() -> None:
+    """The query's topic (the query without the speaker it names) is scored against the
+    stored vector of every candidate of the pool: each gets its own topic cosine, which
+    is blended with its cosine with the query (whatever the speaker's name alone adds to
+    that); a candidate without a vector keeps its own."""
+    from collections.abc import Sequence
     from datetime import UTC, datetime
 
     from engram.recall import Weights
-    from engram.stores.cold._candidates import Cosines, Hit, Ranking, in_context
+    from engram.stores.cold._candidates import Hit, Ranking, in_context
     from engram.stores.cold.contract import Excerpt
 
     when = datetime(2026, 1, 1, tzinfo=UTC)
@@ -221,21 +223,21 @@ def test_a_turn_the_topic_search_missed_takes_its_bound_not_the_query_cosine() -
         return hit, Excerpt(id_, value["text"], value, when, when, 1.0)
 
     found = [turn("named", 0.70), turn("topical", 0.50)]
-    asked: list[str] = []
+    asked: list[tuple[str, list[str]]] = []
 
-    def search(text: str) -> Cosines:
-        asked.append(text)
-        return Cosines({"topical": 0.60}, 0.30)
+    def cosines(text: str, ids: Sequence[str]) -> dict[str, float]:
+        asked.append((text, list(ids)))
+        return {"topical": 0.60, "named": 0.30}
 
     ranking = Ranking(Weights(), 0.2)
-    ranked = in_context("Where did Ann go?", found, ContextBoost(), search, ranking, 2)
-    assert asked == ["Where did go?"]
+    ranked = in_context("Where did Ann go?", found, ContextBoost(), cosines, ranking, 2)
+    assert asked == [("Where did go?", ["named", "topical"])]
     assert [hit.id for hit, _, _ in ranked] == ["topical", "named"]  # 0.56 against 0.46
 
-    def unbounded(text: str) -> Cosines:
-        return Cosines({"topical": 0.60}, None)  # every memory returned: "named" has none
+    def no_vector(text: str, ids: Sequence[str]) -> dict[str, float]:
+        return {"topical": 0.60}  # "named" has no stored vector
 
-    ranked = in_context("Where did Ann go?", found, ContextBoost(), unbounded, ranking, 2)
+    ranked = in_context("Where did Ann go?", found, ContextBoost(), no_vector, ranking, 2)
     assert [hit.id for hit, _, _ in ranked] == ["named", "topical"]  # its own 0.70 stands
 
 

@@ -69,7 +69,8 @@ class Candidate(NamedTuple):
 
 POOL_SCALE = 40.0
 """Candidates re-ranked per square root of the memories recall sees: every memory of a
-user with up to 1,600, then more slowly than the memory grows."""
+user with up to 1,600, then more slowly than the memory grows (within
+:data:`POOL_PER_RESULT` per result asked for)."""
 
 POOL_FLOOR = 100
 """Fewest candidates re-ranked (the ``k`` asked for, when larger)."""
@@ -77,16 +78,22 @@ POOL_FLOOR = 100
 POOL_CEILING = 1000
 """Most candidates re-ranked: each costs a read of its excerpt and a stemmed scoring."""
 
+POOL_PER_RESULT = 10.0
+"""Most candidates re-ranked per result asked for (but never fewer than ``pool_floor``):
+a recall of 10 re-ranks at most 100, one of 300 (an evaluation's depth) up to the
+ceiling. Every candidate's cosine is read from its stored vector, so a small pool loses
+little (LoCoMo 0-4, recall@10 with k = 10: 0.719 at 100, 0.723 at 200, 0.725 at 1,000;
+docs/eval/results.md), and the cost of a recall grows with what it returns."""
+
 
 @dataclass(frozen=True, slots=True)
 class ContextBoost:
     """Weights of the boosts, the value fields they read, and the candidate pool.
 
     ``pool`` is how many fused candidates are re-ranked (at least the ``k`` asked for);
-    ``None`` sizes it from the memory: :func:`pool_size` of the ``n`` memories recall can
-    see, ``pool_scale * sqrt(n)`` between ``pool_floor`` and ``pool_ceiling`` (LoCoMo
-    within 2,000 tokens, fixed pools: 50 -> 0.729, 100 -> 0.814, 200 -> 0.852, every
-    turn -> 0.902, search time 1 : 1.5 : 2.2 : 4.7);
+    ``None`` sizes it from the memory and the ``k`` asked for: :func:`pool_size` of the
+    ``n`` memories recall can see, ``pool_scale * sqrt(n)``, at most ``pool_per_result * k``
+    and ``pool_ceiling``, at least ``pool_floor``;
     ``window`` how far neighbours reach; ``lexical`` re-fuses relevance with stemmed
     BM25 first, from cosines that give ``topic`` of their weight to the query's topic
     (recalled again without the speakers it names, whose names otherwise pull every
@@ -111,6 +118,7 @@ class ContextBoost:
     pool_scale: float = POOL_SCALE
     pool_floor: int = POOL_FLOOR
     pool_ceiling: int = POOL_CEILING
+    pool_per_result: float = POOL_PER_RESULT
     window: int = 2
     lexical: bool = True
     topic: float = 0.6
@@ -130,12 +138,14 @@ CONVERSATION = ContextBoost(neighbours=0.3, session=0.5)
 """The neighbour and session boosts on top of the default, for chat logs of short turns."""
 
 
-def pool_size(boost: ContextBoost, visible: int, k: int) -> int:
-    """How many candidates to re-rank for ``k`` results among ``visible`` memories."""
+def pool_size(boost: ContextBoost, visible: int | None, k: int) -> int:
+    """How many candidates to re-rank for ``k`` results among ``visible`` memories (None:
+    unknown, the most a recall of ``k`` re-ranks)."""
     if boost.pool is not None:
         return max(boost.pool, k)
-    sized = math.ceil(boost.pool_scale * math.sqrt(max(visible, 0)))
-    return max(k, boost.pool_floor, min(sized, boost.pool_ceiling))
+    most = min(boost.pool_ceiling, math.ceil(boost.pool_per_result * k))
+    sized = most if visible is None else math.ceil(boost.pool_scale * math.sqrt(max(visible, 0)))
+    return max(k, boost.pool_floor, min(sized, most))
 
 
 def named_speakers(query: str, speakers: Sequence[str]) -> list[str]:

@@ -48,9 +48,17 @@ def _keyword_pool() -> ThreadPoolExecutor:
 
 
 def candidates(
-    backend: ColdBackend, embedder: Embedder | None, scan: Scan, query: str, n: int
+    backend: ColdBackend,
+    embedder: Embedder | None,
+    scan: Scan,
+    query: str,
+    n: int,
+    complete: bool = False,
 ) -> Candidates:
-    """``(keyword ids, (id, cosine) pairs)``: up to ``n`` of each, best first."""
+    """``(keyword ids, (id, cosine) pairs)``: up to ``n`` of each, best first. With
+    ``complete``, the pairs also hold the cosine of each keyword id the vector search
+    did not return (:meth:`ColdBackend.cosines`), so every candidate the re-ranking
+    weighs has its cosine, however few each search returns."""
     if embedder is None:
         return backend.keyword_candidates(scan, query, n), []
     keyword = _keyword_pool().submit(backend.keyword_candidates, scan, query, n)
@@ -59,33 +67,24 @@ def candidates(
         vector = backend.vector_candidates(scan, qvec, embedder.model_id, n)
     finally:
         found = keyword.result()
+    if complete:
+        searched = {row_id for row_id, _ in vector}
+        missing = [row_id for row_id in found if row_id not in searched]
+        if missing:
+            read = backend.cosines(scan, missing, qvec, embedder.model_id)
+            vector = sorted([*vector, *read.items()], key=lambda pair: (-pair[1], pair[0]))
     return found, vector
 
 
-class Cosines(NamedTuple):
-    """The cosines of a text with the memories a recall sees: the vector search's
-    ``best`` by id, and ``rest``, the cosine every other memory is taken to have (the
-    lowest of ``best`` when the search stopped at its limit: the others score at most
-    that; None when it returned every memory with a vector)."""
-
-    best: Mapping[str, float]
-    rest: float | None
-
-    def of(self, row_id: str) -> float | None:
-        """The cosine of ``row_id`` (``rest`` when the search did not return it)."""
-        return self.best.get(row_id, self.rest)
-
-
 def cosines_of(
-    backend: ColdBackend, embedder: Embedder | None, scan: Scan, text: str, n: int
-) -> Cosines:
-    """The cosines of ``text`` with the memories ``scan`` admits, the best ``n`` of them
-    searched (none without an embedder)."""
-    if embedder is None:
-        return Cosines({}, None)
+    backend: ColdBackend, embedder: Embedder | None, scan: Scan, text: str, ids: Sequence[str]
+) -> dict[str, float]:
+    """The cosines of ``text`` with the memories ``ids`` that ``scan`` admits (none
+    without an embedder)."""
+    if embedder is None or not ids:
+        return {}
     vector = embedder.embed([text])[0]
-    found = backend.vector_candidates(scan, vector, embedder.model_id, n)
-    return Cosines(dict(found), found[-1][1] if len(found) >= n else None)
+    return backend.cosines(scan, ids, vector, embedder.model_id)
 
 
 class Hit(NamedTuple):
@@ -121,26 +120,23 @@ def in_context(
     query: str,
     found: Sequence[tuple[Hit, Excerpt]],
     boost: ContextBoost,
-    search: Callable[[str], Cosines],
+    cosines: Callable[[str, Sequence[str]], Mapping[str, float]],
     ranking: Ranking,
     k: int,
 ) -> list[tuple[Hit, float, float]]:
     """The best ``k`` of ``found`` as ``(hit, score, relevance)``, re-ranked by
-    :func:`engram.recall.rerank` (when the query names speakers, ``search`` gives the
-    cosines of the query without them), then by
+    :func:`engram.recall.rerank` (when the query names speakers, ``cosines(topic, ids)``
+    gives each candidate's cosine with the query without them), then by
     ``alpha*recency + beta*importance + gamma*relevance``, scores calibrated.
 
-    Every candidate gets a topic cosine, those the topic's search did not return its
-    bound (:class:`Cosines`): left at None they would keep the query's own cosine
-    unblended, on another scale than the candidates beside them, once the memory
-    outgrows that search (LoCoMo 0-4 with four other conversations' turns beside each,
-    within 2,000 / 4,000 tokens: 0.822 / 0.858 -> 0.844 / 0.887; unchanged when the
-    search returns every memory)."""
+    Every candidate with a vector gets its own topic cosine, read from its stored
+    vector, whatever the size of the memory: a candidate left without one would keep
+    the query's own cosine unblended, on another scale than the candidates beside it."""
     candidates = _candidates(found, boost, names_time(query, boost, ranking.today))
     topic = topic_query(query, candidates, boost)
     if topic is not None:
-        cosines = search(topic)
-        candidates = [c._replace(topic_similarity=cosines.of(c.id)) for c in candidates]
+        read = cosines(topic, [c.id for c in candidates])
+        candidates = [c._replace(topic_similarity=read.get(c.id)) for c in candidates]
     reranked = rerank(query, candidates, boost, ranking.today)
     top = max(map(itemgetter(1), reranked), default=0.0) or 1.0
     mean = combiner(ranking.weights)

@@ -48,7 +48,6 @@ from engram.recall.filters import parse_filter
 from engram.stores.cold import _pipeline as pipe
 from engram.stores.cold._batch import remember_batches
 from engram.stores.cold._candidates import (
-    Cosines,
     Hit,
     Ranking,
     candidates,
@@ -782,7 +781,8 @@ class LongTermStore(EngramLabels):
         returns ``k`` candidates and ``sized(visible memories)`` says how many to keep."""
         scan = Scan(prefix, view, parse_filter(filter_), tags)
         n = max(self.options.candidates, k if sized else 4 * k)
-        keyword, vector = candidates(self.backend, self.embedder, scan, query, n)
+        complete = sized is not None
+        keyword, vector = candidates(self.backend, self.embedder, scan, query, n, complete)
         if floor and not is_relevant(query, keyword, vector, self.options.min_similarity):
             return [], {}
         if sized is not None:
@@ -820,16 +820,15 @@ class LongTermStore(EngramLabels):
         the pool's excerpts are read, whole records only for the best ``k``."""
         namespace, filter_, tags, view, weights = scope
         self._follow_erasures()
-        probe = max(boost.pool_ceiling, boost.pool or 0, k)
+        probe = pool_size(boost, None, k)
 
         def sized(visible: int) -> int:
             return pool_size(boost, visible, k)
 
-        def cosines(text: str) -> Cosines:
-            """The cosines of ``text`` (the topic's), from the vector search alone."""
+        def cosines(text: str, ids: Sequence[str]) -> dict[str, float]:
+            """The cosines of ``text`` (the topic's) with the candidates ``ids``."""
             scan = Scan(namespace, view, parse_filter(filter_), tags)
-            n = max(self.options.candidates, probe)
-            return cosines_of(self.backend, self.embedder, scan, text, n)
+            return cosines_of(self.backend, self.embedder, scan, text, ids)
 
         floor = self.options.min_similarity
         calibration = DEFAULT_MIN_SIMILARITY if floor is None else floor
