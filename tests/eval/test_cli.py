@@ -120,6 +120,26 @@ def test_distractors_option_fills_each_memory_with_other_conversations(
     assert result.exit_code == 1 and "distractors must be 0 to 2" in result.output
 
 
+@pytest.mark.parametrize("benchmark", ["locomo", "longmemeval"])
+def test_depth_option_is_the_k_of_each_recall(
+    benchmark: str, fixture_data: Path, tmp_path: Path
+) -> None:
+    """``--depth 1`` ranks one turn per question: nothing beyond it is ever counted."""
+    args = ["eval", benchmark, "--data", str(fixture_data), "--embedder", "hash", "--quiet"]
+    _run([*args, "--depth", "1", "--out", str(tmp_path / "one")])
+    _run([*args, "--out", str(tmp_path / "deep")])
+    one = json.loads((tmp_path / "one" / f"{benchmark}.json").read_text())
+    deep = json.loads((tmp_path / "deep" / f"{benchmark}.json").read_text())
+    assert (one["config"]["depth"], deep["config"]["depth"]) == (1, 300)
+    for method, groups in one["methods"].items():
+        for group, row in groups.items():
+            counted = [k for k in row if k.startswith("recall@") and not k.endswith("tok")]
+            assert len({row[k] for k in counted}) == 1  # recall@5 = recall@50: one turn
+            assert row["recall@4000tok"] <= deep["methods"][method][group]["recall@4000tok"]
+    result = CliRunner().invoke(main, [*args, "--depth", "0", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "--depth" in result.output
+
+
 @pytest.mark.parametrize("benchmark", sorted(CASES))
 def test_real_benchmark_runs_end_to_end(benchmark: str, real_data: Path, tmp_path: Path) -> None:
     args = ["eval", benchmark, "--data", str(real_data), "--limit", "12", "--embedder", "hash"]

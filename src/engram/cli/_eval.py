@@ -55,6 +55,14 @@ _distractors = click.option(
     help="Each conversation's memory also holds the turns of the next N conversations "
     "(a user whose memory is several conversations long).",
 )
+_depth = click.option(
+    "--depth",
+    type=click.IntRange(1, 1000),
+    default=300,
+    show_default=True,
+    help="Turns each method ranks per question: the k of each recall (10: what a recall "
+    "of 10 gets; the token budgets are filled from these turns alone).",
+)
 _turn_context = click.option(
     "--turn-context",
     type=click.IntRange(0, 16),
@@ -179,6 +187,7 @@ def _benchmark(
     turn_context: int = 0,
     turn_context_rule: TurnRule = "always",
     distractors: int = 0,
+    depth: int = 300,
     **answer_options: Any,
 ) -> None:
     from engram.eval import run_benchmark, write
@@ -199,6 +208,7 @@ def _benchmark(
             turn_context=turn_context,
             turn_context_rule=turn_context_rule,
             distractors=distractors,
+            depth=depth,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
@@ -221,6 +231,7 @@ def eval_group() -> None:
 @_quiet
 @_conversations
 @_distractors
+@_depth
 @_backend
 @_turn_context
 @_turn_context_rule
@@ -244,6 +255,7 @@ def locomo(**options: Any) -> None:
 @_embedder
 @_cache
 @_quiet
+@_depth
 @_backend
 @_turn_context
 @_turn_context_rule

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engram import _validate as check
 from engram.errors import ConfigError
 from engram.eval._answers import AnswerSettings, Recorder, answer_total, merge, pick, run_answers
 from engram.eval._benchmarks import load
@@ -84,6 +86,7 @@ def run_benchmark(
     turn_context: int = 0,
     turn_context_rule: TurnRule = "always",
     distractors: int = 0,
+    depth: int | None = None,
 ) -> dict[str, Any]:
     """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
 
@@ -95,12 +98,15 @@ def run_benchmark(
     ``turn_context`` adds a row: the default recall over turns embedded with that many
     turns before them in their session (``LongTermStore.put_many(turn_context=...)``),
     as ``turn_context_rule`` says. ``distractors`` (LoCoMo) puts the turns of that many
-    other conversations in each conversation's memory too.
+    other conversations in each conversation's memory too. ``depth`` is how many turns each
+    method ranks per question (the ``k`` of each recall; default: the benchmark's, 300).
 
     With ``answers``, a chat model also answers each question from the context each
     method recalled, and a judge model grades it (see :mod:`engram.eval._answers`).
     """
     spec, chosen = load(benchmark, data, limit, haystacks, distractors)
+    if depth is not None:
+        spec = replace(spec, depth=check.integer("depth", depth, minimum=1))
     model = _cached(embedder, cache)
     methods = build_methods(model, backend, turn_context, turn_context_rule)
     counter = default_counter()
@@ -128,6 +134,7 @@ def run_benchmark(
         "turn_context": turn_context,
         "turn_context_rule": turn_context_rule,
         "distractors": distractors,
+        "depth": spec.depth,
         "questions": sum(1 for c in chosen for q in c.questions if q.evidence),
         "haystacks": len(chosen),
         "turns": sum(len(c.turns) for c in chosen),
