@@ -96,9 +96,10 @@ class ContextBoost:
     and ``pool_ceiling``, at least ``pool_floor``;
     ``window`` how far neighbours reach; ``lexical`` re-fuses relevance with stemmed
     BM25 first, from cosines that give ``topic`` of their weight to the query's topic
-    (recalled again without the speakers it names, whose names otherwise pull every
-    turn of theirs alike). By default ``neighbours`` and ``session`` are 0: only the
-    lexical, speaker and date steps run (no turn is promoted for its neighbours).
+    (the query without the speakers it names, whose names otherwise pull every turn of
+    theirs alike, scored against each candidate's stored vector). By default
+    ``neighbours`` and ``session`` are 0: only the lexical, speaker and date steps run (no
+    turn is promoted for its neighbours).
     ``date`` boosts turns whose ``date_field`` value (or, when a memory has none, the day
     it became valid: ``valid_from``, by default when it was remembered) falls in a time
     the query names, or at most ``date_slack_days`` after it. ``feedback`` > 0 scores the
