@@ -100,11 +100,8 @@ class InProcColdBackend(ColdBackend):
                 for r in self._selected(scan)
                 if self._vectors.get(r.id, ("", None))[0] == model_id
             ]
-        if not pairs:
-            return []
-        sims = np.stack([v for _, v in pairs]) @ vector
-        order = sorted(range(len(pairs)), key=lambda j: (-float(sims[j]), pairs[j][0]))
-        return [(pairs[j][0], float(sims[j])) for j in order[:k]]
+        scored = _scored(pairs, vector)
+        return sorted(scored, key=lambda pair: (-pair[1], pair[0]))[:k]
 
     def cosines(
         self, scan: Scan, ids: Sequence[str], vector: Vector, model_id: str
@@ -117,10 +114,7 @@ class InProcColdBackend(ColdBackend):
                 and _admits(scan, row)
                 and self._vectors.get(i, ("", None))[0] == model_id
             ]
-        if not pairs:
-            return {}
-        sims = np.stack([v for _, v in pairs]) @ vector
-        return {i: float(sim) for (i, _), sim in zip(pairs, sims, strict=True)}
+        return dict(_scored(pairs, vector))
 
     def history(self, namespace: Namespace, key: str) -> list[MemoryRecord]:
         with self._lock:
@@ -217,3 +211,11 @@ def _admits(scan: Scan, row: MemoryRecord) -> bool:
     if scan.tags and not set(scan.tags).intersection(row.tags):
         return False
     return matches(scan.conditions, row.value)
+
+
+def _scored(pairs: Sequence[tuple[str, Vector]], vector: Vector) -> list[tuple[str, float]]:
+    """``(id, cosine)`` of each ``(id, stored vector)`` pair with ``vector``."""
+    if not pairs:
+        return []
+    sims = np.stack([v for _, v in pairs]) @ vector
+    return [(i, float(sim)) for (i, _), sim in zip(pairs, sims, strict=True)]

@@ -282,7 +282,6 @@ class InProcSaver(OwnedSaver, AsyncOwnedSaver, InMemorySaver):
     ``copy_thread`` / ``delete_for_runs`` capabilities it lacks (checked by LangGraph's
     conformance suite)."""
 
-
     def delete_thread(self, thread_id: str) -> None:
         super().delete_thread(thread_id)
         forget_owner(self, thread_id)

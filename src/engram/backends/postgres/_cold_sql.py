@@ -547,6 +547,11 @@ def small_sql(prefix: Namespace, below: int) -> Fragment:
     return sql, (below, *params, below)
 
 
+EXACT_DISTANCE = "coalesce(nullif(m.embedding <=> %s, 'NaN'), 1.0)"
+"""A version's cosine distance to the query, computed for every row (no index covers the
+bare column); zero vectors (NaN distance) count as orthogonal."""
+
+
 def vector_sql(
     scan: Scan, model_id: str, query: Vector, k: int, *, exact: bool, gate: Fragment = ("TRUE", ())
 ) -> Fragment:
@@ -560,7 +565,7 @@ def vector_sql(
     dims = int(query.shape[0])
     where, params = _embedded_where(scan, model_id, dims)
     if exact:
-        distance, order = "coalesce(nullif(m.embedding <=> %s, 'NaN'), 1.0)", "2, m.id"
+        distance, order = EXACT_DISTANCE, "2, m.id"
     else:
         distance, order = f"m.embedding::vector({dims}) <=> %s", "2"
     sql = (
@@ -574,10 +579,7 @@ def cosines_sql(scan: Scan, model_id: str, query: Vector, ids: Sequence[str]) ->
     """``(id, distance)`` to ``query`` of each of ``ids`` that ``scan`` admits, embedded
     with ``model_id``: the distance the exact search orders by (zero vectors orthogonal)."""
     where, params = _embedded_where(scan, model_id, int(query.shape[0]))
-    sql = (
-        f"SELECT m.id, coalesce(nullif(m.embedding <=> %s, 'NaN'), 1.0) FROM {TABLE} m "
-        f"WHERE {where} AND m.id = ANY(%s)"
-    )
+    sql = f"SELECT m.id, {EXACT_DISTANCE} FROM {TABLE} m WHERE {where} AND m.id = ANY(%s)"
     return sql, (query, *params, list(ids))
 
 

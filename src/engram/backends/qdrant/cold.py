@@ -246,6 +246,20 @@ class QdrantColdBackend(ColdBackend):
     def vector_candidates(
         self, scan: Scan, vector: Vector, model_id: str, k: int
     ) -> list[tuple[str, float]]:
+        return self._dense(scan, vector, model_id, k)
+
+    def cosines(
+        self, scan: Scan, ids: Sequence[str], vector: Vector, model_id: str
+    ) -> dict[str, float]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        return dict(self._dense(scan, vector, model_id, len(wanted), pt.has_ids(wanted)))
+
+    def _dense(
+        self, scan: Scan, vector: Vector, model_id: str, k: int, *extra: models.Condition
+    ) -> list[tuple[str, float]]:
+        """``(id, cosine)`` of the ``k`` selected points nearest ``vector``, best first."""
         query = np.asarray(vector, dtype=np.float32)
         if k <= 0 or query.ndim != 1 or not len(query):
             return []
@@ -253,27 +267,10 @@ class QdrantColdBackend(ColdBackend):
             collection = store.dense_collection(len(query), create=False)
             if collection is None:
                 return []
-            selected = self._selection(store, scan, pt.match("model", model_id))
+            selected = self._selection(store, scan, pt.match("model", model_id), *extra)
             if selected is None:
                 return []
             return store.search(collection, pt.DENSE, query.tolist(), selected, k)
-
-    def cosines(
-        self, scan: Scan, ids: Sequence[str], vector: Vector, model_id: str
-    ) -> dict[str, float]:
-        query = np.asarray(vector, dtype=np.float32)
-        wanted = list(dict.fromkeys(ids))
-        if not wanted or query.ndim != 1 or not len(query):
-            return {}
-        with self._calls() as store:
-            collection = store.dense_collection(len(query), create=False)
-            if collection is None:
-                return {}
-            selected = self._selection(store, scan, pt.match("model", model_id), pt.has_ids(wanted))
-            if selected is None:
-                return {}
-            found = store.search(collection, pt.DENSE, query.tolist(), selected, len(wanted))
-        return dict(found)
 
     def _selection(
         self, store: Storage, scan: Scan, *extra: models.Condition
