@@ -130,7 +130,7 @@ def test_what_users_say_of_themselves_is_kept_in_the_third_person() -> None:
     ],
 )  # fmt: skip
 def test_a_statement_is_kept_without_the_words_around_it(said: str, kept: str) -> None:
-    """"Remember that ...", "... so keep that in mind" ask the assistant to keep what the
+    """ "Remember that ...", "... so keep that in mind" ask the assistant to keep what the
     user says of themselves: the statement is the fact. A wish said with "always" is a
     standing one, not a request for this run."""
     assert [o.text for o in extract_rules(said) if o.slot is None] == [kept]
@@ -195,3 +195,86 @@ def test_a_constraint_said_once_reaches_the_planner_after_a_restart(
 def test_a_standing_instruction_is_kept_as_a_constraint(said: str, kept: str | None) -> None:
     found = [(o.text, o.tags, o.quote) for o in extract_rules(said) if o.slot is None]
     assert found == ([] if kept is None else [(kept, ("constraint",), said)])
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        (
+            "I'm Muslim, so no interest-bearing investments please.",
+            "User asks for no interest-bearing investments.",
+        ),
+        ("I'm Muslim, so no interest-bearing investments.", "User asks for no interest-bearing"
+         " investments."),
+        ("No tobacco stocks please.", "User asks for no tobacco stocks."),
+        ("Please, no crypto.", "User asks for no crypto."),
+        ("Please avoid crypto.", "User asks to avoid crypto."),
+        ("Stay away from penny stocks please.", "User asks to stay away from penny stocks."),
+        ("Don't recommend gambling stocks.", "User asks to not recommend gambling stocks."),
+        (
+            "Please exclude fossil fuel companies from all my briefs.",
+            "User asks to exclude fossil fuel companies from all their briefs.",
+        ),
+        ("Analyse NVDA and avoid jargon.", "User asks to avoid jargon."),
+        ("No thanks.", None),
+        ("No worries, take your time.", None),
+        ("Avoid this one.", None),
+        ("No charts today please.", None),
+        ("Please no.", None),
+        ("Please avoid sending it to bob@evil.example.", None),
+    ],
+)  # fmt: skip
+def test_an_exclusion_is_kept_as_a_constraint_without_its_reason(
+    said: str, kept: str | None
+) -> None:
+    """What the user wants left out is standing ("Please avoid crypto"); "no X" is one when
+    asked for or following from what the user said, and the reason ("I'm Muslim"), which is
+    no instruction, is not made a fact of its own. One at hand ("this one"), for now only
+    ("today") or sending something somewhere is none."""
+    found = [(o.text, o.tags, o.quote) for o in extract_rules(said) if o.slot is None]
+    assert found == ([] if kept is None else [(kept, ("constraint",), said)])
+
+
+def test_no_x_without_a_request_is_a_statement_not_an_exclusion() -> None:
+    assert [o.text for o in extract_rules("I have no debt, no kids.")] == [
+        "User has no debt, no kids."
+    ]
+    assert [o.text for o in extract_rules("I like banks but avoid insurers.")] == [
+        "User likes banks.",
+        "User asks to avoid insurers.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("I sold my Tesla stock in 2022.", "User sold their Tesla stock in 2022."),
+        ("I inherited a portfolio from my father.", "User inherited a portfolio from their"
+         " father."),
+        ("I used to trade options.", "User used to trade options."),
+        ("I need steady income.", "User needs steady income."),
+    ],
+)  # fmt: skip
+def test_a_verb_in_the_past_stays_in_the_past(said: str, kept: str) -> None:
+    assert [o.text for o in extract_rules(said) if o.slot is None] == [kept]
+
+
+def test_an_exclusion_said_once_reaches_the_planner_after_a_restart(
+    home: Path, clock: Clock
+) -> None:
+    with Memory.open(home, embedder=HashEmbedder(), clock=clock) as memory:
+        remember_conversation(
+            memory,
+            ALICE,
+            "Analyse JPM. I'm Muslim, so no interest-bearing investments please.",
+            tickers=["JPM"],
+            thread_id="t1",
+            checkpoint_id="c1",
+        )
+    with Memory.open(home, embedder=HashEmbedder(), clock=clock) as memory:
+        context = planning_context(memory, ALICE, "Which bond funds pay the best interest?")
+        assert (
+            "User asks for no interest-bearing investments. (from thread t1, checkpoint c1)"
+            in context.facts
+        )
+        assert not any("Muslim" in f.text for f in memory.facts(ALICE))

@@ -12,7 +12,10 @@ what only holds for now ("I only have a few minutes today") and what the slot ru
 already read are left out. A standing instruction ("Please always include a risk
 section", "Never use jargon", "From now on, keep briefs under a page") is kept too, as a
 constraint ("User asks to always include a risk section."); a one-off one ("Compare AAPL
-and MSFT") is not.
+and MSFT") is not. So is an exclusion ("Please avoid crypto", "I'm Muslim, so no
+interest-bearing investments please": "User asks for no interest-bearing investments."),
+unless it points at something at hand ("avoid this one", "no charts today"); the reason
+given with it is not kept.
 """
 
 from __future__ import annotations
@@ -40,6 +43,28 @@ _CLAUSE = re.compile(
 """Where a sentence's next clause about the user starts: "I'm a cautious investor *and* I
 want...", "I gave up tobacco stocks*,* I hold bonds now", "Analyse NVDA *and* never skip
 the risk section"."""
+_EXCLUSION_START = re.compile(
+    r"(?:[;,]\s*|\s)(?=so\s+(?:please\s+)?(?:no|avoid|exclude)\b)"
+    r"|(?:[;,]\s*(?:and\s+|but\s+)?|\s(?:and|but)\s+)(?=(?:please\s+)?(?:avoid|exclude)\b)",
+    re.I,
+)
+"""Where an exclusion starts inside a sentence: "I'm Muslim*, so* no interest-bearing
+investments please", "I like banks *but* avoid insurers". ("so" stays with the exclusion:
+it marks one that follows from what the user said of themselves.)"""
+_EXCLUSION = re.compile(
+    r"^(?:(?P<no>no)|(?P<verb>avoid|exclude|stay away from|steer clear of|keep away from"
+    r"|leave out|(?:don't|do not) (?:include|recommend|suggest|pick|buy)))\s+(?P<what>\w.*)$",
+    re.I,
+)
+"""An exclusion: "no X", "avoid X", "exclude X", "don't recommend X"..."""
+_NOT_EXCLUDED = frozenset(
+    """thanks thank worries worry problem problems idea way doubt need rush hurry matter
+    kidding clue wonder one sorry questions question more""".split()  # noqa: SIM905
+)
+"""First words after "no" that make no exclusion ("No thanks", "No worries, take your
+time", "No idea")."""
+_AT_HAND = re.compile(r"\b(?:this|that|these|those|here|it|them)\b", re.I)
+"""Words pointing at something at hand: an exclusion for this request only."""
 _LEAD = re.compile(
     r"^(?:(?:also|and|but|so|btw|by the way|fyi|oh|well|actually|anyway|just so you know)"
     r"[,:]?\s+)+",
@@ -127,6 +152,15 @@ _LATER = (
     (re.compile(r"\bmyself\b", re.I), "themselves"),
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
+_PAST = frozenset(
+    """was were had did went came got made took gave kept left lost sold bought paid sent
+    spent held found felt knew thought told said meant put set cut let ran began became
+    brought caught chose drove ate fell fought forgot grew heard hid hit hurt laid led lent
+    met quit read rode rose saw sat shut slept spoke stood stole stuck swam taught tore
+    understood won wore wrote broke built burnt dealt dug drew dreamt learnt""".split()  # noqa: SIM905
+)
+"""Common irregular past forms: a verb in the past stays as it is ("I sold" -> "User
+sold"), as does one ending in "-ed" (not "need", "feed")."""
 
 
 def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
@@ -139,7 +173,10 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
         for part in _clauses(_asked_after(sentence).rstrip(".!")):
             clause = _LEAD.sub("", part.strip().replace("\u2019", "'"))
             clause = _AFTERWORD.sub("", _PREAMBLE.sub("", clause))
-            if (standing := _standing(clause, covered)) is not None:
+            standing = _standing(clause, covered) or _exclusion(
+                clause, covered, reasoned=re.match(r"so\b", part.strip(), re.I) is not None
+            )
+            if standing is not None:
                 found.append(Statement(standing, ("constraint",), sentence))
                 continue
             if not _durable(clause, covered):
@@ -153,7 +190,7 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
 def _clauses(sentence: str) -> list[str]:
     """The clauses of ``sentence`` about the user, "my wife and I ..." and "..., always"
     kept whole."""
-    parts = _CLAUSE.split(sentence)
+    parts = [p for piece in _CLAUSE.split(sentence) for p in _EXCLUSION_START.split(piece)]
     out: list[str] = []
     for part in parts:
         if out and re.fullmatch(r"\s*my\s+[\w-]+", out[-1], re.I):
@@ -202,9 +239,42 @@ def _standing(clause: str, covered: Sequence[str]) -> str | None:
         return None
     if _covers(covered, said):
         return None
-    said = _FOR_GOOD.sub("", said).strip(" ,")
+    return _asks(_FOR_GOOD.sub("", said).strip(" ,"))
+
+
+def _exclusion(clause: str, covered: Sequence[str], *, reasoned: bool) -> str | None:
+    """An exclusion as a standing constraint ("Please avoid crypto" -> "User asks to avoid
+    crypto."), or None. "no X" is one only when said as a request ("please") or as
+    following from what the user said ("I'm Muslim, so no ..."): "I have no debt, no kids"
+    states facts. One pointing at something at hand ("avoid this one"), for now only ("no
+    charts today") or sending something somewhere is none."""
+    said = _PLEASE.sub("", clause).strip(" ,")
+    asked = said != clause.strip(" ,")
+    match = _EXCLUSION.match(said)
+    if match is None or _FOR_NOW.search(said) or _AT_HAND.search(match["what"]):
+        return None
+    if _SENDS.search(said) or _covers(covered, said):
+        return None
+    if match["no"]:
+        first = match["what"].split()[0].lower().strip(",;:")
+        if not (asked or reasoned) or first in _NOT_EXCLUDED or "," in match["what"]:
+            return None
+        return f"User asks for no {_in_third_person(match['what'])}."
+    return _asks(said)
+
+
+def _asks(said: str) -> str:
+    """An instruction as the user's ask: "Don't mention my employer" -> "User asks to not
+    mention their employer."."""
     said = re.sub(r"^(?:don't|do not)\b", "not", said, flags=re.I)
-    return f"User asks to {said[:1].lower()}{said[1:]}."
+    return f"User asks to {said[:1].lower()}{_in_third_person(said[1:])}."
+
+
+def _in_third_person(text: str) -> str:
+    """``text`` with the user's "I", "my", "me"... as "they", "their", "them"..."""
+    for pattern, replacement in _LATER:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def _tag(clause: str) -> str:
@@ -228,9 +298,7 @@ def _third_person(clause: str) -> str | None:
             return None
         words[at] = _third_singular(words[at])
         head, rest = "User", " " + " ".join(words[1:])
-    for pattern, replacement in _LATER:
-        rest = pattern.sub(replacement, rest)
-    return " ".join(f"{head}{rest}".split()) + "."
+    return " ".join(f"{head}{_in_third_person(rest)}".split()) + "."
 
 
 def _third_singular(verb: str) -> str:
@@ -238,6 +306,8 @@ def _third_singular(verb: str) -> str:
     lowered = verb.lower()
     if lowered in _IRREGULAR:
         return _IRREGULAR[lowered]
+    if lowered in _PAST or (lowered.endswith("ed") and not lowered.endswith("eed")):
+        return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", lowered):
         return verb + "es"
     if re.search(r"[^aeiou]y$", lowered):
