@@ -329,6 +329,63 @@ def test_a_question_about_a_relative_is_not_answered_by_the_users_own_fact(
         assert memory.recall(ME, "What does my brother do for a living?").items == ()
 
 
+NAMED_FAMILY = (
+    "My daughter Emma is seven.",
+    "My daughter goes to Lincoln Elementary.",
+    "Leo is my son.",
+    "My son is allergic to peanuts.",
+    "My wife's name is Priya.",
+    "My wife works as an architect.",
+    "My brother Tom lives in Leeds.",
+    "I work as an accountant.",
+)
+
+
+def test_a_relative_asked_of_by_name_is_not_answered_by_another_ones_fact(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    """A question may name a relative the memory introduced ("My daughter Emma is seven"):
+    it asks of the daughter, so "My son is allergic to peanuts" (MiniLM: 0.86 for "Is
+    Emma allergic to anything?") and the user's own job are about someone else, while the
+    daughter's facts and any memory naming Emma still answer."""
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        remember_all(memory, ME, *NAMED_FAMILY)
+        shown = {
+            question: [i.text for i in memory.recall(ME, question).items]
+            for question in (
+                "Is Emma allergic to anything?",
+                "Is Tom allergic to anything?",
+                "What school does Leo go to?",
+                "What does Emma do for work?",
+                "What does Tom do for work?",
+                "How old is Leo?",
+            )
+        }
+        wrong = {
+            "My son is allergic to peanuts.",
+            "My daughter goes to Lincoln Elementary.",
+            "My wife works as an architect.",
+            "I work as an accountant.",
+            "My daughter Emma is seven.",
+        }
+        assert {q: [t for t in texts if t in wrong] for q, texts in shown.items()} == {
+            "Is Emma allergic to anything?": ["My daughter Emma is seven."],  # (who she is)
+            "Is Tom allergic to anything?": [],
+            "What school does Leo go to?": [],
+            "What does Emma do for work?": ["My daughter Emma is seven."],
+            "What does Tom do for work?": [],
+            "How old is Leo?": [],
+        }
+        for question, words in {
+            "What school does Emma go to?": "Lincoln",
+            "Is Leo allergic to anything?": "peanuts",
+            "What does Priya do for work?": "architect",
+            "Where does Tom live?": "Leeds",
+        }.items():
+            texts = [i.text for i in memory.recall(ME, question).items]
+            assert any(words in t for t in texts), (question, texts)
+
+
 TRIP = """# Trip plan
 
 ## Flights

@@ -10,6 +10,7 @@ from engram.recall import (
     names_in_query,
     others_only,
     people_named,
+    relatives_named,
     stem,
 )
 from engram.recall._lexical import stems_of
@@ -89,6 +90,46 @@ def test_a_question_asks_of_others_alone_when_the_user_is_not_in_it(
     question: str, alone: bool
 ) -> None:
     assert others_only(question) is alone
+
+
+INTRODUCED = (
+    "My daughter Emma is seven.",
+    "Leo is my son.",
+    "My wife's name is Priya.",
+    "Our dog is called Rex.",
+    "My little sister, Ana, visited.",
+    "My boss Dana wants the report.",
+    "My son. Then Max called.",  # (no one introduced across a sentence's end)
+    "My mum is lovely. Sam is great.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "who"),
+    [
+        ("What school does Emma go to?", {"daughter"}),
+        ("Is Leo allergic to anything?", {"son"}),
+        ("What does Priya do for work?", {"wife"}),
+        ("Where does Rex sleep?", {"dog"}),
+        ("How is Ana?", {"sister"}),
+        ("What does Dana want?", {"boss"}),
+        ("Who is Max?", set()),
+        ("Where does Sam live?", set()),
+        ("What is my cat's name?", set()),
+    ],
+)
+def test_a_name_a_memory_introduces_as_a_relative_is_that_relative(
+    question: str, who: set[str]
+) -> None:
+    assert relatives_named(names_in_query(question), INTRODUCED) == who
+
+
+def test_a_question_about_an_introduced_relative_asks_of_them_alone() -> None:
+    """ "What does Emma do for work?", Emma being the daughter, is not answered by "I work
+    as an accountant"; with the user in the question it may be."""
+    assert others_only("What does Emma do for work?", relatives=True)
+    assert not others_only("What does Emma do for work?")
+    assert not others_only("Do I drive Emma to work?", relatives=True)
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,7 @@ from engram.recall._relations import (
     names_in_query,
     others_only,
     people_named,
+    relatives_named,
 )
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
@@ -95,6 +96,7 @@ __all__ = [
     "people_named",
     "pool_size",
     "recency",
+    "relatives_named",
     "relevance",
     "rerank",
     "rrf",

@@ -11,6 +11,12 @@ same one ("mum" is "mother"), or one a group word covers ("my pet" answers for "
 memory that names nobody so is left alone ("Rex loves the park" may well be about the
 dog).
 
+A question may name one of them instead ("What school does *Emma* go to?"): when a memory
+says who that is ("My daughter Emma is seven", "Leo is my son", "My wife's name is Priya"),
+the question asks of them as it would of "my daughter" (:func:`relatives_named`), so "My
+son is allergic to peanuts" is about someone else for "Is Emma allergic to anything?", and
+any memory naming Emma is about her.
+
 Names work the same way at the scale of the whole memory: a question asking about names
 ("What did *Sarah* say about the trip?", "Is *Netflix* cheaper than *Hulu*?") that occur
 in none of the memories recall found (:func:`knows_none`) is about someone or something
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import cache
 
 from engram.recall._lexical import Stems
@@ -99,6 +105,43 @@ def people_named(text: str) -> frozenset[str]:
     return frozenset(known[m.group("who").lower()] for m in _possessed().finditer(text))
 
 
+@cache
+def _introduced() -> tuple[re.Pattern[str], ...]:
+    """Where a memory says who a name is: "my daughter Emma", "our puppy, Max", "Leo is my
+    son", "my wife's name is Priya", "our dog is called Rex" (the relation's words in any
+    case, the name capitalised)."""
+    words = "|".join(
+        sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _known()), key=len, reverse=True)
+    )
+    mine = rf"(?i:\b(?:my|our)\s+(?:[\w-]+\s+)?(?P<who>{words}))"
+    name = r"(?P<name>[A-Z][\w'\u2019-]*)"
+    return (
+        re.compile(rf"{mine},?\s+{name}"),
+        re.compile(rf"\b{name}\s+(?i:is)\s+{mine}\b"),
+        re.compile(
+            rf"{mine}(?i:['\u2019]s\s+name\s+is|\s+is\s+(?:called|named)|,?\s+(?:called|named))"
+            rf"\s+{name}"
+        ),
+    )
+
+
+def relatives_named(names: frozenset[str], texts: Iterable[str]) -> frozenset[str]:
+    """Who the ``names`` a question asks about (:func:`names_in_query`) are to the user, as
+    ``texts`` (the memories recall found) say: "My daughter Emma is seven" makes "Emma"
+    the daughter (:func:`_introduced`)."""
+    if not names:
+        return frozenset()
+    known = _known()
+    found = set()
+    for text in texts:
+        for pattern in _introduced():
+            for match in pattern.finditer(text):
+                said = match.group("name")
+                if said not in _NOT_NAMES and stem(said.lower()) in names:
+                    found.add(known[re.sub(r"\s+", " ", match.group("who").lower())])
+    return frozenset(found)
+
+
 _HAVE = r"(?:have|has|had|got|adopted)"
 _MENTIONS = re.compile(rf"\b(?:my|our|his|her|their|your|{_HAVE})\b|['\u2019]s\b", re.I)
 
@@ -127,14 +170,18 @@ _USERS = re.compile(r"\b(?:my|our)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"(?<![\w'\u2019])I(?:['\u2019](?:m|ve|d|ll))?\b")
 
 
-def others_only(question: str) -> bool:
+def others_only(question: str, relatives: bool = False) -> bool:
     """Whether ``question`` asks of the user's people or pets (:func:`people_named`) without
     the user in it ("What did my mother do for work?"; not "When do I walk my dog?", "What
     should we get my sister?"), nor anyone it names ("What did Nate make for his friend?":
-    Nate's own words may answer)."""
+    Nate's own words may answer), unless the names are the user's ``relatives``
+    (:func:`relatives_named`: "What does Emma do for work?" when Emma is the daughter)."""
+    if _SUBJECT.search(question):
+        return False
+    if relatives:
+        return True
     return (
         bool(_USERS.search(question))
-        and not _SUBJECT.search(question)
         and bool(people_named(question))
         and not names_in_query(question)
     )

@@ -32,6 +32,7 @@ from engram.recall import (
     names_time,
     others_only,
     people_named,
+    relatives_named,
     rerank,
     stem_coverage,
     stems_for,
@@ -168,18 +169,26 @@ def _confidences(
     Priya" for "What is my cat's name?", "I work as an accountant" for "What did my
     mother do for work?") gets no confidence from its cosine
     (:func:`engram.recall.about_someone_else`), and no candidate does when the query
-    names only people or things none of them names (:func:`engram.recall.knows_none`)."""
+    names only people or things none of them names (:func:`engram.recall.knows_none`).
+    A name the candidates say is a relative's ("My daughter Emma is seven") is asked of
+    as that relative (:func:`engram.recall.relatives_named`): "My son is allergic to
+    peanuts" is about someone else for "Is Emma allergic to anything?"."""
     floor = ranking.floor
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
-    asked = people_named(query)
-    alone = others_only(query)
-    unheard = knows_none(names_in_query(query), docs, ranking.known)
+    names = names_in_query(query)
+    unheard = knows_none(names, docs, ranking.known)
+    relatives = frozenset() if unheard else relatives_named(names, (c.text for c in candidates))
+    asked = people_named(query) | relatives
+    alone = others_only(query, bool(relatives))
+    introduced = [f" {n}" for n in names] if relatives else []
 
     def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
         similarity = candidates[n].similarity
         if unheard or similarity is None:
             return None
+        if any(name in docs[n] for name in introduced):  # (a memory naming Emma is hers)
+            return similarity
         if asked and about_someone_else(asked, candidates[n].text, alone):
             return None
         return similarity
