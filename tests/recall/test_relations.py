@@ -6,6 +6,8 @@ import pytest
 
 from engram.recall import (
     about_someone_else,
+    as_relatives,
+    introductions,
     knows_none,
     names_in_query,
     others_only,
@@ -122,6 +124,29 @@ def test_a_name_a_memory_introduces_as_a_relative_is_that_relative(
     question: str, who: set[str]
 ) -> None:
     assert relatives_named(names_in_query(question), INTRODUCED) == who
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("What is Priya's job?", "What is my wife's job?"),
+        ("Where does Rex sleep?", "Where does my dog sleep?"),
+        ("Did Emma and Leo go to the zoo?", "Did my daughter and my son go to the zoo?"),
+        ("Who is Max?", "Who is Max?"),
+    ],
+)
+def test_a_question_names_an_introduced_relative_as_that_relative(question: str, said: str) -> None:
+    introduced = introductions(names_in_query(question), (*INTRODUCED, "Leo is my son."))
+    assert as_relatives(question, introduced) == said
+
+
+def test_a_name_introduced_as_two_relatives_is_said_as_neither() -> None:
+    introduced = introductions(
+        names_in_query("What does Sam like?"),
+        ["My friend Sam is a chef.", "My boss Sam is strict."],
+    )
+    assert introduced == {stem("sam"): frozenset({"friend", "boss"})}
+    assert as_relatives("What does Sam like?", introduced) == "What does Sam like?"
 
 
 def test_a_question_about_an_introduced_relative_asks_of_them_alone() -> None:

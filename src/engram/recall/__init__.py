@@ -36,6 +36,8 @@ from engram.recall._lexical import stems_for, stored_stems
 from engram.recall._local import MiniLMEmbedder
 from engram.recall._relations import (
     about_someone_else,
+    as_relatives,
+    introductions,
     knows_none,
     names_in_query,
     others_only,
@@ -73,6 +75,7 @@ __all__ = [
     "Vectors",
     "Weights",
     "about_someone_else",
+    "as_relatives",
     "clear_keyword_caches",
     "combine",
     "combiner",
@@ -82,6 +85,7 @@ __all__ = [
     "embedder_from_name",
     "index_terms",
     "index_words",
+    "introductions",
     "is_relevant",
     "is_relevant_item",
     "keyword_coverage",

@@ -43,6 +43,7 @@ from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
 from engram.recall._feedback import expansion
 from engram.recall._lexical import Stems, query_stems, scored, stems_of
+from engram.recall._relations import as_relatives
 from engram.recall._relevance import relevance as fused_relevance
 
 
@@ -160,16 +161,26 @@ def named_speaker(query: str, speakers: Sequence[str]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
-def topic_query(query: str, candidates: Sequence[Candidate], boost: ContextBoost) -> str | None:
-    """``query`` without the candidates' speakers it names (and their ``'s``); None when
-    it names none or the topic step is off (``topic`` 0 or ``lexical`` False)."""
+def topic_query(
+    query: str,
+    candidates: Sequence[Candidate],
+    boost: ContextBoost,
+    introduced: Mapping[str, frozenset[str]] | None = None,
+) -> str | None:
+    """``query`` without the candidates' speakers it names (and their ``'s``), and with
+    the names the candidates introduce as relatives said as them
+    (:func:`engram.recall._relations.as_relatives`); None when it changes nothing or the
+    topic step is off (``topic`` 0 or ``lexical`` False)."""
     if not (boost.lexical and boost.topic > 0):
         return None
+    topic = query
     named = named_speakers(query, sorted({c.speaker for c in candidates}))
-    if not named:
-        return None
-    names = "|".join(re.escape(n) for n in named)
-    topic = " ".join(re.sub(rf"\b(?:{names})(?:'s)?\b", " ", query).split())
+    if named:
+        names = "|".join(re.escape(n) for n in named)
+        topic = re.sub(rf"\b(?:{names})(?:'s)?\b", " ", topic)
+    if introduced:
+        topic = as_relatives(topic, introduced)
+    topic = " ".join(topic.split())
     return topic if topic and topic != query else None
 
 

@@ -15,7 +15,8 @@ A question may name one of them instead ("What school does *Emma* go to?"): when
 says who that is ("My daughter Emma is seven", "Leo is my son", "My wife's name is Priya"),
 the question asks of them as it would of "my daughter" (:func:`relatives_named`), so "My
 son is allergic to peanuts" is about someone else for "Is Emma allergic to anything?", and
-any memory naming Emma is about her.
+any memory naming Emma is about her; its topic is asked as "my daughter" too
+(:func:`as_relatives`: "What is Priya's job?" finds "My wife works as an architect").
 
 Names work the same way at the scale of the whole memory: a question asking about names
 ("What did *Sarah* say about the trip?", "Is *Netflix* cheaper than *Hulu*?") that occur
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cache
 
 from engram.recall._lexical import Stems
@@ -125,21 +126,43 @@ def _introduced() -> tuple[re.Pattern[str], ...]:
     )
 
 
-def relatives_named(names: frozenset[str], texts: Iterable[str]) -> frozenset[str]:
-    """Who the ``names`` a question asks about (:func:`names_in_query`) are to the user, as
-    ``texts`` (the memories recall found) say: "My daughter Emma is seven" makes "Emma"
-    the daughter (:func:`_introduced`)."""
+def introductions(names: frozenset[str], texts: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Who each of the ``names`` a question asks about (:func:`names_in_query`) is to the
+    user, as ``texts`` (the user's own memories recall found: a turn someone else spoke
+    says who a name is to them) say: "My daughter Emma is seven" makes "Emma" the
+    daughter (:func:`_introduced`); a name no text introduces is left out."""
     if not names:
-        return frozenset()
+        return {}
     known = _known()
-    found = set()
+    found: dict[str, set[str]] = {}
     for text in texts:
         for pattern in _introduced():
             for match in pattern.finditer(text):
                 said = match.group("name")
-                if said not in _NOT_NAMES and stem(said.lower()) in names:
-                    found.add(known[re.sub(r"\s+", " ", match.group("who").lower())])
-    return frozenset(found)
+                if said not in _NOT_NAMES and (name := stem(said.lower())) in names:
+                    who = known[re.sub(r"\s+", " ", match.group("who").lower())]
+                    found.setdefault(name, set()).add(who)
+    return {name: frozenset(who) for name, who in found.items()}
+
+
+def relatives_named(names: frozenset[str], texts: Iterable[str]) -> frozenset[str]:
+    """The relatives the ``names`` a question asks about are, as ``texts`` say
+    (:func:`introductions`)."""
+    return frozenset().union(*introductions(names, texts).values())
+
+
+def as_relatives(query: str, introduced: Mapping[str, frozenset[str]]) -> str:
+    """``query`` with each name :func:`introductions` gives one relative said as that
+    relative: "What is Priya's job?" -> "What is my wife's job?"."""
+    one = {name: next(iter(who)) for name, who in introduced.items() if len(who) == 1}
+    if not one:
+        return query
+
+    def said(match: re.Match[str]) -> str:
+        who = one.get(stem(match.group(1).lower()))
+        return match.group(0) if who is None else f"my {who}{match.group(2) or ''}"
+
+    return re.sub(r"\b([A-Z][\w-]*)(['\u2019]s)?\b", said, query)
 
 
 _HAVE = r"(?:have|has|had|got|adopted)"

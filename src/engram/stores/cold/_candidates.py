@@ -24,15 +24,16 @@ from engram.recall import (
     Embedder,
     Weights,
     about_someone_else,
+    as_relatives,
     combiner,
     confidence,
     cosine_confidence,
+    introductions,
     knows_none,
     names_in_query,
     names_time,
     others_only,
     people_named,
-    relatives_named,
     rerank,
     stem_coverage,
     stems_for,
@@ -134,10 +135,15 @@ def in_context(
     vector, whatever the size of the memory: a candidate left without one would keep
     the query's own cosine unblended, on another scale than the candidates beside it."""
     candidates = _candidates(found, boost, names_time(query, boost, ranking.today))
-    topic = topic_query(query, candidates, boost)
+    names = names_in_query(query)
+    introduced = (  # (a speaker's "my neighbour Anna" is the speaker's, not the user's)
+        introductions(names, (c.text for c in candidates if not c.speaker)) if names else {}
+    )
+    topic = topic_query(query, candidates, boost, introduced)
     if topic is not None:
         read = cosines(topic, [c.id for c in candidates])
         candidates = [c._replace(topic_similarity=read.get(c.id)) for c in candidates]
+    renamed = topic is not None and as_relatives(query, introduced) != query
     reranked = rerank(query, candidates, boost, ranking.today)
     top = max(map(itemgetter(1), reranked), default=0.0) or 1.0
     mean = combiner(ranking.weights)
@@ -148,7 +154,7 @@ def in_context(
     keys = [-share * prior for (_, _, prior), share in relative]
     chosen = [relative[n] for n in sorted(range(len(keys)), key=keys.__getitem__)[:k]]
     wanted = [n for (n, _, _), _ in chosen]
-    best, own = _confidences(query, candidates, ranking, wanted)
+    best, own = _confidences(query, candidates, ranking, wanted, introduced, renamed)
     out = []
     for (n, hit, prior), share in chosen:
         relevance = min(best * share, own[n])
@@ -157,7 +163,12 @@ def in_context(
 
 
 def _confidences(
-    query: str, candidates: Sequence[Candidate], ranking: Ranking, wanted: Sequence[int]
+    query: str,
+    candidates: Sequence[Candidate],
+    ranking: Ranking,
+    wanted: Sequence[int],
+    introduced: Mapping[str, frozenset[str]],
+    renamed: bool,
 ) -> tuple[float, dict[int, float]]:
     """How well the best of ``candidates`` matches ``query`` (each with the stems of
     its text), and how well each at the positions ``wanted`` does
@@ -170,24 +181,27 @@ def _confidences(
     mother do for work?") gets no confidence from its cosine
     (:func:`engram.recall.about_someone_else`), and no candidate does when the query
     names only people or things none of them names (:func:`engram.recall.knows_none`).
-    A name the candidates say is a relative's ("My daughter Emma is seven") is asked of
-    as that relative (:func:`engram.recall.relatives_named`): "My son is allergic to
-    peanuts" is about someone else for "Is Emma allergic to anything?"."""
+    A name the candidates say is a relative's (``introduced``: "My daughter Emma is
+    seven") is asked of as that relative: "My son is allergic to peanuts" is about
+    someone else for "Is Emma allergic to anything?"; and when the topic said the names
+    as the relatives (``renamed``: "What is my wife's job?" for "What is Priya's job?"),
+    a candidate's cosine is the better of the query's and the topic's."""
     floor = ranking.floor
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
-    names = names_in_query(query)
-    unheard = knows_none(names, docs, ranking.known)
-    relatives = frozenset() if unheard else relatives_named(names, (c.text for c in candidates))
+    unheard = knows_none(names_in_query(query), docs, ranking.known)
+    relatives = frozenset() if unheard else frozenset().union(*introduced.values())
     asked = people_named(query) | relatives
     alone = others_only(query, bool(relatives))
-    introduced = [f" {n}" for n in names] if relatives else []
+    theirs = [f" {n}" for n in introduced] if relatives else []
 
     def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
         similarity = candidates[n].similarity
         if unheard or similarity is None:
             return None
-        if any(name in docs[n] for name in introduced):  # (a memory naming Emma is hers)
+        if renamed and (topical := candidates[n].topic_similarity) is not None:
+            similarity = max(similarity, topical)
+        if any(name in docs[n] for name in theirs):  # (a memory naming Emma is hers)
             return similarity
         if asked and about_someone_else(asked, candidates[n].text, alone):
             return None
