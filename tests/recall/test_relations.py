@@ -140,6 +140,21 @@ def test_a_question_names_an_introduced_relative_as_that_relative(question: str,
     assert as_relatives(question, introduced) == said
 
 
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Where does Max sleep?", "Where does my dog sleep?"),
+        ("Did Max and Priya go out?", "Did my dog and my wife go out?"),
+        ("What did Max Verstappen win?", "What did Max Verstappen win?"),
+        ("Did Lewis Max win?", "Did Lewis Max win?"),
+        ("Is Dr Max in today?", "Is Dr Max in today?"),
+    ],
+)
+def test_a_name_within_a_longer_one_is_someone_elses(question: str, said: str) -> None:
+    introduced = {stem("max"): frozenset({"dog"}), stem("priya"): frozenset({"wife"})}
+    assert as_relatives(question, introduced) == said
+
+
 def test_a_name_introduced_as_two_relatives_is_said_as_neither() -> None:
     introduced = introductions(
         names_in_query("What does Sam like?"),

@@ -153,16 +153,29 @@ def relatives_named(names: frozenset[str], texts: Iterable[str]) -> frozenset[st
 
 def as_relatives(query: str, introduced: Mapping[str, frozenset[str]]) -> str:
     """``query`` with each name :func:`introductions` gives one relative said as that
-    relative: "What is Priya's job?" -> "What is my wife's job?"."""
+    relative: "What is Priya's job?" -> "What is my wife's job?"; a name within a longer
+    one is another's ("Max Verstappen" is not the dog Max)."""
     one = {name: next(iter(who)) for name, who in introduced.items() if len(who) == 1}
     if not one:
         return query
 
-    def said(match: re.Match[str]) -> str:
-        who = one.get(stem(match.group(1).lower()))
-        return match.group(0) if who is None else f"my {who}{match.group(2) or ''}"
+    def said(run: re.Match[str]) -> str:
+        words = run.group(0).split()
+        lead = 1 if words[0].lower() in _ASKING else 0  # ("Did Max ...": Max alone)
+        if len(words) - lead != 1:
+            return run.group(0)
+        name = re.fullmatch(r"(.*?)(['\u2019]s)?", words[-1])
+        who = None if name is None else one.get(stem(name.group(1).lower()))
+        if who is None or name is None:
+            return run.group(0)
+        return " ".join([*words[:lead], f"my {who}{name.group(2) or ''}"])
 
-    return re.sub(r"\b([A-Z][\w-]*)(['\u2019]s)?\b", said, query)
+    return _CAPITALISED_RUN.sub(said, query)
+
+
+_CAPITALISED_RUN = re.compile(r"\b[A-Z][\w'\u2019-]*(?:\s+[A-Z][\w'\u2019-]*)*")
+"""Capitalised words in a row: one name ("Max"), or a longer one ("Max Verstappen", "Dr
+Max") that is someone else's."""
 
 
 _HAVE = r"(?:have|has|had|got|adopted)"
