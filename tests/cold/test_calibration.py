@@ -331,6 +331,32 @@ def test_a_question_about_a_relative_is_not_answered_by_the_users_own_fact(
         assert memory.recall(ME, "What does my brother do for a living?").items == ()
 
 
+def test_a_question_about_the_user_is_not_answered_by_a_relatives_fact(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    """MiniLM and the keyword "live" put "My sister lives in Toronto" first for "Which city
+    do I live in?" (0.83 against 0.79): a memory about the user's people alone says
+    nothing of the user, so its cosine vouches for nothing there; asked of the sister, it
+    answers."""
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        remember_all(
+            memory,
+            ME,
+            "My sister lives in Toronto.",
+            "I live in Porto with my partner.",
+            "My rent is 900 euros a month.",
+        )
+        assert_answered_first(
+            memory,
+            ME,
+            {
+                "Which city do I live in?": "Porto",
+                "Where does my sister live?": "Toronto",
+                "How much rent do I pay?": "900",
+            },
+        )
+
+
 NAMED_FAMILY = (
     "My daughter Emma is seven.",
     "My daughter goes to Lincoln Elementary.",

@@ -10,6 +10,8 @@ from engram.recall import (
     introductions,
     knows_none,
     names_in_query,
+    of_others_alone,
+    of_the_user,
     others_only,
     people_named,
     relatives_named,
@@ -170,6 +172,40 @@ def test_a_question_about_an_introduced_relative_asks_of_them_alone() -> None:
     assert others_only("What does Emma do for work?", relatives=True)
     assert not others_only("What does Emma do for work?")
     assert not others_only("Do I drive Emma to work?", relatives=True)
+
+
+@pytest.mark.parametrize(
+    ("question", "mine"),
+    [
+        ("Which city do I live in?", True),
+        ("Where am I from?", True),
+        ("What's my salary? Do I get a bonus?", True),
+        ("Where does my sister live?", False),
+        ("When did I last see my sister?", False),
+        ("What did I tell Dana about the budget?", False),
+        ("Who visited me last week?", False),
+        ("Which city does Caroline live in?", False),
+    ],
+)
+def test_a_question_asks_of_the_user_alone_with_i_and_nobody_else(
+    question: str, mine: bool
+) -> None:
+    assert of_the_user(question) is mine
+
+
+@pytest.mark.parametrize(
+    ("memory", "theirs"),
+    [
+        ("My sister lives in Toronto.", True),
+        ("Our kids play football on Sundays.", True),
+        ("I live in Porto with my partner.", False),
+        ("My partner and I moved to Porto.", False),
+        ("Rex loves the park.", False),
+        ("My rent is 900 euros a month.", False),
+    ],
+)
+def test_a_memory_of_the_users_people_without_the_user_is_theirs(memory: str, theirs: bool) -> None:
+    assert of_others_alone(memory) is theirs
 
 
 @pytest.mark.parametrize(

@@ -201,6 +201,34 @@ def about_someone_else(asked: frozenset[str], text: str, alone: bool = False) ->
     return not any(_compatible(a, t) for a in asked for t in told)
 
 
+def of_the_user(question: str) -> bool:
+    """Whether ``question`` asks of the user alone: "I" is in it ("Which city do I live
+    in?", "Where am I from?"), and no relative, pet or colleague (:func:`people_named`)
+    nor any name ("What did I tell Dana?" may be answered by what Dana said)."""
+    return bool(_FIRST_PERSON.search(question)) and not (
+        people_named(question) or _names_anywhere(question)
+    )
+
+
+def _names_anywhere(text: str) -> bool:
+    """Whether ``text`` holds a capitalised word other than a sentence's first, "I" and
+    the words of :data:`_NOT_NAMES`."""
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        for word in re.findall(r"[A-Za-z][\w'\u2019-]*", sentence)[1:]:
+            bare = _bare(word)
+            if _CAPITALISED.fullmatch(bare) and bare not in _NOT_NAMES:
+                return True
+    return False
+
+
+def of_others_alone(text: str) -> bool:
+    """Whether a memory of this ``text`` speaks of the user's people or pets without the
+    user ("My sister lives in Toronto"; not "I live in Porto with my partner", nor "Rex
+    loves the park", which names nobody as someone's): it does not say how things are
+    for the user (:func:`of_the_user`)."""
+    return not _FIRST_PERSON.search(text) and bool(people_named(text))
+
+
 _SUBJECT = re.compile(r"\b(?:I|we)\b", re.IGNORECASE)
 _USERS = re.compile(r"\b(?:my|our)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"(?<![\w'\u2019])I(?:['\u2019](?:m|ve|d|ll))?\b")

@@ -32,6 +32,8 @@ from engram.recall import (
     knows_none,
     names_in_query,
     names_time,
+    of_others_alone,
+    of_the_user,
     others_only,
     people_named,
     rerank,
@@ -183,7 +185,10 @@ def _confidences(
     names only people or things none of them names (:func:`engram.recall.knows_none`).
     A name the candidates say is a relative's (``introduced``: "My daughter Emma is
     seven") is asked of as that relative: "My son is allergic to peanuts" is about
-    someone else for "Is Emma allergic to anything?"; and when the topic said the names
+    someone else for "Is Emma allergic to anything?". A query about the user alone
+    ("Which city do I live in?") is not answered by a memory about the user's people
+    alone ("My sister lives in Toronto": :func:`engram.recall.of_others_alone`). And
+    when the topic said the names
     as the relatives (``renamed``: "What is my wife's job?" for "What is Priya's job?"),
     a candidate's cosine is the better of the query's and the topic's."""
     floor = ranking.floor
@@ -193,6 +198,7 @@ def _confidences(
     relatives = frozenset() if unheard else frozenset().union(*introduced.values())
     asked = people_named(query) | relatives
     alone = others_only(query, bool(relatives))
+    mine = of_the_user(query)
     theirs = [f" {n}" for n in introduced] if relatives else []
 
     def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
@@ -204,6 +210,8 @@ def _confidences(
         if any(name in docs[n] for name in theirs):  # (a memory naming Emma is hers)
             return similarity
         if asked and about_someone_else(asked, candidates[n].text, alone):
+            return None
+        if mine and of_others_alone(candidates[n].text):  # ("My sister lives in Toronto")
             return None
         return similarity
 
