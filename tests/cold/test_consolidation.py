@@ -252,6 +252,14 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I use Windows on my laptop.", "I switched to Linux last month."),
         ("My browser is Chrome.", "I've moved over to Firefox."),
         ("I use Spotify for music.", "I switched to Apple Music."),
+        ("I run 10k a week.", "I'm now running 30k a week."),
+        ("I sleep about 6 hours a night.", "I'm sleeping 8 hours a night now."),
+        ("I read 2 books a month.", "I now read 4 books a month."),
+        ("My budget for the trip is 2000 euros.", "My trip budget went up to 3000 euros."),
+        ("My rent is 1200 a month.", "My rent has gone up to 1350 a month."),
+        ("My commute is 40 minutes.", "My commute went down to 15 minutes."),
+        ("My phone is an iPhone 12.", "I upgraded my phone to an iPhone 15."),
+        ("I'm learning Spanish.", "I gave up Spanish and now I'm learning Italian."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -363,6 +371,16 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I use Chrome.", "I switched to an iPhone."),
         ("I use Windows at work.", "I switched to Linux on my home PC."),
         ("I use Spotify for music.", "I also switched to Apple Podcasts."),
+        ("My phone is an iPhone 12.", "My phone number is 555-0100."),
+        ("I run 10k a week.", "My wife runs 20k a week."),
+        ("I run 10k a week.", "I swim 2km a week."),
+        ("I read 2 books a month.", "I buy 2 books a month."),
+        ("I work 40 hours a week.", "I spend 2 hours a day on email."),
+        ("I spend 2 hours a day on email.", "I spend 3 hours a day reading."),
+        ("I drink 3 coffees a day.", "I drink 2 litres of water a day."),
+        ("My rent is 1200 a month.", "My salary went up to 75k."),
+        ("My budget for the trip is 2000 euros.", "My food budget went up to 300 euros."),
+        ("I play tennis.", "I gave up Golf."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:
@@ -381,6 +399,8 @@ def test_different_things_are_not_superseded(store: LongTermStore, one: str, oth
         ("I take sugar in my coffee", "I no longer take sugar in my coffee"),
         ("I use Dropbox for backups.", "I stopped using Dropbox."),
         ("I drive a Toyota Corolla.", "I sold my Corolla."),
+        ("I drink coffee every morning.", "I stopped drinking coffee."),
+        ("I go to the gym on Mondays.", "I stopped going to the gym."),
     ],
 )
 def test_a_retraction_in_the_relations_own_form_ends_it(
@@ -389,6 +409,31 @@ def test_a_retraction_in_the_relations_own_form_ends_it(
     store.remember(ME, old)
     assert store.remember(ME, retraction).action == "deleted"
     assert store.recall(ME, old, k=5) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I live in Berlin.", "I no longer live in Berlin, I live in Munich now."),
+        ("I live in Berlin.", "I don't live in Berlin anymore; we moved to Munich."),
+        ("I drive a Toyota Corolla.", "I sold my Corolla and now I cycle to work."),
+        ("I'm learning Spanish.", "I gave up Spanish and now I'm learning Italian."),
+        ("I drink coffee every morning.", "I stopped drinking coffee, now I drink tea."),
+        ("I work at Globex.", "I don't work at Globex anymore, I'm freelancing."),
+    ],
+)
+def test_a_retraction_that_says_more_keeps_what_it_says(
+    store: LongTermStore, old: str, new: str
+) -> None:
+    """A retraction that goes on to say how things are now is an update, not a deletion:
+    deleting would lose "I live in Munich now" with "Berlin". The old version stays in
+    the history."""
+    first = store.remember(ME, old)
+    second = store.remember(ME, new)
+    assert second.action == "updated", second.reason
+    assert [r.text for r in store.records(ME, limit=10)] == [new]
+    assert first.record is not None
+    assert [r.text for r in store.history(ME, first.record.key)] == [old, new]
 
 
 def test_a_slot_is_the_same_whichever_side_its_thing_is_written() -> None:

@@ -24,6 +24,7 @@ from engram.stores.cold._slots import (
     changes_value,
     mentions_slot,
     names,
+    only_retracts,
     replaced,
     same_slot,
     switched_within_kind,
@@ -88,17 +89,19 @@ class RuleResolver:
     """Deterministic consolidation.
 
     1. A fact with the slot of an existing fact (or, with no slot, naming an existing
-       fact's slot: :func:`mentions_slot`): a retraction cue ("no longer",
-       "stopped"...) → DELETE it; the same text (or similarity ≥
+       fact's slot: :func:`mentions_slot`): a retraction ("no longer", "stopped"... in
+       every clause: "I no longer live in Berlin, I live in Munich now" says more, and
+       updates) → DELETE it; the same text (or similarity ≥
        ``duplicate_threshold``) → NOOP; otherwise → UPDATE it.
     2. No slot match: a near-duplicate of any existing fact → NOOP.
     3. A fact that says the user gave up a thing by its name (:func:`replaced`: "I sold
        my Corolla and bought a Tesla", "HTML instead of PDF") and an existing statement
        of the user's naming it ("I drive a Toyota Corolla"): → UPDATE it, or when
-       nothing replaced the thing ("I sold my Corolla") → DELETE it.
+       nothing replaced the thing and nothing more is said ("I sold my Corolla") →
+       DELETE it.
     4. A slotless fact that says a slotless existing one changed (:func:`changes_value`:
-       "now", the same subject and verb, a thing both speak of) → UPDATE it, or with a
-       retraction cue → DELETE it.
+       "now", the same subject and verb, a thing both speak of) → UPDATE it, or when it
+       only retracts (as in 1) → DELETE it.
     5. Otherwise → ADD.
     """
 
@@ -108,7 +111,7 @@ class RuleResolver:
         for old in self._same_slot(fact, existing):
             slot = old.record.value.get("slot")
             how = "" if fact.slot and not fact.inferred else " (inferred from the text)"
-            if _RETRACTION.search(fact.text):
+            if _RETRACTION.search(fact.text) and only_retracts(fact.text, _RETRACTION):
                 return Resolution(Action.DELETE, old.record.key, f"retracts slot {slot!r}{how}")
             if self._duplicate(fact, old):
                 return Resolution(Action.NOOP, old.record.key, "same fact already stored")
@@ -128,7 +131,7 @@ class RuleResolver:
                 if (rival := _named_rival(old.record.text, rivals)) is not None:
                     return Resolution(Action.UPDATE, old.record.key, f"replaces {rival!r}")
         for old in self._changed(fact, existing):
-            if _RETRACTION.search(fact.text):
+            if _RETRACTION.search(fact.text) and only_retracts(fact.text, _RETRACTION):
                 return Resolution(Action.DELETE, old.record.key, "says a stored fact stopped")
             return Resolution(Action.UPDATE, old.record.key, "says a stored fact changed")
         return Resolution(Action.ADD, None, "new fact")

@@ -29,9 +29,17 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from engram.recall import stem
+
 _WORD = r"[a-z][a-z'-]*"
 _ATTRIBUTE = rf"(?P<attr>{_WORD}(?:\s+{_WORD}){{0,3}}?)"
-_COPULA = r"(?:is|are|was|were|has become|has changed to|changed to|is now|now is|'s)"
+_COPULA = (
+    r"(?:is|are|was|were|has become|has changed to|changed to|is now|now is|'s"
+    r"|(?:has\s+)?(?:went|gone|moved)\s+(?:up|down)\s+to|(?:has\s+)?(?:risen|rose|grown|grew"
+    r"|increased|decreased|dropped|fallen|fell|climbed|jumped)\s+to)"
+)
+"""How a statement gives an attribute's value: "my budget *is* ...", "my rent *went up to*
+...", "my salary *has risen to* ..."."""
 _MY = re.compile(rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+{_COPULA}\s+(?P<value>\S.*)$")
 _NOW = r"(?:now\s+|currently\s+|just\s+|recently\s+|finally\s+|no\s+longer\s+|don't\s+)?"
 """Words between the subject and the verb: when ("now"), or a retraction ("no longer")."""
@@ -135,11 +143,28 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _SET_TO = re.compile(
     rf"{_IVE}(?:raised|lowered|increased|decreased|reduced|cut|changed|updated|set|moved"
-    rf"|bumped|upped|dropped|extended|shortened|adjusted)\s+my\s+{_ATTRIBUTE}"
-    rf"\s+(?:up\s+|down\s+|back\s+)?to\s+\S"
+    rf"|bumped|upped|dropped|extended|shortened|adjusted|upgraded|downgraded)\s+my\s+{_ATTRIBUTE}"
+    rf"\s+(?:up\s+|down\s+|back\s+)?to\s+(?P<value>\S.*)"
 )
 """A new value given by what the user did to an attribute: "I raised my trip budget to
-$3,500", "I've set my alarm to 6:30"."""
+$3,500", "I've set my alarm to 6:30", "I upgraded my phone to an iPhone 15"."""
+_RATE = re.compile(
+    rf"^(?:i|we)(?:'m| am|'re| are)?\s+{_NOW}(?:(?:still|usually|normally|typically|about)\s+)?"
+    r"(?P<verb>[a-z]+)\s+(?:about\s+|around\s+|roughly\s+|at\s+least\s+)?"
+    r"(?:\d+(?:[.,]\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)"
+    r"\s*(?P<unit>[a-z]+)(?:\s+of\s+(?P<what>[a-z]+))?\s+(?:a|an|per|each|every)\s+"
+    r"(?P<period>day|night|week|month|year|morning|evening|weekend)"
+    r"(?:\s+(?:now|these\s+days|nowadays|on\s+average))?$"
+)
+"""How much of something the user does in a period, said last: "I run 10k a week", "I'm now
+running 30k a week", "I sleep 7 hours a night" (the verb, unit and period are the slot:
+"I spend 2 hours a day on email" says more, and gives none)."""
+_UNITS = {
+    "k": "km", "kms": "km", "kilometer": "km", "kilometers": "km", "kilometre": "km",
+    "kilometres": "km", "mi": "mile", "hr": "hour", "hrs": "hour", "h": "hour",
+    "min": "minute", "mins": "minute",
+}  # fmt: skip
+"""Units written several ways ("10k", "10 km")."""
 _NOT_IN_ATTRIBUTE = frozenset("from to into by with at in on for of".split())  # noqa: SIM905
 """Words after which "my <words> to ..." names no attribute ("my accounts from Chase to Ally")."""
 _READ_BY_FORM = frozenset(name for name, _ in _RELATIONS) - {"risk_tolerance"}
@@ -357,6 +382,18 @@ _CLAUSE_BREAK = re.compile(
 _LABEL = re.compile(r"^[^:\n]{1,40}:\s")
 
 
+def only_retracts(text: str, cue: re.Pattern[str]) -> bool:
+    """Whether ``text`` says nothing but a retraction (the ``cue``): "I no longer live in
+    Berlin" only retracts; "I no longer live in Berlin, I live in Munich now" and "I
+    stopped drinking coffee, now I drink tea" say how things are now too (a part with "I",
+    "we" or "my" and no cue)."""
+    parts = re.split(r"[.;!?,]|\b(?:and|but|so)\b", text.replace("\u2019", "'"))
+    return not any(
+        re.search(r"\b(?i:i|i'm|i've|we|we're|my|our)\b", part) and not cue.search(part)
+        for part in parts
+    )
+
+
 def _clauses(text: str) -> list[str]:
     """The sentences and joined clauses of ``text`` in order ("We just had our third
     child, so I have three kids now", "I gave up coffee, I drink tea now": what the
@@ -375,7 +412,9 @@ def _first_person_slot(text: str) -> str | None:
     if _DRIVES_NAMED.match(_PREFIX_ANY_CASE.sub("", text.strip())):
         return "car"
     if (changed := _SET_TO.search(clean)) and not _NOT_IN_ATTRIBUTE & set(changed["attr"].split()):
-        return _slot_name(changed["attr"])
+        return _of_value(_slot_name(changed["attr"]), changed["value"])
+    if rate := _RATE.match(clean):
+        return _rate(rate)
     if (kin := _KIN_AGE.match(clean)) and kin.group("who") in _KIN:
         return f"{kin.group('who')}_age"
     if named := _named(clean) or _inverted(clean):
@@ -385,7 +424,28 @@ def _first_person_slot(text: str) -> str | None:
         return None
     found = re.search(re.escape(match.group("value")), text.replace("\u2019", "'"), re.I)
     value = found.group(0) if found else ""
-    return _value_named(match.group("attr"), value) or _slot_name(match.group("attr"))
+    return _value_named(match.group("attr"), value) or _of_value(
+        _slot_name(match.group("attr")), match.group("value")
+    )
+
+
+def _of_value(slot: str | None, value: str) -> str | None:
+    """``slot`` as the value says: a phone with no number in it is the phone the user
+    has ("My phone is an iPhone 12": ``phone_model``), not their number."""
+    if slot == "phone" and len(re.findall(r"\d", value)) < 5:
+        return "phone_model"
+    return slot
+
+
+def _rate(rate: re.Match[str]) -> str | None:
+    """The slot of how much the user does in a period (:data:`_RATE`): "running 30k a
+    week" -> ``run_km_per_week``."""
+    verb = stem(rate["verb"])
+    if rate["verb"] in _COPULAS or verb in ("am", "be", "have", "ha", "get", "got"):
+        return None  # ("I'm 35 a year ...", "I have 3 meetings a day": no activity)
+    unit = _UNITS.get(rate["unit"], _singular(rate["unit"]))
+    what = f"_{_singular(rate['what'])}" if rate["what"] else ""
+    return f"{verb}_{unit}{what}_per_{rate['period']}"
 
 
 _OF = frozenset("for of".split())  # noqa: SIM905
@@ -434,7 +494,7 @@ def mentions_slot(text: str, slot: str) -> bool:
 
 _CHANGE = re.compile(
     r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer"
-    r"|going forward)\b"
+    r"|going forward|stopped|quit)\b"
 )
 """Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
 _ALSO = re.compile(r"\b(?:also|too|as well|another|more|again and again)\b")
@@ -482,6 +542,8 @@ def _clause(text: str) -> _Clause | None:
     if len(at) < 2:
         return None
     rest = [words[i] for i in at]
+    if rest[0] in _STOPPED and len(rest) > 1 and rest[1].endswith("ing"):
+        rest = rest[1:]  # ("I stopped drinking coffee": what stopped is drinking coffee)
     verb = re.sub(r"(?:es|s)$", "", rest[0]) if len(rest[0]) > 3 else rest[0]
     if re.fullmatch(_NUMBER, rest[0]) and words[at[0] - 1] in ("have", "has", "had"):
         verb, rest = "have", ["have", *rest]  # "I have *two* cats": a count of what one has
@@ -498,6 +560,7 @@ def _clause(text: str) -> _Clause | None:
 
 
 _COPULAS = frozenset("am is are was were".split())  # noqa: SIM905
+_STOPPED = frozenset("stopped quit quitted".split())  # noqa: SIM905
 
 
 def _progressive(words: list[str]) -> bool:
@@ -531,8 +594,8 @@ def _changes(said: _Clause, before: _Clause) -> bool:
     :func:`changes_value`): a statement of what one is only of the same thing ("I'm on
     the day shift now" of "I'm on the night shift", "I'm no longer allergic to cats"; not
     "I'm a fan of rock" of "I'm a fan of jazz")."""
-    if (said.subject, said.verb) != (before.subject, before.verb):
-        return False
+    if (said.subject, stem(said.verb)) != (before.subject, stem(before.verb)):
+        return False  # ("drinking" and "drink" are one verb)
     if said.verb == "be":
         return said.head == before.head
     return bool(said.things & before.things) or (bool(said.frame) and said.frame == before.frame)
@@ -544,6 +607,7 @@ _NAME = rf"{_CAPITAL}(?:\s+{_CAPITAL}){{0,2}}"
 _OWN = r"(?i:(?:my|our|the)\s+)?(?i:(?:old|previous|former|current)\s+)?"
 _REPLACED = re.compile(
     r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|got\s+rid\s+of|gave\s+away"
+    r"|gave\s+up(?:\s+on)?"
     r"|(?:switched|changed|upgraded|moved|transferred|shifted)\s+(?:away\s+)?"
     r"(?:(?i:my|our|all\s+my|all\s+our)\s+[a-z]+\s+|(?i:everything|it|them)\s+)?from"
     r"|went\s+from|stopped\s+using|no\s+longer\s+use)\s+"
@@ -594,10 +658,12 @@ def _switch(text: str) -> tuple[str, str] | None:
 
 def replaced(text: str) -> tuple[str, bool] | None:
     """The thing ``text`` says the user gave up, by its name, and whether it names what
-    replaced it: "I sold my Corolla and bought a Tesla" → ("Corolla", True), "I switched
-    from PDF to HTML" → ("PDF", True), "I want HTML instead of PDF" → ("PDF", True), "I
-    sold my Corolla" → ("Corolla", False); None for any other text (a name is needed: "I
-    sold my old bike" names nothing another fact could be found by), and for a one-off
+    replaced it or goes on to say how things are now: "I sold my Corolla and bought a
+    Tesla" → ("Corolla", True), "I switched from PDF to HTML" → ("PDF", True), "I want
+    HTML instead of PDF" → ("PDF", True), "I gave up Spanish and now I'm learning
+    Italian" → ("Spanish", True), "I sold my Corolla" → ("Corolla", False); None for
+    any other text (a name is needed: "I sold my old bike" names nothing another fact
+    could be found by), and for a one-off
     ("I'd like HTML instead of PDF this time")."""
     lowered = text.lower()
     clean = _clean(text)
@@ -606,7 +672,17 @@ def replaced(text: str) -> tuple[str, bool] | None:
     if (whose := re.match(r"^(?:my|our)\s+(\S+)", clean)) and whose.group(1) in _PEOPLE:
         return None  # "My wife switched from Chrome to Safari": hers, not the user's
     switch = _switch(text)
-    return None if switch is None else (switch[0], bool(switch[1]))
+    if switch is None:
+        return None
+    return switch[0], bool(switch[1]) or _goes_on(text, switch[0])
+
+
+def _goes_on(text: str, name: str) -> bool:
+    """Whether ``text``, after the thing it gives up (``name``), goes on to say how things
+    are for the user now ("I sold my Corolla and now *I cycle to work*"), which is more
+    than a retraction."""
+    after = text[text.find(name) + len(name) :] if name in text else ""
+    return re.search(r"\b(?i:i|i'm|i've|we|we're|my|our)\b", after) is not None
 
 
 _KINDS: tuple[frozenset[str], ...] = tuple(
