@@ -471,6 +471,18 @@ def test_llm_resolver_decides_update(make_store: StoreFactory) -> None:
     assert second.record.key == "job" and second.reason == "model: moved"
 
 
+def test_llm_resolver_never_deletes_what_a_new_fact_says(make_store: StoreFactory) -> None:
+    """A model's "delete" of a fact that says more than a retraction keeps it as the new
+    version: "I moved to Munich" ends "I live in Berlin" and says where the user lives."""
+    delete = '{"action": "delete", "target": 0, "reason": "moved"}'
+    store = make_store(resolver=LLMResolver(_fake(delete, delete)))
+    store.remember(ME, "I live in Berlin", key="home")
+    moved = store.remember(ME, "I moved to Munich")
+    assert moved.action == "updated" and moved.record is not None
+    assert moved.record.key == "home" and moved.reason == "model: moved (kept as an update)"
+    assert store.remember(ME, "I no longer live in Munich").action == "deleted"
+
+
 def test_llm_resolver_falls_back_on_garbage() -> None:
     from datetime import UTC, datetime
 

@@ -194,7 +194,12 @@ class LLMResolver:
         prompt = f"EXISTING:\n{listing}\n\nNEW: {json.dumps(fact.text)}"
         reply = self.model.invoke([SystemMessage(_SYSTEM), HumanMessage(prompt)])
         parsed = parse_resolution(str(reply.content), existing)
-        return parsed if parsed is not None else self.fallback.resolve(fact, existing)
+        if parsed is None:
+            return self.fallback.resolve(fact, existing)
+        if parsed.action is Action.DELETE and not only_retracts(fact.text, _RETRACTION):
+            # ("I moved to Munich" ends "I live in Berlin", and says where the user lives)
+            return Resolution(Action.UPDATE, parsed.target, f"{parsed.reason} (kept as an update)")
+        return parsed
 
 
 def parse_resolution(reply: str, existing: Sequence[Existing]) -> Resolution | None:
