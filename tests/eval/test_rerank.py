@@ -11,7 +11,7 @@ from engram.recall._context import (
     CONVERSATION,
     Candidate,
     ContextBoost,
-    named_speaker,
+    named_speakers,
     rerank,
     topic_query,
 )
@@ -42,10 +42,10 @@ def _put_turns(store: Any, who: Any, turns: list[tuple[str, int, str, str]]) -> 
     )
 
 
-def test_named_speaker_needs_exactly_one_whole_name() -> None:
-    assert named_speaker("When did Ann move?", ["Ann", "Bob"]) == "Ann"
-    assert named_speaker("Did Ann meet Bob?", ["Ann", "Bob"]) is None
-    assert named_speaker("What did Annie say?", ["Ann", "Bob"]) is None
+def test_named_speakers_are_whole_names() -> None:
+    assert named_speakers("When did Ann move?", ["Ann", "Bob"]) == ["Ann"]
+    assert named_speakers("Did Ann meet Bob?", ["Ann", "Bob"]) == ["Ann", "Bob"]
+    assert named_speakers("What did Annie say?", ["Ann", "Bob"]) == []
 
 
 def test_without_boosts_the_order_is_relevance() -> None:
@@ -66,6 +66,20 @@ def test_session_and_speaker_boosts() -> None:
     bob = [_c("ann", 0.5, "S1", 0, "Ann"), _c("bob", 0.4, "S2", 0, "Bob")]
     assert _ids(rerank("What does Bob like?", bob, _w(0.5, 0, 0))) == ["bob", "ann"]
     assert _ids(rerank("What do they like?", bob, _w(0.5, 0, 0))) == ["ann", "bob"]
+
+
+def test_every_speaker_a_query_names_gets_the_speaker_boost() -> None:
+    """A memory of two conversations: "Did Ann and Bob both ...?" lifts Ann's and Bob's
+    turns above a more relevant one of Cy's (the other conversation), and keeps their
+    own order."""
+    turns = [
+        _c("cy", 0.6, "S9", 0, "Cy"),
+        _c("ann", 0.5, "S1", 0, "Ann"),
+        _c("bob", 0.45, "S1", 1, "Bob"),
+    ]
+    query = "Did Ann and Bob both go hiking?"
+    assert _ids(rerank(query, turns, _w(0.5, 0, 0))) == ["ann", "bob", "cy"]
+    assert _ids(rerank("Did anyone go hiking?", turns, _w(0.5, 0, 0))) == ["cy", "ann", "bob"]
 
 
 def _as_candidate(hit: Recalled, topic: float | None = None) -> Candidate:

@@ -9,12 +9,13 @@ similarity, fused relevance and the session, position and speaker stored in each
    BM25 over the candidates' texts (:mod:`engram.recall._lexical`) in place of the
    backend's exact-word keyword rank; query words naming a speaker are left to step 1,
    and when the query names speakers the cosines are blended with those of the query
-   without the names (its *topic*: one more vector search of the store, a turn it does
-   not return taking the lowest cosine it does);
-1. *speaker*: when the query names exactly one speaker among the candidates, that
-   speaker's turns get ``speaker`` x their relevance on top; *date*: when the query names
-   a day, month or year (:mod:`engram.recall._dates`), turns whose stored date falls in
-   it (or up to ``date_slack_days`` after: "yesterday I ...") get ``date`` x on top;
+   without the names (its *topic*, scored against each candidate's stored vector);
+1. *speaker*: the turns of each speaker the query names among the candidates get
+   ``speaker`` x their relevance on top (naming both speakers of a two-person chat lifts
+   every turn alike; in a memory of many conversations it lifts theirs); *date*: when
+   the query names a day, month or year (:mod:`engram.recall._dates`), turns whose
+   stored date falls in it (or up to ``date_slack_days`` after: "yesterday I ...") get
+   ``date`` x on top;
 2. *neighbours*: each turn gains ``neighbours`` x the relevance of the turns up to
    ``window`` positions before and after it in the same session, divided by the distance;
 3. *session*: each turn gains ``session`` x the best relevance in its session.
@@ -155,12 +156,6 @@ def named_speakers(query: str, speakers: Sequence[str]) -> list[str]:
     return [s for s in speakers if s and re.search(rf"\b{re.escape(s)}\b", query)]
 
 
-def named_speaker(query: str, speakers: Sequence[str]) -> str | None:
-    """The one speaker named in ``query`` (None when none or several are)."""
-    named = named_speakers(query, speakers)
-    return named[0] if len(named) == 1 else None
-
-
 def topic_query(
     query: str,
     candidates: Sequence[Candidate],
@@ -285,11 +280,11 @@ def rerank(
     ago", "last week")."""
     speakers = sorted({c.speaker for c in candidates})
     relevance = _relevance(query, candidates, speakers, boost)
-    speaker = named_speaker(query, speakers)
+    named = set(named_speakers(query, speakers))
     dated = _in_time(query, candidates, boost, today)
     base = {
         c.id: relevance[c.id]
-        * (1 + boost.speaker * (c.speaker == speaker))
+        * (1 + boost.speaker * (c.speaker in named))
         * (1 + boost.date * (c.id in dated))
         for c in candidates
     }
