@@ -252,6 +252,9 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I use Windows on my laptop.", "I switched to Linux last month."),
         ("My browser is Chrome.", "I've moved over to Firefox."),
         ("I use Spotify for music.", "I switched to Apple Music."),
+        ("I keep my passwords in LastPass.", "I've moved over to Bitwarden."),
+        ("I write code in Vim.", "I switched to VS Code last month."),
+        ("We use Skype for calls.", "We switched to Zoom."),
         ("I run 10k a week.", "I'm now running 30k a week."),
         ("I sleep about 6 hours a night.", "I'm sleeping 8 hours a night now."),
         ("I read 2 books a month.", "I now read 4 books a month."),
@@ -381,6 +384,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My rent is 1200 a month.", "My salary went up to 75k."),
         ("My budget for the trip is 2000 euros.", "My food budget went up to 300 euros."),
         ("I play tennis.", "I gave up Golf."),
+        ("I use Google Docs for notes.", "I switched to DuckDuckGo."),
+        ("I use Zoom at work.", "I switched to Vim."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -698,12 +698,19 @@ _KINDS: tuple[frozenset[str], ...] = tuple(
         "notion,evernote,obsidian,onenote,apple notes",
         "netflix,hulu,disney+,prime video,hbo max,apple tv+",
         "kindle,kobo,nook",
+        "1password,lastpass,bitwarden,dashlane,keepass,keepassxc",
+        "vs code,vscode,visual studio code,vim,neovim,emacs,pycharm,intellij,sublime text",
+        "zoom,skype,webex,google meet",
+        "waze,google maps,apple maps",
+        "duckduckgo,bing,ecosia,kagi",
     )
 )
 """Things of one kind, one of which a user has at a time: "I switched to an iPhone" says
 the Android phone is gone. Switching is read only between things of a kind listed here
-(which phone or computer, browser, music, mail, messaging, storage, notes, streaming or
-e-reader): the words alone cannot tell which "I use ..." a switch replaces."""
+(which phone or computer, browser, music, mail, messaging, storage, notes, streaming,
+e-reader, password manager, code editor, video calls, maps or search engine; a name that
+is also another thing's, "Google" or "Teams", is left out): the words alone cannot tell
+which "I use ..." a switch replaces."""
 _SWITCHED_TO = re.compile(
     r"^(?:i|we)(?:'ve| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)?(?:switched"
     r"|moved(?:\s+over)?|changed|migrated|gone\s+over)\s+to\s+(?:an?\s+|the\s+)?(?P<rest>.+)$"
