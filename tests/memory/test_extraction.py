@@ -153,26 +153,40 @@ def test_requests_questions_and_passing_states_are_no_facts(said: str) -> None:
     assert [o.text for o in extract_rules(said) if o.slot is None] == []
 
 
+@pytest.mark.parametrize(
+    ("said", "asked", "kept", "quote"),
+    [
+        (
+            "Analyse KO. I never invest in tobacco companies.",
+            "Analyse MO and PM",
+            "User never invests in tobacco companies.",
+            "I never invest in tobacco companies.",
+        ),
+        (
+            "Analyse JPM. I'm Muslim, so no interest-bearing investments please.",
+            "Which bond funds pay the best interest?",
+            "User asks for no interest-bearing investments.",
+            "I'm Muslim, so no interest-bearing investments please.",
+        ),
+    ],
+)
 def test_a_constraint_said_once_reaches_the_planner_after_a_restart(
-    home: Path, clock: Clock
+    home: Path, clock: Clock, said: str, asked: str, kept: str, quote: str
 ) -> None:
+    """Said once, kept as a constraint with the user's words as provenance, and given to
+    the planner after a restart; the reason given with an exclusion is no fact."""
+    ticker = said.split()[1].rstrip(".")
     with Memory.open(home, embedder=HashEmbedder(), clock=clock) as memory:
         remember_conversation(
-            memory,
-            ALICE,
-            "Analyse KO. I never invest in tobacco companies.",
-            tickers=["KO"],
-            thread_id="t1",
-            checkpoint_id="c1",
+            memory, ALICE, said, tickers=[ticker], thread_id="t1", checkpoint_id="c1"
         )
     with Memory.open(home, embedder=HashEmbedder(), clock=clock) as memory:
-        context = planning_context(memory, ALICE, "Analyse MO and PM")
-        assert "User never invests in tobacco companies. (from thread t1, checkpoint c1)" in (
-            context.facts
-        )
-        [fact] = [f for f in memory.facts(ALICE) if f.text.startswith("User never")]
-        assert "constraint" in fact.tags
-        assert fact.provenance.quote == "I never invest in tobacco companies."
+        context = planning_context(memory, ALICE, asked)
+        assert f"{kept} (from thread t1, checkpoint c1)" in context.facts
+        facts = [f for f in memory.facts(ALICE) if not f.text.startswith("Follows ")]
+        assert [f.text for f in facts] == [kept]
+        assert "constraint" in facts[0].tags
+        assert facts[0].provenance.quote == quote
 
 
 @pytest.mark.parametrize(
@@ -257,24 +271,3 @@ def test_no_x_without_a_request_is_a_statement_not_an_exclusion() -> None:
 )  # fmt: skip
 def test_a_verb_in_the_past_stays_in_the_past(said: str, kept: str) -> None:
     assert [o.text for o in extract_rules(said) if o.slot is None] == [kept]
-
-
-def test_an_exclusion_said_once_reaches_the_planner_after_a_restart(
-    home: Path, clock: Clock
-) -> None:
-    with Memory.open(home, embedder=HashEmbedder(), clock=clock) as memory:
-        remember_conversation(
-            memory,
-            ALICE,
-            "Analyse JPM. I'm Muslim, so no interest-bearing investments please.",
-            tickers=["JPM"],
-            thread_id="t1",
-            checkpoint_id="c1",
-        )
-    with Memory.open(home, embedder=HashEmbedder(), clock=clock) as memory:
-        context = planning_context(memory, ALICE, "Which bond funds pay the best interest?")
-        assert (
-            "User asks for no interest-bearing investments. (from thread t1, checkpoint c1)"
-            in context.facts
-        )
-        assert not any("Muslim" in f.text for f in memory.facts(ALICE))
