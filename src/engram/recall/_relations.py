@@ -135,7 +135,11 @@ def introductions(names: frozenset[str], texts: Iterable[str]) -> dict[str, froz
         return {}
     known = _known()
     found: dict[str, set[str]] = {}
+    starts = {name[:3] for name in names}  # (a stem keeps its word's first letters)
     for text in texts:
+        lowered = text.lower()
+        if not any(start in lowered for start in starts):
+            continue  # (most texts name none of them: no pattern to run)
         for pattern in _introduced():
             for match in pattern.finditer(text):
                 said = match.group("name")
