@@ -188,9 +188,9 @@ def _confidences(
     someone else for "Is Emma allergic to anything?". A query about the user alone
     ("Which city do I live in?") is not answered by a memory about the user's people
     alone ("My sister lives in Toronto": :func:`engram.recall.of_others_alone`). And
-    when the topic said the names
-    as the relatives (``renamed``: "What is my wife's job?" for "What is Priya's job?"),
-    a candidate's cosine is the better of the query's and the topic's."""
+    when the topic said the names as the relatives (``renamed``: "What is my wife's
+    job?" for "What is Priya's job?"), a candidate's cosine is the better of the
+    query's and the topic's."""
     floor = ranking.floor
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
@@ -218,7 +218,10 @@ def _confidences(
     sims = [(c.similarity, n) for n, c in enumerate(candidates) if c.similarity is not None]
     if unheard:
         highest = None
-    elif asked:  # the highest cosine of a candidate not about someone else
+    elif renamed:  # (a topic's cosine may be above the query's)
+        scored = (s for n in range(len(candidates)) if (s := cosine(n)) is not None)
+        highest = max(scored, default=None)
+    elif asked or mine:  # the highest cosine of a candidate not about someone else
         ranked = sorted(sims, reverse=True)
         highest = next((s for _, n in ranked if (s := cosine(n)) is not None), None)
     else:
