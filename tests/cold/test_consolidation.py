@@ -255,6 +255,8 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I keep my passwords in LastPass.", "I've moved over to Bitwarden."),
         ("I write code in Vim.", "I switched to VS Code last month."),
         ("We use Skype for calls.", "We switched to Zoom."),
+        ("I use an Android phone.", "I switched to an iPhone 15 Pro."),
+        ("I use a Samsung Galaxy S21.", "I upgraded my phone to a Pixel 8."),
         ("I run 10k a week.", "I'm now running 30k a week."),
         ("I sleep about 6 hours a night.", "I'm sleeping 8 hours a night now."),
         ("I read 2 books a month.", "I now read 4 books a month."),

@@ -713,14 +713,17 @@ is also another thing's, "Google" or "Teams", is left out): the words alone cann
 which "I use ..." a switch replaces."""
 _SWITCHED_TO = re.compile(
     r"^(?:i|we)(?:'ve| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)?(?:switched"
-    r"|moved(?:\s+over)?|changed|migrated|gone\s+over)\s+to\s+(?:an?\s+|the\s+)?(?P<rest>.+)$"
+    r"|moved(?:\s+over)?|migrated|gone\s+over|(?:changed|upgraded)(?:\s+my\s+[a-z]+)?)"
+    r"\s+to\s+(?:an?\s+|the\s+)?(?P<rest>.+)$"
 )
 _NOTHING_MORE = re.compile(
-    r"^(?:\s+(?:phone|browser|laptop|computer|app|instead|now|recently|yesterday|today"
+    r"^(?:\s+(?:\d[\w.]*|pro|max|plus|ultra|mini|air|se|lite|xl))*"
+    r"(?:\s+(?:phone|browser|laptop|computer|app|instead|now|recently|yesterday|today"
     r"|last\s+\w+|this\s+\w+|(?:a\s+(?:few\s+|couple\s+of\s+)?|\d+\s+|\w+\s+)\w+\s+ago))*\s*$"
 )
-"""What may follow the new thing: its kind or when, nothing that limits where ("I switched
-to Linux *on my home PC*" leaves "I use Windows at work")."""
+"""What may follow the new thing: its model ("an iPhone *15 Pro*"), its kind or when,
+nothing that limits where ("I switched to Linux *on my home PC*" leaves "I use Windows at
+work")."""
 
 
 def switched_within_kind(text: str) -> frozenset[str] | None:
