@@ -208,7 +208,7 @@ def _admits(scan: Scan, row: MemoryRecord) -> bool:
     of its tags (when it names any) and matching its conditions."""
     if not in_prefix(row.namespace, scan.prefix) or not scan.view.admits(row):
         return False
-    if scan.tags and not set(scan.tags).intersection(row.tags):
+    if scan.tags and not any(tag in row.tags for tag in scan.tags):
         return False
     return matches(scan.conditions, row.value)
 

@@ -195,11 +195,10 @@ def _confidences(
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
     unheard = knows_none(names_in_query(query), docs, ranking.known)
-    relatives = frozenset() if unheard else frozenset().union(*introduced.values())
-    asked = people_named(query) | relatives
-    alone = others_only(query, bool(relatives))
+    asked = people_named(query).union(*introduced.values())
+    alone = others_only(query, bool(introduced))
     mine = of_the_user(query)
-    theirs = [f" {n}" for n in introduced] if relatives else []
+    theirs = [f" {name}" for name in introduced]
 
     def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
         similarity = candidates[n].similarity

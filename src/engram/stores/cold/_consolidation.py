@@ -79,6 +79,12 @@ _RETRACTION = re.compile(
 )
 
 
+def _retracts(text: str) -> bool:
+    """Whether ``text`` is a retraction and nothing more (:func:`only_retracts`): "I no
+    longer live in Berlin", not "..., I live in Munich now"."""
+    return _RETRACTION.search(text) is not None and only_retracts(text, _RETRACTION)
+
+
 def normalise_text(text: str) -> str:
     """Lower-case words only: the form duplicates are compared in."""
     return " ".join(re.findall(r"\w+", text.lower()))
@@ -111,7 +117,7 @@ class RuleResolver:
         for old in self._same_slot(fact, existing):
             slot = old.record.value.get("slot")
             how = "" if fact.slot and not fact.inferred else " (inferred from the text)"
-            if _RETRACTION.search(fact.text) and only_retracts(fact.text, _RETRACTION):
+            if _retracts(fact.text):
                 return Resolution(Action.DELETE, old.record.key, f"retracts slot {slot!r}{how}")
             if self._duplicate(fact, old):
                 return Resolution(Action.NOOP, old.record.key, "same fact already stored")
@@ -131,7 +137,7 @@ class RuleResolver:
                 if (rival := _named_rival(old.record.text, rivals)) is not None:
                     return Resolution(Action.UPDATE, old.record.key, f"replaces {rival!r}")
         for old in self._changed(fact, existing):
-            if _RETRACTION.search(fact.text) and only_retracts(fact.text, _RETRACTION):
+            if _retracts(fact.text):
                 return Resolution(Action.DELETE, old.record.key, "says a stored fact stopped")
             return Resolution(Action.UPDATE, old.record.key, "says a stored fact changed")
         return Resolution(Action.ADD, None, "new fact")

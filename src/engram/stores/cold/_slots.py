@@ -388,10 +388,11 @@ def only_retracts(text: str, cue: re.Pattern[str]) -> bool:
     stopped drinking coffee, now I drink tea" say how things are now too (a part with "I",
     "we" or "my" and no cue)."""
     parts = re.split(r"[.;!?,]|\b(?:and|but|so)\b", text.replace("\u2019", "'"))
-    return not any(
-        re.search(r"\b(?i:i|i'm|i've|we|we're|my|our)\b", part) and not cue.search(part)
-        for part in parts
-    )
+    return not any(_USERS_WORD.search(part) and not cue.search(part) for part in parts)
+
+
+_USERS_WORD = re.compile(r"\b(?i:i|i'm|i've|we|we're|my|our)\b")
+"""A word by which a statement speaks of the user ("I", "we", "my"...)."""
 
 
 def _clauses(text: str) -> list[str]:
@@ -682,7 +683,7 @@ def _goes_on(text: str, name: str) -> bool:
     are for the user now ("I sold my Corolla and now *I cycle to work*"), which is more
     than a retraction."""
     after = text[text.find(name) + len(name) :] if name in text else ""
-    return re.search(r"\b(?i:i|i'm|i've|we|we're|my|our)\b", after) is not None
+    return _USERS_WORD.search(after) is not None
 
 
 _KINDS: tuple[frozenset[str], ...] = tuple(
