@@ -132,9 +132,10 @@ class RuleResolver:
                     if succeeded:
                         return Resolution(Action.UPDATE, old.record.key, f"replaces {name!r}")
                     return Resolution(Action.DELETE, old.record.key, f"says {name!r} is gone")
-        if (rivals := switched_within_kind(fact.text)) is not None:
+        if (switch := switched_within_kind(fact.text)) is not None:
             for old in existing:
-                if (rival := _named_rival(old.record.text, rivals)) is not None:
+                rival = _named_rival(old.record.text, switch.rivals)
+                if rival is not None and switch.holds_in(old.record.text):
                     return Resolution(Action.UPDATE, old.record.key, f"replaces {rival!r}")
         for old in self._changed(fact, existing):
             if _retracts(fact.text):

@@ -40,7 +40,12 @@ _COPULA = (
 )
 """How a statement gives an attribute's value: "my budget *is* ...", "my rent *went up to*
 ...", "my salary *has risen to* ..."."""
-_MY = re.compile(rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+{_COPULA}\s+(?P<value>\S.*)$")
+_LATELY = r"(?:these\s+days|nowadays|now|currently|lately|at\s+the\s+moment|right\s+now)"
+"""When a value holds, said between an attribute and its value ("my favourite tea *these
+days* is jasmine")."""
+_MY = re.compile(
+    rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+(?:{_LATELY}\s+)?{_COPULA}\s+(?P<value>\S.*)$"
+)
 _NOW = r"(?:now\s+|currently\s+|just\s+|recently\s+|finally\s+|no\s+longer\s+|don't\s+)?"
 """Words between the subject and the verb: when ("now"), or a retraction ("no longer")."""
 _NUMBER = r"(?:\d{1,2}|no|one|two|three|four|five|six|seven|eight|nine|ten)"
@@ -56,6 +61,14 @@ _WE_HAVE = rf"^(?:i|we|our\s+family)(?:'ve| have| has)?\s+{_NOW}"
 """The same for what the user's household says of itself: "We moved to Austin", "Our
 family moved to Vancouver", "We have three kids" (where the user lives and how many
 children they have)."""
+_DESTINATION = r"(?:work|the\s+office|school|college|uni|university|campus|class)"
+"""Where a commute goes."""
+_ALWAYS = (
+    r"(?!.*\b(?:too|as\s+well|also|sometimes|occasionally|when|if|once|twice"
+    r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week(?:day|end)s?)\b)"
+)
+"""A statement of how the user always does a thing, not now and then ("I cycle to work
+when it's sunny", "on Thursdays" is no new commute)."""
 _OCCUPATIONS = (
     r"(?:teacher|nurse|doctor|physician|surgeon|dentist|pharmacist|lawyer|attorney|paralegal"
     r"|accountant|engineer|developer|programmer|designer|architect|scientist|researcher"
@@ -97,7 +110,12 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("home", re.compile(rf"{_WE}(?:live|reside)\s+in\s+\S")),
     ("home", re.compile(rf"{_WE_ARE}(?:living|based|settled)\s+in\s+\S")),
-    ("home", re.compile(rf"{_WE_HAVE}(?:moved|relocated)\s+to\s+\S")),
+    (
+        "home",
+        re.compile(
+            rf"{_WE_HAVE}(?:[a-z]+(?:\s+[a-z]+){{0,3}}\s+and\s+)?(?:moved|relocated)\s+to\s+\S"
+        ),
+    ),
     ("employer", re.compile(rf"{_I}work\s+(?:at|for)\s+\S")),
     ("employer", re.compile(rf"{_IM}working\s+(?:at|for)\s+\S")),
     (
@@ -119,13 +137,21 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(rf"{_WE}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
     ),
     ("employer", re.compile(rf"{_IVE}(?:left|quit|lost)\s+my\s+job\b")),
+    ("employer", re.compile(rf"{_IVE}(?:handed|turned|put)\s+in\s+my\s+(?:notice|resignation)\b")),
+    ("employer", re.compile(rf"{_IVE}(?:resigned|gave\s+(?:my\s+)?notice)\b")),
+    ("occupation", re.compile(rf"{_IVE}(?:got\s+|been\s+|was\s+)?promoted\s+to\s+\S")),
     ("employer", re.compile(r"^i\s+(?:was|got|have\s+been)\s+(?:laid\s+off|fired|let\s+go)\b")),
     ("occupation", re.compile(rf"^i(?:'m| am|'ve| have)?\s+{_NOW}(?:retired|unemployed)\b")),
     ("diet", re.compile(rf"{_IM}(?:not\s+)?(?:an?\s+)?(?:strict\s+)?{_DIETS}\b")),
     ("diet", re.compile(rf"{_IVE}(?:gone|turned|become|went)\s+{_DIETS}\b")),
     ("diet", re.compile(rf"{_I}(?:(?:do\s+not|don't|never)\s+)?eat\s+meat\b")),
     ("diet", re.compile(rf"{_IVE}(?:started|stopped|quit)\s+eating\s+meat\b")),
-    ("diet", re.compile(rf"^i(?:'m| am)?\s+{_NOW}(?:on|follow(?:ing)?)\s+an?\s+(?:\S+\s+)?diet\b")),
+    (
+        "diet",
+        re.compile(
+            rf"^i(?:'m| am)?\s+{_NOW}(?:not\s+)?(?:on|follow(?:ing)?)\s+an?\s+(?:\S+\s+)?diet\b"
+        ),
+    ),
     (
         "relationship_status",
         re.compile(
@@ -137,17 +163,56 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "relationship_status",
         re.compile(rf"{_IVE}(?:got|gotten)\s+(?:married|engaged|divorced)\b"),
     ),
+    (
+        "relationship_status",
+        re.compile(
+            rf"^(?:{_WORD}\s+and\s+i|i\s+and\s+{_WORD}|we|i)\s+{_NOW}(?:(?:got|have\s+got"
+            r"|had|'ve\s+got|are|were|'re)\s+)?(?:divorced|separated|engaged|married|broke\s+up"
+            r"|split\s+up)\b(?!\s+(?:the|a|an|our|my|his|her|their|it|them|this|that)\b)"
+        ),
+    ),
+    ("commute", re.compile(rf"{_WE}{_ALWAYS}commute\s+(?:by|on|via)\s+\S")),
+    (
+        "commute",
+        re.compile(
+            rf"{_WE}{_ALWAYS}(?:take|ride|catch|get)\s+(?:the|a)\s+(?:bus|train|tube|subway|metro"
+            rf"|tram|ferry|shuttle|underground)\s+(?:in\s+)?to\s+{_DESTINATION}\b"
+        ),
+    ),
+    (
+        "commute",
+        re.compile(
+            rf"{_WE}{_ALWAYS}(?:bike|cycle|walk|drive|run|jog|carpool|skate|ride\s+(?:my|a)\s+"
+            rf"(?:bike|bicycle|scooter|motorbike|motorcycle))\s+(?:in\s+)?to\s+{_DESTINATION}\b"
+        ),
+    ),
     ("car", re.compile(rf"{_I}(?:drive|own)\s+an?\s+(?:[\w-]+\s+){{0,3}}?{_VEHICLES}\b")),
     ("car", re.compile(rf"{_IVE}(?:sold|bought|got\s+rid\s+of)\s+my\s+car\b")),
     ("car", re.compile(rf"{_IVE}(?:bought|got)\s+an?\s+(?:new\s+)?car\b")),
 )
 _SET_TO = re.compile(
     rf"{_IVE}(?:raised|lowered|increased|decreased|reduced|cut|changed|updated|set|moved"
-    rf"|bumped|upped|dropped|extended|shortened|adjusted|upgraded|downgraded)\s+my\s+{_ATTRIBUTE}"
+    rf"|bumped|upped|dropped|extended|shortened|adjusted|upgraded|downgraded|switched|transferred"
+    rf")\s+(?:my|our|the)\s+{_ATTRIBUTE}"
     rf"\s+(?:up\s+|down\s+|back\s+)?to\s+(?P<value>\S.*)"
 )
 """A new value given by what the user did to an attribute: "I raised my trip budget to
-$3,500", "I've set my alarm to 6:30", "I upgraded my phone to an iPhone 15"."""
+$3,500", "I've set my alarm to 6:30", "I upgraded my phone to an iPhone 15", "I changed
+the wifi password to ..."."""
+_CHANGED_ONE = re.compile(
+    rf"^(?:i|we)(?:'ve| have)?\s+{_NOW}(?:changed|switched|swapped)\s+(?P<attr>[a-z]{{2,}}?)s\b"
+)
+"""A change of whom or what the user has one of, said by its plural: "I changed
+*dentists*", "we switched *banks*", "I changed *jobs*"."""
+_HAVE_NEW = re.compile(
+    r"^(?:i|we)(?:'ve| have)?\s+(?:just\s+)?(?:have|got|hired)\s+an?\s+new\s+"
+    r"(?!(?:dog|cat|puppy|kitten|pet|baby|car)\b)"
+    rf"(?P<attr>{_WORD}(?:\s+{_WORD})?)(?:$|,|\s+(?:called|named|now|at|with)\b)"
+)
+"""One the user has a new one of, said as such: "we have a new *landlord*, Mrs. Okafor",
+"I've got a new *dentist*" (not a pet: "we got a new dog" keeps the old one)."""
+_CHANGED_ONE_SLOT = {"job": "employer", "career": "occupation", "house": "home", "flat": "home"}
+"""What changing one of these changes ("I changed jobs": where the user works)."""
 _RATE = re.compile(
     rf"^(?:i|we)(?:'m| am|'re| are)?\s+{_NOW}(?:(?:still|usually|normally|typically|about)\s+)?"
     r"(?P<verb>[a-z]+)\s+(?:about\s+|around\s+|roughly\s+|at\s+least\s+)?"
@@ -159,6 +224,20 @@ _RATE = re.compile(
 """How much of something the user does in a period, said last: "I run 10k a week", "I'm now
 running 30k a week", "I sleep 7 hours a night" (the verb, unit and period are the slot:
 "I spend 2 hours a day on email" says more, and gives none)."""
+_LEVEL = re.compile(
+    rf"^(?:i|we)(?:'m| am|'re| are|'ve| have)?\s+{_NOW}(?:(?:cut|come|gone|got|been)\s+)?"
+    r"(?:down|up|back)\s+to\s+(?:about\s+|around\s+|roughly\s+)?"
+    r"(?:\d+(?:[.,]\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty)"
+    r"\s*(?P<unit>[a-z]+)(?:\s+of\s+(?P<what>[a-z]+))?\s+(?:a|an|per|each|every)\s+"
+    r"(?P<period>day|night|week|month|year|morning|evening|weekend)"
+    r"(?:\s+(?:now|these\s+days|nowadays))?$"
+)
+"""How much the user does now, said as the level reached with no verb: "I'm down to 1
+coffee a day", "I'm up to 35k a week": the slot of any rate of that unit and period
+(:data:`_ANY`)."""
+_ANY = "any_"
+"""The prefix of a slot that names an attribute by its last words: ``any_coffee_per_day``
+is ``drink_coffee_per_day``, ``any_carrier`` is ``mobile_carrier`` (:func:`same_slot`)."""
 _UNITS = {
     "k": "km", "kms": "km", "kilometer": "km", "kilometers": "km", "kilometre": "km",
     "kilometres": "km", "mi": "mile", "hr": "hour", "hrs": "hour", "h": "hour",
@@ -180,6 +259,9 @@ _NOT_ATTRIBUTES = frozenset(
 )
 """People, pets and things, the body included: "my daughter is ..." says something of her,
 "I raised my hand to ask" is no value of an attribute."""
+_OWNED = frozenset("car house flat apartment office company".split())  # noqa: SIM905
+"""Things of the user's an attribute may belong to: "my *car* insurance is with Allianz"
+(but "my car is ..." says something of the car)."""
 _NAMED = frozenset(
     """wife husband partner girlfriend boyfriend fiance fiancee spouse boss manager
     landlord landlady dog cat""".split()  # noqa: SIM905
@@ -215,7 +297,7 @@ _PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
 _VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always)\b")
 _PREFIX = re.compile(
     r"^(?:(?:actually|now|nowadays|currently|these days|lately|today|yesterday|recently"
-    r"|by the way|btw"
+    r"|by the way|btw|(?:it\s+)?turn(?:s|ed)\s+out(?:\s+that)?"
     r"|from now on|going forward|starting (?:today|now)"
     r"|update|oh|well|so|last (?:week|month|year)|this (?:week|month|year)|in \d{4})"
     r"[, ]+)+"
@@ -280,7 +362,7 @@ def _current(attribute: str) -> list[str] | None:
 
 def _slot_name(attribute: str) -> str | None:
     words = _current(attribute)
-    if not words or words[-1] in _NOT_ATTRIBUTES or words[0] in _NOT_ATTRIBUTES:
+    if not words or words[-1] in _NOT_ATTRIBUTES or words[0] in _NOT_ATTRIBUTES - _OWNED:
         return None
     name = "_".join(words)
     return _SAME.get(name, name)
@@ -416,6 +498,12 @@ def _first_person_slot(text: str) -> str | None:
         return _of_value(_slot_name(changed["attr"]), changed["value"])
     if rate := _RATE.match(clean):
         return _rate(rate)
+    if level := _LEVEL.match(clean):
+        unit = _UNITS.get(level["unit"], _singular(level["unit"]))
+        what = f"_{_singular(level['what'])}" if level["what"] else ""
+        return f"{_ANY}{unit}{what}_per_{level['period']}"
+    if one := _CHANGED_ONE.match(clean) or _HAVE_NEW.match(clean):
+        return _one_of(one["attr"])
     if (kin := _KIN_AGE.match(clean)) and kin.group("who") in _KIN:
         return f"{kin.group('who')}_age"
     if named := _named(clean) or _inverted(clean):
@@ -428,6 +516,17 @@ def _first_person_slot(text: str) -> str | None:
     return _value_named(match.group("attr"), value) or _of_value(
         _slot_name(match.group("attr")), match.group("value")
     )
+
+
+def _one_of(attribute: str) -> str | None:
+    """The slot of whom or what the user has one of (:data:`_CHANGED_ONE`,
+    :data:`_HAVE_NEW`): ``landlord_name``, ``employer`` of "job", ``any_carrier``."""
+    if (slot := _CHANGED_ONE_SLOT.get(attribute)) is not None:
+        return slot
+    if (who := _relation(attribute)) is not None:
+        return f"{who}_name"
+    slot = _slot_name(attribute)
+    return slot and f"{_ANY}{'phone_model' if attribute == 'phone' else slot}"
 
 
 def _of_value(slot: str | None, value: str) -> str | None:
@@ -456,8 +555,21 @@ _ARTICLES = frozenset("the a an my our".split())  # noqa: SIM905
 def same_slot(one: str, other: str) -> bool:
     """Whether two slot names name one attribute, the thing it belongs to written before
     or after it: "budget_for_the_trip" (from "My budget for the trip is ...") and
-    "trip_budget" (from "I raised my trip budget to ...")."""
-    return one == other or _canonical(one) == _canonical(other)
+    "trip_budget" (from "I raised my trip budget to ..."); a slot of :data:`_ANY` is
+    any that ends as it does (``any_coffee_per_day``: ``drink_coffee_per_day``)."""
+    if one == other or _canonical(one) == _canonical(other):
+        return True
+    for named, slot in ((one, other), (other, one)):
+        if named.startswith(_ANY):
+            kind = named.removeprefix(_ANY)
+            if slot == kind or (slot.endswith(f"_{kind}") and not _CHOSEN & set(slot.split("_"))):
+                return True
+    return False
+
+
+_CHOSEN = frozenset("favorite best worst least dream ideal first next last".split())  # noqa: SIM905
+"""Words of an attribute chosen among many ("favorite_hobby"): a new one of the kind ("I
+have a new hobby") is no new value of it."""
 
 
 _SAME_SLOT = {"risk_appetite": "risk_tolerance", "risk_profile": "risk_tolerance"}
@@ -495,15 +607,15 @@ def mentions_slot(text: str, slot: str) -> bool:
 
 _CHANGE = re.compile(
     r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer"
-    r"|going forward|stopped|quit)\b"
+    r"|going forward|stopped|quit|after all)\b"
 )
 """Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
-_ALSO = re.compile(r"\b(?:also|too|as well|another|more|again and again)\b")
+_ALSO = re.compile(r"\b(?:also|too(?=\s*(?:[,.!?;]|$))|as well|another|more|again and again)\b")
 _FILLER = frozenset(
     """a an the my his her their our your its of in on at to for with and or but by from
     now nowadays these days anymore any more instead switched changed no longer not don't
     doesn't do does is are am was were be been has have had i me he she they we it this that
-    just really very usually always often still currently mostly would will""".split()  # noqa: SIM905
+    just really very usually always often still currently mostly would will after all""".split()  # noqa: SIM905
 )
 _CONTRACTED = re.compile(r"\b(i|we|you|he|she|they)'(d|m|ve|ll|re|s)\b")
 _EXPANDED = {"d": "would", "m": "am", "ve": "have", "ll": "will", "re": "are", "s": "is"}
@@ -603,22 +715,63 @@ def _changes(said: _Clause, before: _Clause) -> bool:
 
 
 _CAPITAL = r"(?:[A-Z0-9]|[a-z]{1,2}[A-Z])[\w+-]*(?:\.\w[\w+-]*)*"
-_NAME = rf"{_CAPITAL}(?:\s+{_CAPITAL}){{0,2}}"
-"""A thing named by capitals ("Corolla", "PDF", "Google Docs", "iPhone")."""
+_NAME = rf"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?{_CAPITAL}(?:\s+{_CAPITAL}){{0,2}}"
+"""A thing or person named by capitals ("Corolla", "PDF", "Google Docs", "iPhone", "Dr.
+Lee")."""
 _OWN = r"(?i:(?:my|our|the)\s+)?(?i:(?:old|previous|former|current)\s+)?"
 _REPLACED = re.compile(
-    r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|got\s+rid\s+of|gave\s+away"
+    r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|dropped|got\s+rid\s+of|gave\s+away"
+    r"|cancell?ed|terminated"
     r"|gave\s+up(?:\s+on)?"
     r"|(?:switched|changed|upgraded|moved|transferred|shifted)\s+(?:away\s+)?"
     r"(?:(?i:my|our|all\s+my|all\s+our)\s+[a-z]+\s+|(?i:everything|it|them)\s+)?from"
-    r"|went\s+from|stopped\s+using|no\s+longer\s+use)\s+"
+    r"|went\s+from|stopped\s+[a-z]+ing(?:\s+(?:at|for|with|to|in|on))?|no\s+longer\s+use)\s+"
     rf"{_OWN}(?P<old>{_NAME})(?P<rest>.*)$"
 )
 _LEFT = re.compile(rf"\b(?i:left|quit)\s+{_OWN}(?P<old>{_NAME})(?P<rest>.*)$")
 """Giving a thing up by leaving it ("I left Deloitte"): a switch only when what follows
 names its successor ("and joined KPMG", "for Disney+"); "I left Paris on Monday" is a trip."""
 _INSTEAD = re.compile(rf"\b(?i:instead\s+of|rather\s+than)\s+{_OWN}(?P<old>{_NAME})")
+_BUT_NOT = re.compile(
+    rf",\s*(?i:not|no\s+longer)\s+{_OWN}(?P<old>{_NAME})(?P<rest>\s*(?i:any\s?more)?\s*[.!]?)$"
+)
+"""A value said with the one it replaces: "I mostly write Rust now*, not Python*" (only
+with a word of change: "I write Rust, not Python, on weekends" replaces nothing)."""
+_GAVE_UP = re.compile(
+    r"\b(?i:gave\s+up(?:\s+on)?|quit|quitted|ditched|stopped|dropped\s+out\s+of"
+    r"|(?:sold|got\s+rid\s+of)"
+    r"(?=\s+(?:my|our)\b))\s+(?:(?i:my|our|the)\s+)?(?P<old>[a-z][a-z-]{2,})\b"
+)
+"""Giving up a thing named with no capital: "I gave up the violin", "I quit nursing", "I
+stopped teaching piano", "I sold my bike" (found by the stems of its words: "nursing"
+in "I work as a nurse")."""
+_THING_ENDS = re.compile(r"[,;.!?]|\b(?i:and|but|so|then|because|since|for|in\s+favou?r\s+of)\b")
+_WHEN = re.compile(
+    r"\b(?:(?:last|this|next|a|an|one|two|\d+)\s+(?:day|week|month|year|summer|winter|spring"
+    r"|autumn|fall|weekend|night|time)s?(?:\s+ago)?|yesterday|today|recently|already|finally"
+    r"|for\s+good|altogether|completely|entirely|any\s?more|after\s+all|at\s+last"
+    r"|cold\s+turkey|(?:in|on)\s+\w+)\b"
+)
+"""When, or how completely, a thing was given up: no part of the thing."""
+_NOT_A_THING = frozenset(
+    """it that this them those these everything something anything all some one work
+    job yesterday today tonight recently already again now then early before last""".split()  # noqa: SIM905
+)
+"""Words after "gave up", "quit"... that name no thing of the user's ("I quit *it*";
+"I quit my *job*" is the employer's slot)."""
+_NOTHING_SAID = re.compile(
+    r"^(?:[\s,.!]|\b(?i:(?:last|this|a|an|one|two|\d+)\s+\w+(?:\s+ago)?|yesterday|today"
+    r"|recently|already|finally|for\s+good|altogether|completely|entirely|any\s?more"
+    r"|after\s+all|at\s+last|cold\s+turkey|(?:in|on)\s+[A-Z]?\w+|ago)\b)*$"
+)
+"""What may follow a thing given up in a retraction that says nothing more: "I sold my
+Corolla *last month*", "I quit smoking *for good*"."""
 _OWN_STATEMENT = re.compile(r"^(?:i|i'm|i'd|i've|my|we|we're|we've|our)\b")
+_DIED = re.compile(
+    rf"^(?:(?i:my|our)\s+(?:[a-z]+\s+){{1,2}})?(?P<old>{_NAME})\s+(?:has\s+)?(?:sadly\s+)?"
+    r"(?:passed\s+away|died)\b"
+)
+"""A death: "Max passed away last week", "our dog Rex died" (the facts naming them end)."""
 """How a statement of the user's own starts (once cleaned)."""
 _FOLLOWED = re.compile(
     r"^\s*(?:,\s*)?(?i:(?:and|then)\s+(?:\w+\s+)?"
@@ -635,8 +788,12 @@ _PAST = frozenset(
     flew drove wrote visited used""".split()  # noqa: SIM905
 )
 """First verbs of a statement of what the user did, not of how things are."""
-_PEOPLE = _NOT_ATTRIBUTES - frozenset(
-    "car house flat apartment office company hand hands arm arms head eyes voice mind".split()  # noqa: SIM905
+_PEOPLE = (
+    _NOT_ATTRIBUTES
+    - _OWNED
+    - frozenset(
+        "hand hands arm arms head eyes voice mind".split()  # noqa: SIM905
+    )
 )
 """Whose facts are theirs, not the user's ("my sister lives in ...")."""
 
@@ -648,24 +805,45 @@ def _switch(text: str) -> tuple[str, str] | None:
     Corolla"; None for any other text."""
     if found := _INSTEAD.search(text):
         return found.group("old"), text[: found.start()]
+    if (found := _BUT_NOT.search(text)) and _CHANGE.search(text.lower()):
+        return found.group("old"), text[: found.start()]
     if (found := _LEFT.search(text)) and _FOLLOWED.match(found.group("rest")):
         return found.group("old"), found.group("rest")
-    found = _REPLACED.search(text)
-    if found is None:
+    if (found := _REPLACED.search(text)) is not None and not re.match(r"\s*off\b", found["rest"]):
+        rest = found.group("rest")
+        return found.group("old"), "" if _NOTHING_SAID.match(rest) else rest
+    return _given_up(text)
+
+
+def _given_up(text: str) -> tuple[str, str] | None:
+    """``(the thing, what more is said)`` of :data:`_GAVE_UP` in ``text``: ("drinking
+    coffee", "now I drink tea") of "I stopped drinking coffee, now I drink tea"; None
+    when it names no thing ("I quit *it*"; "I stopped *the* car": "stopped" gives up
+    doing things)."""
+    found = _GAVE_UP.search(text)
+    if found is None or found["old"] in _NOT_A_THING | _FILLER:
         return None
-    rest = found.group("rest")
-    return found.group("old"), rest if _FOLLOWED.match(rest) else ""
+    if found.group(0).lower().startswith("stopped") and not found["old"].endswith("ing"):
+        return None
+    tail = text[found.start("old") :]
+    end = _THING_ENDS.search(tail)
+    thing, more = (tail[: end.start()], tail[end.start() :]) if end else (tail, "")
+    said = _WHEN.sub(" ", thing).lower()
+    words = [w for w in re.findall(r"\b[a-z][a-z-]*", said) if w not in _FILLER]
+    return " ".join(words), "" if _NOTHING_SAID.match(more) else more
 
 
 def replaced(text: str) -> tuple[str, bool] | None:
-    """The thing ``text`` says the user gave up, by its name, and whether it names what
-    replaced it or goes on to say how things are now: "I sold my Corolla and bought a
-    Tesla" → ("Corolla", True), "I switched from PDF to HTML" → ("PDF", True), "I want
-    HTML instead of PDF" → ("PDF", True), "I gave up Spanish and now I'm learning
-    Italian" → ("Spanish", True), "I sold my Corolla" → ("Corolla", False); None for
-    any other text (a name is needed: "I sold my old bike" names nothing another fact
-    could be found by), and for a one-off
-    ("I'd like HTML instead of PDF this time")."""
+    """The thing ``text`` says the user gave up, by its name, and whether it says more
+    than that (what replaced it, how things are now; not when: "last month"): "I sold
+    my Corolla and bought a Tesla" → ("Corolla", True), "I switched from PDF to HTML" →
+    ("PDF", True), "I want HTML instead of PDF" → ("PDF", True), "I quit nursing and
+    became a teacher" → ("nursing", True), "I sold my Corolla last month" → ("Corolla",
+    False), "I stopped drinking coffee" → ("drinking coffee", False), "Max passed away"
+    → ("Max", True); None for any other text, and for a one-off ("I'd like HTML instead
+    of PDF this time")."""
+    if died := _DIED.match(text.strip()):
+        return died["old"], True  # (what the user says of it is kept, as an update)
     lowered = text.lower()
     clean = _clean(text)
     if _ALSO.search(lowered) or _ONCE.search(lowered) or not _OWN_STATEMENT.match(clean):
@@ -675,15 +853,7 @@ def replaced(text: str) -> tuple[str, bool] | None:
     switch = _switch(text)
     if switch is None:
         return None
-    return switch[0], bool(switch[1]) or _goes_on(text, switch[0])
-
-
-def _goes_on(text: str, name: str) -> bool:
-    """Whether ``text``, after the thing it gives up (``name``), goes on to say how things
-    are for the user now ("I sold my Corolla and now *I cycle to work*"), which is more
-    than a retraction."""
-    after = text[text.find(name) + len(name) :] if name in text else ""
-    return _USERS_WORD.search(after) is not None
+    return switch[0], bool(switch[1])
 
 
 _KINDS: tuple[frozenset[str], ...] = tuple(
@@ -722,24 +892,47 @@ _NOTHING_MORE = re.compile(
     r"(?:\s+(?:phone|browser|laptop|computer|app|instead|now|recently|yesterday|today"
     r"|last\s+\w+|this\s+\w+|(?:a\s+(?:few\s+|couple\s+of\s+)?|\d+\s+|\w+\s+)\w+\s+ago))*\s*$"
 )
-"""What may follow the new thing: its model ("an iPhone *15 Pro*"), its kind or when,
-nothing that limits where ("I switched to Linux *on my home PC*" leaves "I use Windows at
-work")."""
+"""What may follow the new thing: its model ("an iPhone *15 Pro*"), its kind or when."""
+_WHERE = re.compile(r"^(?:at|on|for|in)\s+(?:my\s+|our\s+|the\s+)?(?P<where>[a-z]+)\b")
+"""Where a switch holds, said first or last: "*at home* I switched to Linux", "I switched
+to Linux *on my laptop*"."""
 
 
-def switched_within_kind(text: str) -> frozenset[str] | None:
+class Switch(NamedTuple):
+    """What :func:`switched_within_kind` reads of a switch."""
+
+    rivals: frozenset[str]
+    """The other things of the kind, one of which the user had."""
+    where: str
+    """Where the switch holds ("home" of "at home", "pc" of "on my home PC"), or ""."""
+
+    def holds_in(self, text: str) -> bool:
+        """Whether the switch holds where ``text`` does: a switch at home ends "I use
+        Windows at home", not "I use Windows at work"."""
+        return not self.where or _named_in(text.lower(), self.where)
+
+
+def switched_within_kind(text: str) -> Switch | None:
     """The things of the same kind that ``text`` says the user switched away from ("I
-    switched to an iPhone": every other phone), or None (see :data:`_KINDS`)."""
+    switched to an iPhone": every other phone) and where, or None (see :data:`_KINDS`)."""
     clean = _clean(text)
+    where = ""
+    first = _WHERE.match(clean)
+    if first and _SWITCHED_TO.match(unplaced := clean[first.end() :].lstrip(", ")):
+        where, clean = first["where"], unplaced
     found = _SWITCHED_TO.match(clean)
     if found is None or _ALSO.search(clean) or _ONCE.search(clean):
         return None
     rest = found.group("rest")
     for kind in _KINDS:
         for name in sorted(kind, key=len, reverse=True):
-            after = rest[len(name) :] if rest.startswith(name) else None
-            if after is not None and _NOTHING_MORE.match(after):
-                return kind - {name}
+            if not rest.startswith(name):
+                continue
+            after = rest[len(name) :].strip()
+            if (last := _WHERE.match(after)) and not where:
+                where, after = last["where"], after[last.end() :]
+            if _NOTHING_MORE.match(f" {after}" if after else ""):
+                return Switch(kind - {name}, where)
     return None
 
 
@@ -765,4 +958,10 @@ def names(text: str, name: str) -> bool:
 
 
 def _named_in(text: str, name: str) -> bool:
+    """Whether ``text`` has ``name`` as a whole word; a thing named with no capital by
+    the stems of its words ("nursing" in "I work as a nurse", "going gym" in "I go to
+    the gym")."""
+    if name.islower():
+        stems = {stem(w) for w in re.findall(r"[a-z][a-z-]*", text.lower())}
+        return all(stem(w) in stems for w in name.split())
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
