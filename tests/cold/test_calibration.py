@@ -357,6 +357,23 @@ def test_a_question_about_the_user_is_not_answered_by_a_relatives_fact(
         )
 
 
+def test_a_question_of_the_users_livelihood_is_not_one_of_where_anyone_lives(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    """"What do I do for a living?" had "My sister lives in Toronto" and "I live in Porto"
+    first (0.90 each, on the keyword "live"), the designer third."""
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        remember_all(
+            memory,
+            ME,
+            "My sister lives in Toronto.",
+            "I live in Porto with my partner.",
+            "I'm a freelance graphic designer.",
+            "I go climbing on Thursdays.",
+        )
+        assert_answered_first(memory, ME, {"What do I do for a living?": "designer"})
+
+
 NAMED_FAMILY = (
     "My daughter Emma is seven.",
     "My daughter goes to Lincoln Elementary.",

@@ -19,6 +19,16 @@ def test_terms_are_stems_of_content_words() -> None:
     assert "the" not in terms("the lake") and terms("the lake") == ["lake"]
 
 
+def test_a_livelihood_is_not_where_one_lives() -> None:
+    """"living" stems to "live": "for a living" reads as "job" so that "What do I do for
+    a living?" asks nothing of where anyone lives."""
+    assert terms("What do I do for a living?") == ["job"]
+    assert terms("I draw comics for a living") == terms("draw comic job")
+    assert terms("I'm living in Porto") == terms("live porto")
+    scores = bm25("What do I do for a living?", ["My sister lives in Toronto", "I love my job"])
+    assert scores[0] == 0.0 and scores[1] > 0
+
+
 def test_an_inflected_query_word_matches() -> None:
     scores = bm25("Which books did she read?", ["I loved reading that book", "we went swimming"])
     assert scores[0] > 0 and scores[1] == 0.0

@@ -100,8 +100,20 @@ def index_words(text: str) -> list[str]:
 
 
 def content_words(text: str) -> list[str]:
-    """``text``'s words that are not stop words."""
-    return [w for w in words(text) if w not in STOP_WORDS]
+    """``text``'s words that are not stop words (a livelihood as "job": :func:`_idioms`)."""
+    found = words(text)
+    if "living" in found:
+        found = _idioms(found)
+    return [w for w in found if w not in STOP_WORDS]
+
+
+def _idioms(found: list[str]) -> list[str]:
+    """``found`` with "living" in "for a living" as "job": the stem of "living" is
+    "live", so "What do I do for a living?" would match "My sister lives in Toronto"."""
+    return [
+        "job" if w == "living" and found[max(i - 2, 0) : i] == ["for", "a"] else w
+        for i, w in enumerate(found)
+    ]
 
 
 def keyword_terms(text: str) -> list[str]:
