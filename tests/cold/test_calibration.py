@@ -360,7 +360,7 @@ def test_a_question_about_the_user_is_not_answered_by_a_relatives_fact(
 def test_a_question_of_the_users_livelihood_is_not_one_of_where_anyone_lives(
     tmp_path: Path, embedder: MiniLMEmbedder
 ) -> None:
-    """"What do I do for a living?" had "My sister lives in Toronto" and "I live in Porto"
+    """ "What do I do for a living?" had "My sister lives in Toronto" and "I live in Porto"
     first (0.90 each, on the keyword "live"), the designer third."""
     with Memory.open(tmp_path, embedder=embedder) as memory:
         remember_all(

@@ -271,3 +271,23 @@ def test_no_x_without_a_request_is_a_statement_not_an_exclusion() -> None:
 )  # fmt: skip
 def test_a_verb_in_the_past_stays_in_the_past(said: str, kept: str) -> None:
     assert [o.text for o in extract_rules(said) if o.slot is None] == [kept]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("I live in Singapore and report in SGD.", "User lives in Singapore and reports in SGD."),
+        ("I hold mostly ETFs and rebalance once a year.",
+         "User holds mostly ETFs and rebalances once a year."),
+        ("I live in Lisbon and work remotely for a US bank.",
+         "User lives in Lisbon and works remotely for a US bank."),
+        ("My wife and I invest together and we rent our flat.",
+         "User and their wife invest together and they rent their flat."),
+        ("I like apples and oranges.", "User likes apples and oranges."),
+        ("I love my family and work.", "User loves their family and work."),
+    ],
+)  # fmt: skip
+def test_every_verb_of_the_user_agrees_with_user(said: str, kept: str) -> None:
+    """A second verb joined by "and" is the user's too ("... and *reports* in SGD"), and
+    "we" / "our" become "they" / "their"; a noun after "and" stays as it is."""
+    assert [o.text for o in extract_rules(said) if o.slot is None] == [kept]

@@ -20,7 +20,7 @@ def test_terms_are_stems_of_content_words() -> None:
 
 
 def test_a_livelihood_is_not_where_one_lives() -> None:
-    """"living" stems to "live": "for a living" reads as "job" so that "What do I do for
+    """ "living" stems to "live": "for a living" reads as "job" so that "What do I do for
     a living?" asks nothing of where anyone lives."""
     assert terms("What do I do for a living?") == ["job"]
     assert terms("I draw comics for a living") == terms("draw comic job")

@@ -150,8 +150,24 @@ _LATER = (
     (re.compile(r"\bme\b", re.I), "them"),
     (re.compile(r"\bmine\b", re.I), "theirs"),
     (re.compile(r"\bmyself\b", re.I), "themselves"),
+    (re.compile(r"\bwe're\b|\bwe are\b", re.I), "they're"),
+    (re.compile(r"\bwe've\b", re.I), "they've"),
+    (re.compile(r"\bwe\b", re.I), "they"),
+    (re.compile(r"\bour\b", re.I), "their"),
+    (re.compile(r"\bours\b", re.I), "theirs"),
+    (re.compile(r"\bus\b"), "them"),  # (not "US")
 )
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
+_JOINED_VERBS = frozenset(
+    """report rebalance invest work live hold own rent save spend pay earn trade buy sell
+    keep use prefer want need like love hate avoid plan follow track check read watch
+    drive commute travel run manage lead teach study write support help care cover
+    donate contribute reinvest withdraw borrow lend hedge diversify budget file bank
+    shop cook eat drink play visit call email expect aim hope intend tend""".split()  # noqa: SIM905
+)
+"""Verbs that, after "and", "but" or "or" with no subject of their own, are the user's
+too ("I live in Singapore and *report* in SGD"); a noun there stays as it is ("I like
+apples and oranges"), as does a verb ending the clause ("my family and work")."""
 _PAST = frozenset(
     """was were had did went came got made took gave kept left lost sold bought paid sent
     spent held found felt knew thought told said meant put set cut let ran began became
@@ -297,6 +313,10 @@ def _third_person(clause: str) -> str | None:
         if at >= len(words):
             return None
         words[at] = _third_singular(words[at])
+        for i in range(at + 2, len(words) - 1):  # ("... and report in SGD")
+            joined = words[i - 1].lower() in ("and", "but", "or")
+            if joined and words[i] in _JOINED_VERBS:
+                words[i] = _third_singular(words[i])
         head, rest = "User", " " + " ".join(words[1:])
     return " ".join(f"{head}{_in_third_person(rest)}".split()) + "."
 
