@@ -492,6 +492,15 @@ def test_a_retraction_in_the_relations_own_form_ends_it(
     assert store.recall(ME, old, k=5) == []
 
 
+def test_the_result_says_which_thing_was_given_up(store: LongTermStore) -> None:
+    store.remember(ME, "I go to the gym on Mondays.")
+    store.remember(ME, "I work as a nurse.")
+    gone = store.remember(ME, "I stopped going to the gym last month.")
+    assert (gone.action, gone.reason) == ("deleted", "says 'going to the gym' is gone")
+    changed = store.remember(ME, "I quit nursing and became a teacher.")
+    assert (changed.action, changed.reason) == ("updated", "replaces 'nursing'")
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [

@@ -828,9 +828,10 @@ def _given_up(text: str) -> tuple[str, str] | None:
     tail = text[found.start("old") :]
     end = _THING_ENDS.search(tail)
     thing, more = (tail[: end.start()], tail[end.start() :]) if end else (tail, "")
-    said = _WHEN.sub(" ", thing).lower()
-    words = [w for w in re.findall(r"\b[a-z][a-z-]*", said) if w not in _FILLER]
-    return " ".join(words), "" if _NOTHING_SAID.match(more) else more
+    said = " ".join(_WHEN.sub(" ", thing).lower().split())
+    if not any(w not in _FILLER for w in re.findall(r"\b[a-z][a-z-]*", said)):
+        return None
+    return said, "" if _NOTHING_SAID.match(more) else more
 
 
 def replaced(text: str) -> tuple[str, bool] | None:
@@ -839,7 +840,7 @@ def replaced(text: str) -> tuple[str, bool] | None:
     my Corolla and bought a Tesla" → ("Corolla", True), "I switched from PDF to HTML" →
     ("PDF", True), "I want HTML instead of PDF" → ("PDF", True), "I quit nursing and
     became a teacher" → ("nursing", True), "I sold my Corolla last month" → ("Corolla",
-    False), "I stopped drinking coffee" → ("drinking coffee", False), "Max passed away"
+    False), "I stopped going to the gym" → ("going to the gym", False), "Max passed away"
     → ("Max", True); None for any other text, and for a one-off ("I'd like HTML instead
     of PDF this time")."""
     if died := _DIED.match(text.strip()):
@@ -959,9 +960,10 @@ def names(text: str, name: str) -> bool:
 
 def _named_in(text: str, name: str) -> bool:
     """Whether ``text`` has ``name`` as a whole word; a thing named with no capital by
-    the stems of its words ("nursing" in "I work as a nurse", "going gym" in "I go to
-    the gym")."""
+    the stems of its content words ("nursing" in "I work as a nurse", "going to the
+    gym" in "I go to the gym on Mondays")."""
     if name.islower():
-        stems = {stem(w) for w in re.findall(r"[a-z][a-z-]*", text.lower())}
-        return all(stem(w) in stems for w in name.split())
+        stems = {stem(w) for w in re.findall(r"\b[a-z][a-z-]*", text.lower())}
+        wanted = [w for w in re.findall(r"\b[a-z][a-z-]*", name) if w not in _FILLER]
+        return all(stem(w) in stems for w in wanted)
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
