@@ -305,6 +305,8 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My mobile carrier is Verizon.", "I switched carriers to T-Mobile."),
         ("My favourite tea is earl grey.", "My favourite tea these days is jasmine."),
         ("I'm learning the violin.", "I gave up the violin, too hard."),
+        ("I drink coffee every morning.", "I've switched to green tea in the mornings."),
+        ("I take whole milk in my coffee.", "I switched to oat milk."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -457,6 +459,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My phone number is 555 0100.", "I got a new phone."),
         ("I take the train to work on Mondays.", "I cycle to the office on Thursdays."),
         ("I take the bus to work.", "I cycle to work when it's sunny."),
+        ("I drink coffee every morning.", "I switched to herbal tea in the evenings."),
+        ("I drink green tea.", "I switched to a standing desk."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -875,12 +875,15 @@ _KINDS: tuple[frozenset[str], ...] = tuple(
         "zoom,skype,webex,google meet",
         "waze,google maps,apple maps",
         "duckduckgo,bing,ecosia,kagi",
+        "coffee,decaf,tea,green tea,black tea,herbal tea,matcha,hot chocolate",
+        "milk,whole milk,skimmed milk,skim milk,oat milk,almond milk,soy milk,rice milk",
     )
 )
 """Things of one kind, one of which a user has at a time: "I switched to an iPhone" says
 the Android phone is gone. Switching is read only between things of a kind listed here
 (which phone or computer, browser, music, mail, messaging, storage, notes, streaming,
-e-reader, password manager, code editor, video calls, maps or search engine; a name that
+e-reader, password manager, code editor, video calls, maps, search engine, hot drink or
+milk; a name that
 is also another thing's, "Google" or "Teams", is left out): the words alone cannot tell
 which "I use ..." a switch replaces."""
 _SWITCHED_TO = re.compile(
