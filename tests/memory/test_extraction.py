@@ -267,6 +267,9 @@ def test_no_x_without_a_request_is_a_statement_not_an_exclusion() -> None:
          " father."),
         ("I used to trade options.", "User used to trade options."),
         ("I need steady income.", "User needs steady income."),
+        ("I read the FT on my phone.", "User reads the FT on their phone."),
+        ("I read that book last year.", "User read that book last year."),
+        ("I put 10% of my pay into bonds.", "User puts 10% of their pay into bonds."),
     ],
 )  # fmt: skip
 def test_a_verb_in_the_past_stays_in_the_past(said: str, kept: str) -> None:
@@ -285,6 +288,8 @@ def test_a_verb_in_the_past_stays_in_the_past(said: str, kept: str) -> None:
          "User and their wife invest together and they rent their flat."),
         ("I like apples and oranges.", "User likes apples and oranges."),
         ("I love my family and work.", "User loves their family and work."),
+        ("Oh and I hate jargon, explain things simply please.", "User hates jargon."),
+        ("I'm a nurse, can you keep it simple?", "User is a nurse."),
     ],
 )  # fmt: skip
 def test_every_verb_of_the_user_agrees_with_user(said: str, kept: str) -> None:

@@ -177,6 +177,10 @@ _PAST = frozenset(
 )
 """Common irregular past forms: a verb in the past stays as it is ("I sold" -> "User
 sold"), as does one ending in "-ed" (not "need", "feed")."""
+_SAME_FORM = frozenset("read put set cut let hit hurt quit shut cost spread bet".split())  # noqa: SIM905
+"""Verbs whose past is their present: in the past only with a word of past time ("I read
+it last year"), else present ("I read them on my phone" -> "User reads ...")."""
+_PAST_TIME = re.compile(r"\b(?:ago|last|yesterday|once|in\s+(?:19|20)\d\d|when\s+i\s+was)\b", re.I)
 
 
 def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
@@ -188,7 +192,7 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
     for sentence in (part.strip() for part in _SENTENCE_END.split(text) if part.strip()):
         for part in _clauses(_asked_after(sentence).rstrip(".!")):
             clause = _LEAD.sub("", part.strip().replace("\u2019", "'"))
-            clause = _AFTERWORD.sub("", _PREAMBLE.sub("", clause))
+            clause = _before_request(_AFTERWORD.sub("", _PREAMBLE.sub("", clause)))
             standing = _standing(clause, covered) or _exclusion(
                 clause, covered, reasoned=re.match(r"so\b", part.strip(), re.I) is not None
             )
@@ -216,6 +220,17 @@ def _clauses(sentence: str) -> list[str]:
         else:
             out.append(part)
     return out
+
+
+def _before_request(clause: str) -> str:
+    """``clause`` without a request to the assistant that follows a comma ("I hate jargon,
+    explain things simply please" -> "I hate jargon"); the clause itself when it starts
+    with one."""
+    parts = clause.split(",")
+    for at, part in enumerate(parts[1:], start=1):
+        if _ADDRESSED.search(part):
+            return ",".join(parts[:at])
+    return clause
 
 
 def _asked_after(sentence: str) -> str:
@@ -312,7 +327,8 @@ def _third_person(clause: str) -> str | None:
             at += 1
         if at >= len(words):
             return None
-        words[at] = _third_singular(words[at])
+        if words[at].lower() not in _SAME_FORM or not _PAST_TIME.search(clause):
+            words[at] = _third_singular(words[at])
         for i in range(at + 2, len(words) - 1):  # ("... and report in SGD")
             joined = words[i - 1].lower() in ("and", "but", "or")
             if joined and words[i] in _JOINED_VERBS:
@@ -326,7 +342,7 @@ def _third_singular(verb: str) -> str:
     lowered = verb.lower()
     if lowered in _IRREGULAR:
         return _IRREGULAR[lowered]
-    if lowered in _PAST or (lowered.endswith("ed") and not lowered.endswith("eed")):
+    if lowered in _PAST - _SAME_FORM or (lowered.endswith("ed") and not lowered.endswith("eed")):
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", lowered):
         return verb + "es"
