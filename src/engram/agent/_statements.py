@@ -9,7 +9,8 @@ companies", "User's time horizon is about ten years"), so the user's words are t
 provenance and the fact reads as one. A clause is kept when it starts with "I" or "my"
 and states how things are: questions, requests ("can you...", "I want a brief on NVDA"),
 what only holds for now ("I only have a few minutes today") and what the slot rules
-already read are left out. A standing instruction ("Please always include a risk
+already read are left out; a statement before a request is kept ("I hate jargon, explain
+things simply please": "User hates jargon."). A standing instruction ("Please always include a risk
 section", "Never use jargon", "From now on, keep briefs under a page") is kept too, as a
 constraint ("User asks to always include a risk section."); a one-off one ("Compare AAPL
 and MSFT") is not. So is an exclusion ("Please avoid crypto", "I'm Muslim, so no
