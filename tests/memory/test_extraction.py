@@ -39,6 +39,35 @@ def test_rules_extract_one_fact_per_slot_from_first_person_sentences() -> None:
     assert extract_rules("NVDA is a cautious pick for detailed readers.") == []
 
 
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        ("I want a brief on NVDA", {}),
+        ("I sold short last year and lost money.", {}),
+        ("My conservative parents hate crypto.", {}),
+        ("I was aggressive in the negotiation.", {}),
+        ("Keep reports short, I read them on my phone.", {"depth": "Preferred depth: short"}),
+        ("I want a short brief on NVDA.", {"depth": "Preferred depth: short"}),
+        ("I like it detailed.", {"depth": "Preferred depth: detailed"}),
+        ("I prefer conservative risk", {"risk_tolerance": "Risk tolerance: conservative"}),
+        ("I'm risk-averse.", {"risk_tolerance": "Risk tolerance: risk-averse"}),
+        ("My risk tolerance is now aggressive.", {"risk_tolerance": "Risk tolerance: aggressive"}),
+        ("I'm cautious with my money.", {"risk_tolerance": "Risk tolerance: cautious"}),
+        ("I'm in a chess competition next week.", {}),
+        (
+            "I want it compared with the competition.",
+            {"competitor_analysis": "Wants competitor analysis"},
+        ),
+    ],
+)
+def test_the_slot_rules_read_depth_and_risk_only_of_reports_and_investing(
+    said: str, read: dict[str, str]
+) -> None:
+    """ "a brief on NVDA" is a report, not a depth; "sold short" is a trade; "my
+    conservative parents" and "aggressive in the negotiation" say nothing of risk."""
+    assert {o.slot: o.text for o in extract_rules(said) if o.slot} == read
+
+
 def test_the_chat_model_extracts_when_configured_and_rules_are_the_fallback() -> None:
     model = FakeListChatModel(
         responses=['[{"text": "Prefers dividend payers", "slot": "style"}]', "no JSON here"]
@@ -142,6 +171,8 @@ def test_a_statement_is_kept_without_the_words_around_it(said: str, kept: str) -
         "Can I see the chart again?",
         "I want a competitor analysis of NVDA.",
         "I'd like to compare AAPL and MSFT.",
+        "I want to know more about bond ladders.",
+        "I'd like to see the numbers for Q3.",
         "I'd rather you skipped the macro section.",
         "I only have a few minutes today.",
         "Analyse TSLA for me.",
@@ -289,6 +320,9 @@ def test_a_verb_in_the_past_stays_in_the_past(said: str, kept: str) -> None:
         ("I like apples and oranges.", "User likes apples and oranges."),
         ("I love my family and work.", "User loves their family and work."),
         ("Oh and I hate jargon, explain things simply please.", "User hates jargon."),
+        ("I want to retire at 60.", "User wants to retire at 60."),
+        ("I'd love to pay off the mortgage by 2030.",
+         "User would love to pay off the mortgage by 2030."),
         ("I'm a nurse, can you keep it simple?", "User is a nurse."),
     ],
 )  # fmt: skip

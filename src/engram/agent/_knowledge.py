@@ -46,23 +46,49 @@ class PlanningContext:
     block: RecallResult
 
 
+_RISK = r"(conservative|cautious|aggressive|moderate)"
+_REPORT = (
+    r"(?:reports?|briefs?|answers?|summar(?:y|ies)|analys[ie]s|replies|responses?|overviews?"
+    r"|notes?|versions?|write-?ups?)"
+)
 _RULES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
-        re.compile(r"\b(conservative|risk[- ]averse|cautious|aggressive)\b", re.I),
+        re.compile(
+            rf"\b{_RISK}(?=\s+(?:\w+\s+)?(?:investor|investing|investments?|trader|saver|risk"
+            r"|approach|portfolio|strategy|allocation)\b|\s+(?:with|about)\s+(?:my\s+)?"
+            r"(?:money|investments?|investing|risk|portfolio)\b)"
+            r"|\b(risk[- ]averse)\b"
+            rf"|\brisk(?:\s+tolerance|\s+appetite|\s+profile)?\s+is\s+(?:now\s+)?(?:\w+\s+)?{_RISK}\b",
+            re.I,
+        ),
         "risk_tolerance",
         "Risk tolerance: {}",
     ),
     (
-        re.compile(r"\b(competitors?|competition|competitive landscape)\b", re.I),
+        re.compile(
+            r"\b(competitors?|competitive landscape)\b"
+            r"|\b(?:against|vs\.?|versus|with|to)\s+(?:the\s+|its\s+|their\s+)?(competition)\b",
+            re.I,
+        ),
         "competitor_analysis",
         "Wants competitor analysis",
     ),
     (
-        re.compile(r"\b(brief|short|detailed|in[- ]depth|deep[- ]dive)\b", re.I),
+        re.compile(
+            rf"\b(brief|short|detailed|in[- ]depth|deep[- ]dive)\s+(?:\w+\s+)?{_REPORT}\b"
+            rf"|\bkeep\s+(?:it|them|things|{_REPORT})\s+(brief|short|detailed)\b"
+            r"|\b(?:prefer|like|want|love)\s+(?:it\s+|them\s+|things\s+)?"
+            r"(brief|short|detailed|in[- ]depth)\b(?!\s+(?:on|about|for|of)\b)",
+            re.I,
+        ),
         "depth",
         "Preferred depth: {}",
     ),
 )
+"""The preferences the Market Analyst's rules read: a risk tolerance said of investing
+("I'm a cautious investor", "my risk tolerance is now aggressive"; not "my conservative
+parents"), competitor analysis, and a depth said of reports ("I like detailed briefs",
+"keep it short"; not "a brief on NVDA", "I sold short")."""
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _FIRST_PERSON = re.compile(r"\b(I|I'm|I am|my|me|we|our)\b", re.I)
 
@@ -85,7 +111,8 @@ def extract_rules(text: str, tickers: Sequence[str] = ()) -> list[Observation]:
             if match := pattern.search(sentence):
                 read.append(match.group(0))
                 if slot not in found:
-                    fact = label.format(match.group(1).lower())
+                    said = next(group for group in match.groups() if group)
+                    fact = label.format(said.lower())
                     found[slot] = Observation(fact, slot, ("preference",), sentence)
     stated = [Observation(s.text, None, s.tags, s.quote) for s in statements(text, read)]
     found.update((f"stated:{n}", o) for n, o in enumerate(stated))
@@ -134,9 +161,7 @@ def _line(item_text: str, thread_id: str | None, checkpoint_id: str | None) -> s
 
 def planning_context(memory: Memory, principal: Principal, request: str) -> PlanningContext:
     """The planner's recalled context: user facts with provenance, and conventions."""
-    block = memory.recall(
-        principal, request, PLANNING_BUDGET, passages=0, include_profile=True
-    )
+    block = memory.recall(principal, request, PLANNING_BUDGET, passages=0, include_profile=True)
     facts = tuple(
         _line(i.text, i.thread_id, i.checkpoint_id) for i in block.items if i.kind != "document"
     )

@@ -86,12 +86,15 @@ _OWN = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my)\b", re.I)
 _ADDRESSED = re.compile(r"\b(?:you|your|please|let's|let me)\b", re.I)
 """Words of a request to the assistant, not a statement of the user's."""
 _ASKS = re.compile(
-    r"^i(?:'d| would)?\s+(?:really\s+)?(?:want|need|like|love|wish)\s+(?:a|an|the|some|to)\b"
+    r"^i(?:'d| would)?\s+(?:really\s+)?(?:want|need|like|love|wish)\s+(?:a|an|the|some\b"
+    r"|to\s+(?:see|know|compare|get|have|check|look|read|hear|talk|discuss|ask|analy[sz]e"
+    r"|review|find|go|focus|understand|learn|make|be|run|do|try|explore|dig|cover|include"
+    r"|skip|add|open|show))\b"
     r"|^i(?:'m| am)\s+(?:looking|asking|wondering|curious|interested\s+in\s+(?:a|an|the))\b",
     re.I,
 )
 """A request for this run ("I want a competitor analysis", "I'd like to see..."), not a
-preference ("I want my reports as PDF")."""
+preference ("I want my reports as PDF") or a goal ("I want to retire at 60")."""
 _FOR_NOW = re.compile(
     r"\b(?:today|tonight|right now|at the moment|this (?:morning|afternoon|evening|time|once)"
     r"|for now|a few minutes|in a hurry|in a rush)\b",
