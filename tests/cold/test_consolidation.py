@@ -307,6 +307,11 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I'm learning the violin.", "I gave up the violin, too hard."),
         ("I drink coffee every morning.", "I've switched to green tea in the mornings."),
         ("I take whole milk in my coffee.", "I switched to oat milk."),
+        ("User plays the violin.", "User gave up the violin and took up the cello."),
+        ("User drives a Toyota Corolla.", "User sold their Corolla and bought a Tesla."),
+        ("User uses an Android phone.", "User switched to an iPhone."),
+        ("User holds 200 shares of AMD.", "User sold their AMD shares and bought NVDA."),
+        ("The user takes the bus to work.", "The user now cycles to work."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -461,6 +466,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I take the bus to work.", "I cycle to work when it's sunny."),
         ("I drink coffee every morning.", "I switched to herbal tea in the evenings."),
         ("I drink green tea.", "I switched to a standing desk."),
+        ("User uses an Android phone.", "Tom switched to an iPhone."),
+        ("User plays the violin.", "Tom gave up the violin."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -437,10 +437,41 @@ def _as_first_person(text: str) -> tuple[str, str | None] | None:
         return "my " + rest[3:], owner
     words = rest.split()
     for i, word in enumerate(words):
-        if word.lower() not in _ADVERBS:
-            words[i] = _THIRD_PERSON.get(word.lower(), word)
+        if word.lower() not in _ADVERBS | _HOW_OFTEN:
+            words[i] = _THIRD_PERSON.get(word.lower()) or _first_person_verb(word)
             break
     return "I " + " ".join(words), owner
+
+
+_HOW_OFTEN = frozenset(
+    """always usually often never sometimes rarely also mostly generally typically normally
+    really only""".split()  # noqa: SIM905
+)
+"""Adverbs before a verb besides :data:`_ADVERBS` ("The user *always* takes ...")."""
+
+
+def _first_person_verb(word: str) -> str:
+    """A verb in the third person singular as the first person says it ("takes" ->
+    "take", "cycles" -> "cycle", "watches" -> "watch", "flies" -> "fly"); any other word
+    as it is."""
+    lowered = word.lower()
+    if len(lowered) <= 3 or not lowered.endswith("s") or lowered.endswith(("ss", "us", "is")):
+        return word
+    if lowered.endswith("ies"):
+        return word[:-3] + "y"
+    if lowered.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return word[:-2]
+    return word[:-1]
+
+
+def users_own(text: str) -> str:
+    """``text`` about "the user" said in the first person ("User sold their Corolla" ->
+    "I sold my Corolla"), as the rules read the user's own words; any other text as it
+    is (a named person's stays theirs)."""
+    said = _as_first_person(text)
+    if said is None or said[1] is not None:
+        return text
+    return re.sub(r"\btheir\b", "my", re.sub(r"\bthemselves\b", "myself", said[0]))
 
 
 def infer_slot(text: str) -> str | None:
@@ -697,6 +728,7 @@ def changes_value(new: str, old: str) -> bool:
     adopted another cat, so now I have three cats" gives the count)."""
     if not _CHANGE.search(new.lower()):
         return False
+    new, old = users_own(new), users_own(old)
     before = _clause(old)
     saying = [_clause(c) for c in _clauses(new) if not _ALSO.search(c.lower())]
     return before is not None and any(_changes(said, before) for said in saying if said)
@@ -845,6 +877,7 @@ def replaced(text: str) -> tuple[str, bool] | None:
     of PDF this time")."""
     if died := _DIED.match(text.strip()):
         return died["old"], True  # (what the user says of it is kept, as an update)
+    text = users_own(text)
     lowered = text.lower()
     clean = _clean(text)
     if _ALSO.search(lowered) or _ONCE.search(lowered) or not _OWN_STATEMENT.match(clean):
@@ -919,7 +952,7 @@ class Switch(NamedTuple):
 def switched_within_kind(text: str) -> Switch | None:
     """The things of the same kind that ``text`` says the user switched away from ("I
     switched to an iPhone": every other phone) and where, or None (see :data:`_KINDS`)."""
-    clean = _clean(text)
+    clean = _clean(users_own(text))
     where = ""
     first = _WHERE.match(clean)
     if first and _SWITCHED_TO.match(unplaced := clean[first.end() :].lstrip(", ")):
@@ -945,6 +978,7 @@ def names(text: str, name: str) -> bool:
     broker is Vanguard", "I switched from Slack to *Teams*"; not "I visited Paris", not
     "My sister lives in Paris", not the *Slack* of that switch) and names ``name`` (as
     written, a whole word)."""
+    text = users_own(text)
     words = re.findall(r"[a-z][a-z'-]*", _clean(text))
     if not words or not _OWN_STATEMENT.match(words[0]):
         return False
