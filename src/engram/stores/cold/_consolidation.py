@@ -20,15 +20,8 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engram.stores.cold._slots import (
-    changes_value,
-    mentions_slot,
-    names,
-    only_retracts,
-    replaced,
-    same_slot,
-    switched_within_kind,
-)
+from engram.stores.cold._changes import changes_value, names, replaced, switched_within_kind
+from engram.stores.cold._slots import mentions_slot, only_retracts, same_slot
 from engram.stores.cold.records import MemoryRecord
 
 

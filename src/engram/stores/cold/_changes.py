@@ -1,0 +1,398 @@
+"""What a statement says changed, when it gives no slot (pure, rules, English).
+
+The slot rules (:mod:`engram.stores.cold._slots`) read an attribute's new value; these
+read the rest of what a user says changed, for :class:`~engram.stores.cold.RuleResolver`:
+
+- :func:`replaced`: a thing the user gave up, by its name or (with no capital) by its
+  words ("I sold my Corolla and bought a Tesla", "I quit nursing and became a teacher",
+  "I mostly write Rust now, not Python"), and whether more than that is said;
+- :func:`names`: whether a stored statement of how things are for the user names it;
+- :func:`switched_within_kind`: a switch that names only the new thing, within a common
+  kind ("I switched to an iPhone"), and where it holds ("at home");
+- :func:`changes_value`: a change word with the same subject, verb and thing ("Bob now
+  takes his coffee with oat milk").
+
+Statements about "the user" read as the user's own (:func:`~engram.stores.cold._slots.users_own`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from engram.recall import stem
+from engram.stores.cold._slots import (
+    _ADVERBS,
+    _COPULAS,
+    _NOT_ATTRIBUTES,
+    _NOT_NAMES,
+    _NUMBER,
+    _OWNED,
+    _clauses,
+    _clean,
+    _singular,
+    users_own,
+)
+
+_CHANGE = re.compile(
+    r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer"
+    r"|going forward|stopped|quit|after all)\b"
+)
+"""Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
+_ALSO = re.compile(r"\b(?:also|too(?=\s*(?:[,.!?;]|$))|as well|another|more|again and again)\b")
+_FILLER = frozenset(
+    """a an the my his her their our your its of in on at to for with and or but by from
+    now nowadays these days anymore any more instead switched changed no longer not don't
+    doesn't do does is are am was were be been has have had i me he she they we it this that
+    just really very usually always often still currently mostly would will after all""".split()  # noqa: SIM905
+)
+_CONTRACTED = re.compile(r"\b(i|we|you|he|she|they)'(d|m|ve|ll|re|s)\b")
+_EXPANDED = {"d": "would", "m": "am", "ve": "have", "ll": "will", "re": "are", "s": "is"}
+_WANT = frozenset("want wants prefer prefers like likes rather love loves wish".split())  # noqa: SIM905
+"""Verbs of a wish: "I'd rather get reports as HTML" says what "I want reports as PDF" did."""
+_GETTING = frozenset("get getting receive receiving see seeing be".split())  # noqa: SIM905
+"""A verb a wish takes before its object ("rather *get* reports"): part of the wish."""
+_FRAME = frozenset("by via from at in on through".split())  # noqa: SIM905
+"""Prepositions that frame how or where one does a thing: two values in one frame ("I
+commute *by* bus", "these days I commute *by* bike") cannot both be current. Not "with":
+one talks or plays with many people ("I now talk with a therapist" adds to "I talk with my
+mum")."""
+
+
+class _Clause(NamedTuple):
+    """What :func:`changes_value` compares of a short statement."""
+
+    subject: str
+    verb: str
+    """The verb's stem; ``want`` for a wish's verbs ("would rather get", "prefer")."""
+    frame: str
+    """The preposition right after the verb when it is one of :data:`_FRAME`, else ""."""
+    things: frozenset[str]
+    """The content words after the verb, a plural as its singular ("mornings": "morning")."""
+    head: str = ""
+    """For a statement of what one is ("I'm on the night shift": verb ``be``), its last
+    content word, the thing the value belongs to ("shift")."""
+
+
+def _clause(text: str) -> _Clause | None:
+    """The :class:`_Clause` of a short statement (None when it is too short to have one)."""
+    clean = _CONTRACTED.sub(lambda m: f"{m.group(1)} {_EXPANDED[m.group(2)]}", _clean(text))
+    words = re.findall(r"[a-z][a-z'-]*", clean)
+    if len(words) < 3 or words[0] in _NOT_NAMES - {"i"}:
+        return None
+    at = [i for i, w in enumerate(words) if i and w not in _FILLER]
+    if len(at) < 2:
+        return None
+    rest = [words[i] for i in at]
+    if rest[0] in _STOPPED and len(rest) > 1 and rest[1].endswith("ing"):
+        rest = rest[1:]  # ("I stopped drinking coffee": what stopped is drinking coffee)
+    verb = re.sub(r"(?:es|s)$", "", rest[0]) if len(rest[0]) > 3 else rest[0]
+    if re.fullmatch(_NUMBER, rest[0]) and words[at[0] - 1] in ("have", "has", "had"):
+        verb, rest = "have", ["have", *rest]  # "I have *two* cats": a count of what one has
+    if rest[0] in _WANT:
+        verb = "want"
+        rest = rest[:1] + rest[2:] if len(rest) > 2 and rest[1] in _GETTING else rest
+    after = words[at[0] + 1] if at[0] + 1 < len(words) else ""
+    if words[1] in _COPULAS and not _progressive(words[2 : at[0] + 1]):  # "I'm on the night shift"
+        things = [_singular(w) for w in rest]
+        return _Clause(words[0], "be", "", frozenset(things), things[-1])
+    return _Clause(
+        words[0], verb, after if after in _FRAME else "", frozenset(map(_singular, rest[1:]))
+    )
+
+
+_STOPPED = frozenset("stopped quit quitted".split())  # noqa: SIM905
+
+
+def _progressive(words: list[str]) -> bool:
+    """Whether the words after a copula, up to its first content word, make a verb's
+    progressive form: "(I'm) now training", not "(I'm) in the marketing team"."""
+    return words[-1].endswith("ing") and all(w in _ADVERBS or w == "not" for w in words[:-1])
+
+
+def changes_value(new: str, old: str) -> bool:
+    """Whether ``new`` says that ``old`` has changed: a change word ("now", "these days",
+    "instead"), the same subject and verb (a wish's verbs read as one: "I'd rather get
+    reports as HTML from now on" → "I want reports as PDF"), and a thing both speak of
+    ("Bob takes his coffee black" → "Bob now takes his coffee with oat milk") or the same
+    frame (:data:`_FRAME`: "I commute by bus" → "These days I commute by bike"); never
+    in a clause with "also" or "too" ("I now also like rock" adds to "I like jazz"; "We
+    adopted another cat, so now I have three cats" gives the count)."""
+    if not _CHANGE.search(new.lower()):
+        return False
+    new, old = users_own(new), users_own(old)
+    before = _clause(old)
+    saying = [_clause(c) for c in _clauses(new) if not _ALSO.search(c.lower())]
+    return before is not None and any(_changes(said, before) for said in saying if said)
+
+
+def _changes(said: _Clause, before: _Clause) -> bool:
+    """Whether one clause gives a new value of what ``before`` stated (see
+    :func:`changes_value`): a statement of what one is only of the same thing ("I'm on
+    the day shift now" of "I'm on the night shift", "I'm no longer allergic to cats"; not
+    "I'm a fan of rock" of "I'm a fan of jazz")."""
+    if (said.subject, stem(said.verb)) != (before.subject, stem(before.verb)):
+        return False  # ("drinking" and "drink" are one verb)
+    if said.verb == "be":
+        return said.head == before.head
+    return bool(said.things & before.things) or (bool(said.frame) and said.frame == before.frame)
+
+
+_CAPITAL = r"(?:[A-Z0-9]|[a-z]{1,2}[A-Z])[\w+-]*(?:\.\w[\w+-]*)*"
+_NAME = rf"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?{_CAPITAL}(?:\s+{_CAPITAL}){{0,2}}"
+"""A thing or person named by capitals ("Corolla", "PDF", "Google Docs", "iPhone", "Dr.
+Lee")."""
+_OWN = r"(?i:(?:my|our|the)\s+)?(?i:(?:old|previous|former|current)\s+)?"
+_REPLACED = re.compile(
+    r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|dropped|got\s+rid\s+of|gave\s+away"
+    r"|cancell?ed|terminated"
+    r"|gave\s+up(?:\s+on)?"
+    r"|(?:switched|changed|upgraded|moved|transferred|shifted)\s+(?:away\s+)?"
+    r"(?:(?i:my|our|all\s+my|all\s+our)\s+[a-z]+\s+|(?i:everything|it|them)\s+)?from"
+    r"|went\s+from|stopped\s+[a-z]+ing(?:\s+(?:at|for|with|to|in|on))?|no\s+longer\s+use)\s+"
+    rf"{_OWN}(?P<old>{_NAME})(?P<rest>.*)$"
+)
+_LEFT = re.compile(rf"\b(?i:left|quit)\s+{_OWN}(?P<old>{_NAME})(?P<rest>.*)$")
+"""Giving a thing up by leaving it ("I left Deloitte"): a switch only when what follows
+names its successor ("and joined KPMG", "for Disney+"); "I left Paris on Monday" is a trip."""
+_INSTEAD = re.compile(rf"\b(?i:instead\s+of|rather\s+than)\s+{_OWN}(?P<old>{_NAME})")
+_BUT_NOT = re.compile(
+    rf",\s*(?i:not|no\s+longer)\s+{_OWN}(?P<old>{_NAME})(?P<rest>\s*(?i:any\s?more)?\s*[.!]?)$"
+)
+"""A value said with the one it replaces: "I mostly write Rust now*, not Python*" (only
+with a word of change: "I write Rust, not Python, on weekends" replaces nothing)."""
+_GAVE_UP = re.compile(
+    r"\b(?i:gave\s+up(?:\s+on)?|quit|quitted|ditched|stopped|dropped\s+out\s+of"
+    r"|(?:sold|got\s+rid\s+of)"
+    r"(?=\s+(?:my|our)\b))\s+(?:(?i:my|our|the)\s+)?(?P<old>[a-z][a-z-]{2,})\b"
+)
+"""Giving up a thing named with no capital: "I gave up the violin", "I quit nursing", "I
+stopped teaching piano", "I sold my bike" (found by the stems of its words: "nursing"
+in "I work as a nurse")."""
+_THING_ENDS = re.compile(r"[,;.!?]|\b(?i:and|but|so|then|because|since|for|in\s+favou?r\s+of)\b")
+_WHEN = re.compile(
+    r"\b(?:(?:last|this|next|a|an|one|two|\d+)\s+(?:day|week|month|year|summer|winter|spring"
+    r"|autumn|fall|weekend|night|time)s?(?:\s+ago)?|yesterday|today|recently|already|finally"
+    r"|for\s+good|altogether|completely|entirely|any\s?more|after\s+all|at\s+last"
+    r"|cold\s+turkey|(?:in|on)\s+\w+)\b"
+)
+"""When, or how completely, a thing was given up: no part of the thing."""
+_NOT_A_THING = frozenset(
+    """it that this them those these everything something anything all some one work
+    job yesterday today tonight recently already again now then early before last""".split()  # noqa: SIM905
+)
+"""Words after "gave up", "quit"... that name no thing of the user's ("I quit *it*";
+"I quit my *job*" is the employer's slot)."""
+_NOTHING_SAID = re.compile(
+    r"^(?:[\s,.!]|\b(?i:(?:last|this|a|an|one|two|\d+)\s+\w+(?:\s+ago)?|yesterday|today"
+    r"|recently|already|finally|for\s+good|altogether|completely|entirely|any\s?more"
+    r"|after\s+all|at\s+last|cold\s+turkey|(?:in|on)\s+[A-Z]?\w+|ago)\b)*$"
+)
+"""What may follow a thing given up in a retraction that says nothing more: "I sold my
+Corolla *last month*", "I quit smoking *for good*"."""
+_OWN_STATEMENT = re.compile(r"^(?:i|i'm|i'd|i've|my|we|we're|we've|our)\b")
+_DIED = re.compile(
+    rf"^(?:(?i:my|our)\s+(?:[a-z]+\s+){{1,2}})?(?P<old>{_NAME})\s+(?:has\s+)?(?:sadly\s+)?"
+    r"(?:passed\s+away|died)\b"
+)
+"""A death: "Max passed away last week", "our dog Rex died" (the facts naming them end)."""
+"""How a statement of the user's own starts (once cleaned)."""
+_FOLLOWED = re.compile(
+    r"^\s*(?:,\s*)?(?i:(?:and|then)\s+(?:\w+\s+)?"
+    r"(?:bought|got|use|switched|moved|went|picked|joined|started|signed)"
+    r"|for|with|to|into|in\s+favou?r\s+of)\b"
+)
+_ONCE = re.compile(
+    r"\b(?:this time|just this once|this once|for now|for today|today only|for this (?:one|report|"
+    r"week|trip|time|call|meeting))\b"
+)
+"""Words that make a request a one-off ("HTML instead of PDF *this time*"), no new value."""
+_PAST = frozenset(
+    """was were went had saw met took made came bought sold did left gave spent ate drank
+    flew drove wrote visited used""".split()  # noqa: SIM905
+)
+"""First verbs of a statement of what the user did, not of how things are."""
+_PEOPLE = (
+    _NOT_ATTRIBUTES
+    - _OWNED
+    - frozenset(
+        "hand hands arm arms head eyes voice mind".split()  # noqa: SIM905
+    )
+)
+"""Whose facts are theirs, not the user's ("my sister lives in ...")."""
+
+
+def _switch(text: str) -> tuple[str, str] | None:
+    """``(the thing given up, what the user has now)`` of a statement that names the
+    thing: ("Corolla", "and bought a Tesla") of "I sold my Corolla and bought a Tesla",
+    ("PDF", "I want HTML") of "I want HTML instead of PDF", ("Corolla", "") of "I sold my
+    Corolla"; None for any other text."""
+    if found := _INSTEAD.search(text):
+        return found.group("old"), text[: found.start()]
+    if (found := _BUT_NOT.search(text)) and _CHANGE.search(text.lower()):
+        return found.group("old"), text[: found.start()]
+    if (found := _LEFT.search(text)) and _FOLLOWED.match(found.group("rest")):
+        return found.group("old"), found.group("rest")
+    if (found := _REPLACED.search(text)) is not None and not re.match(r"\s*off\b", found["rest"]):
+        rest = found.group("rest")
+        return found.group("old"), "" if _NOTHING_SAID.match(rest) else rest
+    return _given_up(text)
+
+
+def _given_up(text: str) -> tuple[str, str] | None:
+    """``(the thing, what more is said)`` of :data:`_GAVE_UP` in ``text``: ("drinking
+    coffee", "now I drink tea") of "I stopped drinking coffee, now I drink tea"; None
+    when it names no thing ("I quit *it*"; "I stopped *the* car": "stopped" gives up
+    doing things)."""
+    found = _GAVE_UP.search(text)
+    if found is None or found["old"] in _NOT_A_THING | _FILLER:
+        return None
+    if found.group(0).lower().startswith("stopped") and not found["old"].endswith("ing"):
+        return None
+    tail = text[found.start("old") :]
+    end = _THING_ENDS.search(tail)
+    thing, more = (tail[: end.start()], tail[end.start() :]) if end else (tail, "")
+    said = " ".join(_WHEN.sub(" ", thing).lower().split())
+    if not any(w not in _FILLER for w in re.findall(r"\b[a-z][a-z-]*", said)):
+        return None
+    return said, "" if _NOTHING_SAID.match(more) else more
+
+
+def replaced(text: str) -> tuple[str, bool] | None:
+    """The thing ``text`` says the user gave up, by its name, and whether it says more
+    than that (what replaced it, how things are now; not when: "last month"): "I sold
+    my Corolla and bought a Tesla" → ("Corolla", True), "I switched from PDF to HTML" →
+    ("PDF", True), "I want HTML instead of PDF" → ("PDF", True), "I quit nursing and
+    became a teacher" → ("nursing", True), "I sold my Corolla last month" → ("Corolla",
+    False), "I stopped going to the gym" → ("going to the gym", False), "Max passed away"
+    → ("Max", True); None for any other text, and for a one-off ("I'd like HTML instead
+    of PDF this time")."""
+    if died := _DIED.match(text.strip()):
+        return died["old"], True  # (what the user says of it is kept, as an update)
+    text = users_own(text)
+    lowered = text.lower()
+    clean = _clean(text)
+    if _ALSO.search(lowered) or _ONCE.search(lowered) or not _OWN_STATEMENT.match(clean):
+        return None
+    if (whose := re.match(r"^(?:my|our)\s+(\S+)", clean)) and whose.group(1) in _PEOPLE:
+        return None  # "My wife switched from Chrome to Safari": hers, not the user's
+    switch = _switch(text)
+    if switch is None:
+        return None
+    return switch[0], bool(switch[1])
+
+
+_KINDS: tuple[frozenset[str], ...] = tuple(
+    frozenset(kind.split(","))
+    for kind in (
+        "iphone,android,android phone,pixel,galaxy,samsung,samsung galaxy,blackberry,oneplus",
+        "windows,mac,macos,mac os,macbook,linux,ubuntu,chromebook,chrome os",
+        "chrome,firefox,safari,edge,brave,opera,vivaldi",
+        "spotify,apple music,tidal,deezer,youtube music,amazon music,pandora",
+        "gmail,outlook,protonmail,proton mail,fastmail,yahoo mail",
+        "whatsapp,telegram,signal,imessage,messenger",
+        "dropbox,google drive,onedrive,icloud,icloud drive",
+        "notion,evernote,obsidian,onenote,apple notes",
+        "netflix,hulu,disney+,prime video,hbo max,apple tv+",
+        "kindle,kobo,nook",
+        "1password,lastpass,bitwarden,dashlane,keepass,keepassxc",
+        "vs code,vscode,visual studio code,vim,neovim,emacs,pycharm,intellij,sublime text",
+        "zoom,skype,webex,google meet",
+        "waze,google maps,apple maps",
+        "duckduckgo,bing,ecosia,kagi",
+        "coffee,decaf,tea,green tea,black tea,herbal tea,matcha,hot chocolate",
+        "milk,whole milk,skimmed milk,skim milk,oat milk,almond milk,soy milk,rice milk",
+    )
+)
+"""Things of one kind, one of which a user has at a time: "I switched to an iPhone" says
+the Android phone is gone. Switching is read only between things of a kind listed here
+(which phone or computer, browser, music, mail, messaging, storage, notes, streaming,
+e-reader, password manager, code editor, video calls, maps, search engine, hot drink or
+milk; a name that
+is also another thing's, "Google" or "Teams", is left out): the words alone cannot tell
+which "I use ..." a switch replaces."""
+_SWITCHED_TO = re.compile(
+    r"^(?:i|we)(?:'ve| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)?(?:switched"
+    r"|moved(?:\s+over)?|migrated|gone\s+over|(?:changed|upgraded)(?:\s+my\s+[a-z]+)?)"
+    r"\s+to\s+(?:an?\s+|the\s+)?(?P<rest>.+)$"
+)
+_NOTHING_MORE = re.compile(
+    r"^(?:\s+(?:\d[\w.]*|pro|max|plus|ultra|mini|air|se|lite|xl))*"
+    r"(?:\s+(?:phone|browser|laptop|computer|app|instead|now|recently|yesterday|today"
+    r"|last\s+\w+|this\s+\w+|(?:a\s+(?:few\s+|couple\s+of\s+)?|\d+\s+|\w+\s+)\w+\s+ago))*\s*$"
+)
+"""What may follow the new thing: its model ("an iPhone *15 Pro*"), its kind or when."""
+_WHERE = re.compile(r"^(?:at|on|for|in)\s+(?:my\s+|our\s+|the\s+)?(?P<where>[a-z]+)\b")
+"""Where a switch holds, said first or last: "*at home* I switched to Linux", "I switched
+to Linux *on my laptop*"."""
+
+
+class Switch(NamedTuple):
+    """What :func:`switched_within_kind` reads of a switch."""
+
+    rivals: frozenset[str]
+    """The other things of the kind, one of which the user had."""
+    where: str
+    """Where the switch holds ("home" of "at home", "pc" of "on my home PC"), or ""."""
+
+    def holds_in(self, text: str) -> bool:
+        """Whether the switch holds where ``text`` does: a switch at home ends "I use
+        Windows at home", not "I use Windows at work"."""
+        return not self.where or _named_in(text.lower(), self.where)
+
+
+def switched_within_kind(text: str) -> Switch | None:
+    """The things of the same kind that ``text`` says the user switched away from ("I
+    switched to an iPhone": every other phone) and where, or None (see :data:`_KINDS`)."""
+    clean = _clean(users_own(text))
+    where = ""
+    first = _WHERE.match(clean)
+    if first and _SWITCHED_TO.match(unplaced := clean[first.end() :].lstrip(", ")):
+        where, clean = first["where"], unplaced
+    found = _SWITCHED_TO.match(clean)
+    if found is None or _ALSO.search(clean) or _ONCE.search(clean):
+        return None
+    rest = found.group("rest")
+    for kind in _KINDS:
+        for name in sorted(kind, key=len, reverse=True):
+            if not rest.startswith(name):
+                continue
+            after = rest[len(name) :].strip()
+            if (last := _WHERE.match(after)) and not where:
+                where, after = last["where"], after[last.end() :]
+            if _NOTHING_MORE.match(f" {after}" if after else ""):
+                return Switch(kind - {name}, where)
+    return None
+
+
+def names(text: str, name: str) -> bool:
+    """Whether ``text`` states how things are for the user now ("I drive a Corolla", "My
+    broker is Vanguard", "I switched from Slack to *Teams*"; not "I visited Paris", not
+    "My sister lives in Paris", not the *Slack* of that switch) and names ``name`` (as
+    written, a whole word)."""
+    text = users_own(text)
+    words = re.findall(r"[a-z][a-z'-]*", _clean(text))
+    if not words or not _OWN_STATEMENT.match(words[0]):
+        return False
+    if (switch := _switch(text)) is not None:
+        return _named_in(switch[1], name)
+    rest = [w for w in words[1:] if w not in _ADVERBS]
+    if not rest or rest[0] in _PEOPLE:
+        return False
+    if words[0] in ("my", "our"):  # "my broker is ...", not "my broker was ..."
+        verb = next((w for w in rest if w in ("is", "are", "was", "were")), "")
+        return verb not in ("was", "were") and _named_in(text, name)
+    if rest[0] in _PAST or rest[0].endswith("ed"):  # "I visited ...", not "I use ..."
+        return False
+    return _named_in(text, name)
+
+
+def _named_in(text: str, name: str) -> bool:
+    """Whether ``text`` has ``name`` as a whole word; a thing named with no capital by
+    the stems of its content words ("nursing" in "I work as a nurse", "going to the
+    gym" in "I go to the gym on Mondays")."""
+    if name.islower():
+        stems = {stem(w) for w in re.findall(r"\b[a-z][a-z-]*", text.lower())}
+        wanted = [w for w in re.findall(r"\b[a-z][a-z-]*", name) if w not in _FILLER]
+        return all(stem(w) in stems for w in wanted)
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
