@@ -298,6 +298,7 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I drive a Toyota Corolla.", "I sold my Corolla and became a cyclist."),
         ("My therapist is Dr. Lee.", "I stopped seeing Dr. Lee, I see Dr. Kaur now."),
         ("I have a golden retriever named Max.", "Max passed away last week."),
+        ("We have a cat called Kiwi.", "Our cat Kiwi died in August."),
         ("I live in Denver.", "We packed up and moved to Austin."),
         ("I work at Tesco.", "I handed in my notice at Tesco."),
         ("I'm a sous chef.", "I got promoted to head chef."),
@@ -468,6 +469,9 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I drink green tea.", "I switched to a standing desk."),
         ("User uses an Android phone.", "Tom switched to an iPhone."),
         ("User plays the violin.", "Tom gave up the violin."),
+        ("My favourite singer is Prince.", "Prince died in 2016."),
+        ("I love Elvis.", "Elvis died in 1977."),
+        ("My son Leo is 7.", "Our cat Kiwi died."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -258,17 +258,37 @@ def _given_up(text: str) -> tuple[str, str] | None:
     return said, "" if _NOTHING_SAID.match(more) else more
 
 
+def died(text: str) -> str | None:
+    """Who ``text`` says died ("Max passed away last week", "Our cat Kiwi died": "Max",
+    "Kiwi"), or None."""
+    found = _DIED.match(text.strip())
+    return found["old"] if found else None
+
+
+def of_the_users(text: str, name: str) -> bool:
+    """Whether ``text`` says ``name`` is one of the user's people or pets ("I have a dog
+    named Max", "My son Leo is 7", "Leo is my son"; not "My favourite singer is Prince",
+    not "I love Elvis")."""
+    said = re.escape(name)
+    return (
+        re.search(
+            rf"\b(?:named|called)\s+{said}\b|\b(?i:my|our)\s+(?:[a-z-]+\s+){{1,2}}?{said}\b"
+            rf"|\b{said}\s+is\s+(?i:my|our)\b|\bname\s+is\s+{said}\b",
+            users_own(text),
+        )
+        is not None
+    )
+
+
 def replaced(text: str) -> tuple[str, bool] | None:
     """The thing ``text`` says the user gave up, by its name, and whether it says more
     than that (what replaced it, how things are now; not when: "last month"): "I sold
     my Corolla and bought a Tesla" → ("Corolla", True), "I switched from PDF to HTML" →
     ("PDF", True), "I want HTML instead of PDF" → ("PDF", True), "I quit nursing and
     became a teacher" → ("nursing", True), "I sold my Corolla last month" → ("Corolla",
-    False), "I stopped going to the gym" → ("going to the gym", False), "Max passed away"
-    → ("Max", True); None for any other text, and for a one-off ("I'd like HTML instead
-    of PDF this time")."""
-    if died := _DIED.match(text.strip()):
-        return died["old"], True  # (what the user says of it is kept, as an update)
+    False), "I stopped going to the gym" → ("going to the gym", False);
+    None for any other text, and for a one-off ("I'd like HTML instead of PDF this
+    time")."""
     text = users_own(text)
     lowered = text.lower()
     clean = _clean(text)

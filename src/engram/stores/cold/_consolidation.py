@@ -20,7 +20,14 @@ from typing import Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from engram.stores.cold._changes import changes_value, names, replaced, switched_within_kind
+from engram.stores.cold._changes import (
+    changes_value,
+    died,
+    names,
+    of_the_users,
+    replaced,
+    switched_within_kind,
+)
 from engram.stores.cold._slots import mentions_slot, only_retracts, same_slot
 from engram.stores.cold.records import MemoryRecord
 
@@ -97,7 +104,8 @@ class RuleResolver:
        my Corolla and bought a Tesla", "HTML instead of PDF") and an existing statement
        of the user's naming it ("I drive a Toyota Corolla"): → UPDATE it, or when
        nothing replaced the thing and nothing more is said ("I sold my Corolla") →
-       DELETE it.
+       DELETE it. A death ("Max passed away") updates the fact that says Max is the
+       user's ("I have a dog named Max").
     4. A slotless fact that says a slotless existing one changed (:func:`changes_value`:
        "now", the same subject and verb, a thing both speak of) → UPDATE it, or when it
        only retracts (as in 1) → DELETE it.
@@ -118,6 +126,10 @@ class RuleResolver:
         for old in existing:
             if self._duplicate(fact, old):
                 return Resolution(Action.NOOP, old.record.key, "near-duplicate of a stored fact")
+        if (who := died(fact.text)) is not None:
+            for old in existing:
+                if of_the_users(old.record.text, who):
+                    return Resolution(Action.UPDATE, old.record.key, f"says {who!r} died")
         if (gone := replaced(fact.text)) is not None:
             name, succeeded = gone
             for old in existing:
