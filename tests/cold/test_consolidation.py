@@ -472,6 +472,9 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My favourite singer is Prince.", "Prince died in 2016."),
         ("I love Elvis.", "Elvis died in 1977."),
         ("My son Leo is 7.", "Our cat Kiwi died."),
+        ("I work in London.", "I now live in Paris, not London."),
+        ("I work in London.", "These days I live in Paris instead of London."),
+        ("I drive to London every Friday.", "I moved from London to Paris."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -404,7 +404,19 @@ def names(text: str, name: str) -> bool:
         return verb not in ("was", "were") and _named_in(text, name)
     if rest[0] in _PAST or rest[0].endswith("ed"):  # "I visited ...", not "I use ..."
         return False
-    return _named_in(text, name)
+    return _named_in(text, name) and not _only_where_to(text, name)
+
+
+_WHERE_TO = r"(?i:to|towards|into|from|via|through|past|across)\s+(?:the\s+)?"
+
+
+def _only_where_to(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` only as where the user goes ("I drive *to London*
+    every Friday"): a place one goes to is not a thing one has, which a move or a switch
+    from it would end."""
+    said = re.escape(name)
+    everywhere = len(re.findall(rf"(?<![\w-]){said}(?![\w-])", text))
+    return everywhere > 0 and everywhere == len(re.findall(rf"\b{_WHERE_TO}{said}(?![\w-])", text))
 
 
 def _named_in(text: str, name: str) -> bool:

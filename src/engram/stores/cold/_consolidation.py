@@ -100,7 +100,7 @@ class RuleResolver:
        updates) → DELETE it; the same text (or similarity ≥
        ``duplicate_threshold``) → NOOP; otherwise → UPDATE it.
     2. No slot match: a near-duplicate of any existing fact → NOOP.
-    3. A fact that says the user gave up a thing by its name (:func:`replaced`: "I sold
+    3. A slotless fact that says the user gave up a thing by its name (:func:`replaced`: "I sold
        my Corolla and bought a Tesla", "HTML instead of PDF") and an existing statement
        of the user's naming it ("I drive a Toyota Corolla"): → UPDATE it, or when
        nothing replaced the thing and nothing more is said ("I sold my Corolla") →
@@ -130,7 +130,10 @@ class RuleResolver:
             for old in existing:
                 if of_the_users(old.record.text, who):
                     return Resolution(Action.UPDATE, old.record.key, f"says {who!r} died")
-        if (gone := replaced(fact.text)) is not None:
+        # A fact with a slot replaces its slot's ("I now live in Paris, not London" leaves
+        # "I work in London").
+        gone = None if fact.slot else replaced(fact.text)
+        if gone is not None:
             name, succeeded = gone
             for old in existing:
                 if names(old.record.text, name):
