@@ -109,6 +109,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("home", re.compile(rf"{_WE}(?:live|reside)\s+in\s+\S")),
     ("home", re.compile(rf"{_WE_ARE}(?:living|based|settled)\s+in\s+\S")),
+    ("home", re.compile(rf"{_WE_HAVE}been\s+(?:living|based)\s+in\s+\S")),
     (
         "home",
         re.compile(
@@ -130,7 +131,19 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}\s+(?:years?\s+old|y/?o)\b")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}(?:\s+now)?$")),
     ("age", re.compile(rf"{_IVE}turned\s+\d{{1,3}}\b")),
+    (
+        "age",
+        re.compile(rf"{_IVE}(?:had|celebrated)\s+my\s+\d{{1,3}}(?:st|nd|rd|th)\s+birthday\b"),
+    ),
+    ("email", re.compile(r"^(?:you\s+can\s+)?(?:reach|contact|email)\s+me\s+(?:now\s+)?at\s+\S+@")),
     ("name", re.compile(r"^(?:my name is|(?:please\s+|you\s+can\s+)?call me|i go by)\s+\S")),
+    (
+        "number_of_children",
+        re.compile(
+            rf"{_WE_HAVE}(?:had|welcomed)\s+(?:our|my)\s+(?:first|second|third|fourth|fifth"
+            r"|sixth)\s+(?:baby|child|kid|son|daughter)\b"
+        ),
+    ),
     (
         "number_of_children",
         re.compile(rf"{_WE}have\s+{_NUMBER}\s+(?:kids?|child(?:ren)?)\b"),
@@ -277,6 +290,12 @@ _KIN_AGE = re.compile(
     r"(?:\s+(?:years?|months?)(?:\s+old)?|\s+y/?o)?"
     r"(?:\s+(?:now|today|yesterday|this\s+\w+|last\s+\w+|on\s+\w+))?$"
 )
+_REPORTS_TO = re.compile(
+    r"^(?i:i)\s+(?i:(?:now|currently)\s+)?(?i:report)\s+(?i:directly\s+)?(?i:to)\s+"
+    r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?(?:\s+(?i:now|these\s+days))?\s*[.!]?$"
+)
+""""I report to Tom": whom the user reports to is their manager (a name, with a capital:
+not "I report to the board")."""
 _DRIVES_NAMED = re.compile(
     r"^(?i:i)\s+(?i:(?:now|currently|just|still)\s+)?(?i:drive|lease)\s+(?i:an?)\s+"
     r"(?i:(?:new|used|old|second-hand|brand\s+new)\s+)?[A-Z0-9][\w-]*"
@@ -522,8 +541,11 @@ def _first_person_slot(text: str) -> str | None:
     for name, pattern in _RELATIONS:
         if pattern.search(clean):
             return name
-    if _DRIVES_NAMED.match(_PREFIX_ANY_CASE.sub("", text.strip())):
+    as_said = _PREFIX_ANY_CASE.sub("", text.strip())
+    if _DRIVES_NAMED.match(as_said):
         return "car"
+    if _REPORTS_TO.match(as_said):
+        return "manager_name"
     if (changed := _SET_TO.search(clean)) and not _NOT_IN_ATTRIBUTE & set(changed["attr"].split()):
         return _of_value(_slot_name(changed["attr"]), changed["value"])
     if rate := _RATE.match(clean):
