@@ -172,6 +172,8 @@ def test_a_statement_is_kept_without_the_words_around_it(said: str, kept: str) -
         "I want a competitor analysis of NVDA.",
         "I'd like to compare AAPL and MSFT.",
         "I want to know more about bond ladders.",
+        "We discussed NVDA last time.",
+        "We have a call on Friday.",
         "I'd like to see the numbers for Q3.",
         "I'd rather you skipped the macro section.",
         "I only have a few minutes today.",
@@ -324,6 +326,11 @@ def test_a_verb_in_the_past_stays_in_the_past(said: str, kept: str) -> None:
         ("I'd love to pay off the mortgage by 2030.",
          "User would love to pay off the mortgage by 2030."),
         ("I'm a nurse, can you keep it simple?", "User is a nurse."),
+        ("We own our house outright, no mortgage.",
+         "User's household owns their house outright, no mortgage."),
+        ("We're expecting our second child in March.",
+         "User's household is expecting their second child in March."),
+        ("We earn about 120k combined.", "User's household earns about 120k combined."),
     ],
 )  # fmt: skip
 def test_every_verb_of_the_user_agrees_with_user(said: str, kept: str) -> None:

@@ -82,6 +82,15 @@ _AFTERWORD = re.compile(
     re.I,
 )
 """The same said after the statement ("I'm retiring in 2030, so keep that in mind")."""
+_HOUSEHOLD = re.compile(
+    r"^we(?:'re|\s+are)?\s+(?:(?:now|currently|still|already)\s+)?(?:own|rent|live"
+    r"|bank|earn|save|invest|hold|expecting|saving|planning|moved|relocated|pay|share|have\s+"
+    r"(?:two|three|four|five|\d+)\s+(?:kids|children|sons|daughters))\b",
+    re.I,
+)
+"""What a household says of itself ("We own our house outright", "We're expecting our
+second child"): the user's too. Not any "we" ("We discussed NVDA last time" may be the
+user and the assistant)."""
 _OWN = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my)\b", re.I)
 _ADDRESSED = re.compile(r"\b(?:you|your|please|let's|let me)\b", re.I)
 """Words of a request to the assistant, not a statement of the user's."""
@@ -144,6 +153,8 @@ _FIRST = (
     (re.compile(r"^i\s+(?=(?:was|can|can't|cannot|could|should|must|might|may|won't)\b)", re.I),
      "User "),
     (re.compile(r"^my\s+(?P<who>[\w-]+)\s+and\s+i\b", re.I), "User and their {who}"),
+    (re.compile(r"^we(?:'re|\s+are)\b", re.I), "User's household is"),
+    (re.compile(r"^we\s+have\b", re.I), "User's household has"),
     (re.compile(r"^my\b", re.I), "User's"),
 )  # fmt: skip
 _LATER = (
@@ -247,7 +258,7 @@ def _asked_after(sentence: str) -> str:
 
 def _durable(clause: str, covered: Sequence[str]) -> bool:
     """Whether ``clause`` states how things are for the user (see the module)."""
-    if len(clause.split()) < 3 or not _OWN.match(clause):
+    if len(clause.split()) < 3 or not (_OWN.match(clause) or _HOUSEHOLD.match(clause)):
         return False
     if _ADDRESSED.search(clause) or _FOR_NOW.search(clause):
         return False
@@ -337,7 +348,8 @@ def _third_person(clause: str) -> str | None:
             joined = words[i - 1].lower() in ("and", "but", "or")
             if joined and words[i] in _JOINED_VERBS:
                 words[i] = _third_singular(words[i])
-        head, rest = "User", " " + " ".join(words[1:])
+        who = "User's household" if words[0].lower() == "we" else "User"
+        head, rest = who, " " + " ".join(words[1:])
     return " ".join(f"{head}{_in_third_person(rest)}".split()) + "."
 
 
