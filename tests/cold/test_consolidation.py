@@ -196,6 +196,8 @@ def test_inferred_slots_keep_separate_attributes_apart(store: LongTermStore) -> 
         ("We just welcomed our third baby", "number_of_children"),
         ("I report to Tom now.", "manager_name"),
         ("I report to the board", None),
+        ("I switched my phone to silent mode.", None),
+        ("I set my phone to vibrate", None),
         ("I've been living in Munich since March", "home"),
         ("I met Tom at lunch. I work at Initech.", "employer"),
     ],

@@ -211,6 +211,8 @@ _SET_TO = re.compile(
 """A new value given by what the user did to an attribute: "I raised my trip budget to
 $3,500", "I've set my alarm to 6:30", "I upgraded my phone to an iPhone 15", "I changed
 the wifi password to ..."."""
+_A_SETTING = re.compile(r"\b(?:mode|silent|vibrate|mute|muted|settings?)\b")
+"""A value that says how a thing is set, not which it is ("to silent mode", "to vibrate")."""
 _CHANGED_ONE = re.compile(
     rf"^(?:i|we)(?:'ve| have)?\s+{_NOW}(?:changed|switched|swapped)\s+(?P<attr>[a-z]{{2,}}?)s\b"
 )
@@ -546,7 +548,10 @@ def _first_person_slot(text: str) -> str | None:
         return "car"
     if _REPORTS_TO.match(as_said):
         return "manager_name"
-    if (changed := _SET_TO.search(clean)) and not _NOT_IN_ATTRIBUTE & set(changed["attr"].split()):
+    changed = _SET_TO.search(clean)
+    if changed and _A_SETTING.search(changed["value"]):
+        return None  # ("I switched my phone to silent mode": how it is set, not which it is)
+    if changed and not _NOT_IN_ATTRIBUTE & set(changed["attr"].split()):
         return _of_value(_slot_name(changed["attr"]), changed["value"])
     if rate := _RATE.match(clean):
         return _rate(rate)
