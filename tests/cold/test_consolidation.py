@@ -474,6 +474,7 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I take the train to work.", "I changed trains in Paris."),
         ("My favourite cafe is Green Bean.", "I found a new cafe, Blue Door."),
         ("My favourite hobby is chess.", "I have a new hobby, pottery."),
+        ("My biggest client is Acme.", "I have a new client, Initech."),
         ("My phone is an iPhone 12.", "I got a new phone number."),
         ("My phone number is 555 0100.", "I got a new phone."),
         ("I take the train to work on Mondays.", "I cycle to the office on Thursdays."),

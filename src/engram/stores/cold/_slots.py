@@ -624,7 +624,10 @@ def same_slot(one: str, other: str) -> bool:
     return False
 
 
-_CHOSEN = frozenset("favorite best worst least dream ideal first next last".split())  # noqa: SIM905
+_CHOSEN = frozenset(
+    """favorite best worst least dream ideal first next last biggest largest smallest oldest
+    youngest newest top other""".split()  # noqa: SIM905
+)
 """Words of an attribute chosen among many ("favorite_hobby"): a new one of the kind ("I
 have a new hobby") is no new value of it."""
 
