@@ -514,6 +514,7 @@ def test_different_things_are_not_superseded(store: LongTermStore, one: str, oth
         ("My gym is Fitness First.", "I cancelled Fitness First."),
         ("My therapist is Dr. Lee.", "I stopped seeing Dr. Lee."),
         ("I'm on a low-carb diet.", "I'm not on a diet anymore."),
+        ("I scroll Facebook every evening.", "I quit Facebook last month."),
     ],
 )
 def test_a_retraction_in_the_relations_own_form_ends_it(

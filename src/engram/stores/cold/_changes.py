@@ -145,16 +145,17 @@ Lee")."""
 _OWN = r"(?i:(?:my|our|the)\s+)?(?i:(?:old|previous|former|current)\s+)?"
 _REPLACED = re.compile(
     r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|dropped|got\s+rid\s+of|gave\s+away"
-    r"|cancell?ed|terminated"
+    r"|cancell?ed|terminated|quit|quitted"
     r"|gave\s+up(?:\s+on)?"
     r"|(?:switched|changed|upgraded|moved|transferred|shifted)\s+(?:away\s+)?"
     r"(?:(?i:my|our|all\s+my|all\s+our)\s+[a-z]+\s+|(?i:everything|it|them)\s+)?from"
     r"|went\s+from|stopped\s+[a-z]+ing(?:\s+(?:at|for|with|to|in|on))?|no\s+longer\s+use)\s+"
     rf"{_OWN}(?P<old>{_NAME})(?P<rest>.*)$"
 )
-_LEFT = re.compile(rf"\b(?i:left|quit)\s+{_OWN}(?P<old>{_NAME})(?P<rest>.*)$")
+_LEFT = re.compile(rf"\b(?i:left)\s+{_OWN}(?P<old>{_NAME})(?P<rest>.*)$")
 """Giving a thing up by leaving it ("I left Deloitte"): a switch only when what follows
-names its successor ("and joined KPMG", "for Disney+"); "I left Paris on Monday" is a trip."""
+names its successor ("and joined KPMG"); "I left Paris on Monday" is a trip (quitting
+is always giving up: "I quit Netflix")."""
 _INSTEAD = re.compile(rf"\b(?i:instead\s+of|rather\s+than)\s+{_OWN}(?P<old>{_NAME})")
 _BUT_NOT = re.compile(
     rf",\s*(?i:not|no\s+longer)\s+{_OWN}(?P<old>{_NAME})(?P<rest>\s*(?i:any\s?more)?\s*[.!]?)$"
