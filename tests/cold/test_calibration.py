@@ -337,7 +337,8 @@ def test_a_question_about_the_user_is_not_answered_by_a_relatives_fact(
     """MiniLM and the keyword "live" put "My sister lives in Toronto" first for "Which city
     do I live in?" (0.83 against 0.79): a memory about the user's people alone says
     nothing of the user, so its cosine vouches for nothing there; asked of the sister, it
-    answers."""
+    answers. "What do I do for a living?" had the sister's city and the user's first (0.90
+    each, on the stem "live"), the designer third: "for a living" reads as "job"."""
     with Memory.open(tmp_path, embedder=embedder) as memory:
         remember_all(
             memory,
@@ -345,6 +346,7 @@ def test_a_question_about_the_user_is_not_answered_by_a_relatives_fact(
             "My sister lives in Toronto.",
             "I live in Porto with my partner.",
             "My rent is 900 euros a month.",
+            "I'm a freelance graphic designer.",
         )
         assert_answered_first(
             memory,
@@ -353,25 +355,9 @@ def test_a_question_about_the_user_is_not_answered_by_a_relatives_fact(
                 "Which city do I live in?": "Porto",
                 "Where does my sister live?": "Toronto",
                 "How much rent do I pay?": "900",
+                "What do I do for a living?": "designer",
             },
         )
-
-
-def test_a_question_of_the_users_livelihood_is_not_one_of_where_anyone_lives(
-    tmp_path: Path, embedder: MiniLMEmbedder
-) -> None:
-    """ "What do I do for a living?" had "My sister lives in Toronto" and "I live in Porto"
-    first (0.90 each, on the keyword "live"), the designer third."""
-    with Memory.open(tmp_path, embedder=embedder) as memory:
-        remember_all(
-            memory,
-            ME,
-            "My sister lives in Toronto.",
-            "I live in Porto with my partner.",
-            "I'm a freelance graphic designer.",
-            "I go climbing on Thursdays.",
-        )
-        assert_answered_first(memory, ME, {"What do I do for a living?": "designer"})
 
 
 NAMED_FAMILY = (
