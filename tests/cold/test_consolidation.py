@@ -462,6 +462,7 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My dentist is Dr. Patel.", "I changed my mind about the trip."),
         ("I take the bus to work.", "I quit my job yesterday."),
         ("I play the violin.", "I quit it."),
+        ("I work at Google.", "I stopped working in finance."),
         ("I go to the gym on Mondays.", "I gave up yesterday."),
         ("I carpool with Sam.", "I dropped Sam off at school."),
         ("I shop at Costco.", "I stopped at Costco on the way home."),
@@ -515,6 +516,7 @@ def test_different_things_are_not_superseded(store: LongTermStore, one: str, oth
         ("My therapist is Dr. Lee.", "I stopped seeing Dr. Lee."),
         ("I'm on a low-carb diet.", "I'm not on a diet anymore."),
         ("I scroll Facebook every evening.", "I quit Facebook last month."),
+        ("I work in finance.", "I stopped working in finance in May."),
     ],
 )
 def test_a_retraction_in_the_relations_own_form_ends_it(

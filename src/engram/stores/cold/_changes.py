@@ -172,32 +172,30 @@ stopped teaching piano", "I sold my bike" (found by the stems of its words: "nur
 in "I work as a nurse")."""
 _THING_ENDS = re.compile(r"[,;.!?]|\b(?i:and|but|so|then|because|since|for|in\s+favou?r\s+of)\b")
 _WHEN = re.compile(
-    r"\b(?:(?:last|this|next|a|an|one|two|\d+)\s+(?:day|week|month|year|summer|winter|spring"
-    r"|autumn|fall|weekend|night|time)s?(?:\s+ago)?|yesterday|today|recently|already|finally"
-    r"|for\s+good|altogether|completely|entirely|any\s?more|after\s+all|at\s+last"
-    r"|cold\s+turkey|(?:in|on)\s+\w+)\b"
+    r"\b(?:(?:last|this|next)\s+\w+|(?:a\s+few|a\s+couple\s+of|a|an|one|two|three|\d+)\s+"
+    r"(?:day|week|month|year|summer|winter|spring|autumn|fall|weekend|night|time)s?(?:\s+ago)?"
+    r"|yesterday|today|recently|already|finally|for\s+good|altogether|completely|entirely"
+    r"|any\s?more|after\s+all|at\s+last|cold\s+turkey|ago"
+    r"|(?:in|on|by)\s+(?:(?:jan|febr)uary|march|april|may|june|july|august|september|october"
+    r"|november|december|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|\d{4}|spring|summer"
+    r"|autumn|fall|winter|week(?:end|day)s?|the\s+(?:morning|afternoon|evening|end)s?))\b",
+    re.IGNORECASE,
 )
-"""When, or how completely, a thing was given up: no part of the thing."""
+"""When, or how completely, a thing was given up ("last month", "for good"): no part of
+the thing, and nothing more said."""
 _NOT_A_THING = frozenset(
     """it that this them those these everything something anything all some one work
     job yesterday today tonight recently already again now then early before last""".split()  # noqa: SIM905
 )
 """Words after "gave up", "quit"... that name no thing of the user's ("I quit *it*";
 "I quit my *job*" is the employer's slot)."""
-_NOTHING_SAID = re.compile(
-    r"^(?:[\s,.!]|\b(?i:(?:last|this|a|an|one|two|\d+)\s+\w+(?:\s+ago)?|yesterday|today"
-    r"|recently|already|finally|for\s+good|altogether|completely|entirely|any\s?more"
-    r"|after\s+all|at\s+last|cold\s+turkey|(?:in|on)\s+[A-Z]?\w+|ago)\b)*$"
-)
-"""What may follow a thing given up in a retraction that says nothing more: "I sold my
-Corolla *last month*", "I quit smoking *for good*"."""
 _OWN_STATEMENT = re.compile(r"^(?:i|i'm|i'd|i've|my|we|we're|we've|our)\b")
+"""How a statement of the user's own starts (once cleaned)."""
 _DIED = re.compile(
     rf"^(?:(?i:my|our)\s+(?:[a-z]+\s+){{1,2}})?(?P<old>{_NAME})\s+(?:has\s+)?(?:sadly\s+)?"
     r"(?:passed\s+away|died)\b"
 )
-"""A death: "Max passed away last week", "our dog Rex died" (the facts naming them end)."""
-"""How a statement of the user's own starts (once cleaned)."""
+"""A death: "Max passed away last week", "our dog Rex died" (:func:`died`)."""
 _FOLLOWED = re.compile(
     r"^\s*(?:,\s*)?(?i:(?:and|then)\s+(?:\w+\s+)?"
     r"(?:bought|got|use|switched|moved|went|picked|joined|started|signed)"
@@ -213,13 +211,8 @@ _PAST = frozenset(
     flew drove wrote visited used""".split()  # noqa: SIM905
 )
 """First verbs of a statement of what the user did, not of how things are."""
-_PEOPLE = (
-    _NOT_ATTRIBUTES
-    - _OWNED
-    - frozenset(
-        "hand hands arm arms head eyes voice mind".split()  # noqa: SIM905
-    )
-)
+_BODY = frozenset("hand hands arm arms head eyes voice mind".split())  # noqa: SIM905
+_PEOPLE = _NOT_ATTRIBUTES - _OWNED - _BODY
 """Whose facts are theirs, not the user's ("my sister lives in ...")."""
 
 
@@ -234,15 +227,16 @@ def _switch(text: str) -> tuple[str, str] | None:
         return found.group("old"), text[: found.start()]
     if (found := _LEFT.search(text)) and _FOLLOWED.match(found.group("rest")):
         return found.group("old"), found.group("rest")
-    if (found := _REPLACED.search(text)) is not None and not re.match(r"\s*off\b", found["rest"]):
+    found = _REPLACED.search(text)
+    if found is not None and not re.match(r"\s*off\b", found["rest"]):  # ("dropped Sam off")
         rest = found.group("rest")
-        return found.group("old"), "" if _NOTHING_SAID.match(rest) else rest
+        return found.group("old"), rest if _says_more(rest) else ""
     return _given_up(text)
 
 
 def _given_up(text: str) -> tuple[str, str] | None:
     """``(the thing, what more is said)`` of :data:`_GAVE_UP` in ``text``: ("drinking
-    coffee", "now I drink tea") of "I stopped drinking coffee, now I drink tea"; None
+    coffee", ", now I drink tea") of "I stopped drinking coffee, now I drink tea"; None
     when it names no thing ("I quit *it*"; "I stopped *the* car": "stopped" gives up
     doing things)."""
     found = _GAVE_UP.search(text)
@@ -256,7 +250,13 @@ def _given_up(text: str) -> tuple[str, str] | None:
     said = " ".join(_WHEN.sub(" ", thing).lower().split())
     if not any(w not in _FILLER for w in re.findall(r"\b[a-z][a-z-]*", said)):
         return None
-    return said, "" if _NOTHING_SAID.match(more) else more
+    return said, more if _says_more(more) else ""
+
+
+def _says_more(rest: str) -> bool:
+    """Whether ``rest``, what follows a thing given up, says more than when (:data:`_WHEN`):
+    "and bought a Tesla" does, "last month." does not."""
+    return bool(re.sub(r"[\s,.!]+", "", _WHEN.sub(" ", rest)))
 
 
 def died(text: str) -> str | None:
