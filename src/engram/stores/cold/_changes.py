@@ -337,6 +337,11 @@ _SWITCHED_TO = re.compile(
     r"|moved(?:\s+over)?|migrated|gone\s+over|(?:changed|upgraded)(?:\s+my\s+[a-z]+)?)"
     r"\s+to\s+(?:an?\s+|the\s+)?(?P<rest>.+)$"
 )
+_ON_NOW = re.compile(
+    r"^(?:i|we)(?:'m| am|'re| are)\s+(?:now\s+)?on\s+(?:an?\s+|the\s+)?(?P<rest>.+)$"
+)
+"""Being on a thing now ("I'm on iPhone now", "These days we're on Slack"): a switch, with
+a word of change."""
 _NOTHING_MORE = re.compile(
     r"^(?:\s+(?:\d[\w.]*|pro|max|plus|ultra|mini|air|se|lite|xl))*"
     r"(?:\s+(?:phone|browser|laptop|computer|app|instead|now|recently|yesterday|today"
@@ -371,6 +376,8 @@ def switched_within_kind(text: str) -> Switch | None:
     if first and _SWITCHED_TO.match(unplaced := clean[first.end() :].lstrip(", ")):
         where, clean = first["where"], unplaced
     found = _SWITCHED_TO.match(clean)
+    if found is None and _CHANGE.search(text.lower()):
+        found = _ON_NOW.match(clean)
     if found is None or _ALSO.search(clean) or _ONCE.search(clean):
         return None
     rest = found.group("rest")
