@@ -174,6 +174,10 @@ def test_a_statement_is_kept_without_the_words_around_it(said: str, kept: str) -
         "I want to know more about bond ladders.",
         "We discussed NVDA last time.",
         "We have a call on Friday.",
+        "I'm fine.",
+        "I'm ready.",
+        "Sorry, I'm confused.",
+        "I'm fine, thanks.",
         "I'd like to see the numbers for Q3.",
         "I'd rather you skipped the macro section.",
         "I only have a few minutes today.",
@@ -331,6 +335,10 @@ def test_a_verb_in_the_past_stays_in_the_past(said: str, kept: str) -> None:
         ("We're expecting our second child in March.",
          "User's household is expecting their second child in March."),
         ("We earn about 120k combined.", "User's household earns about 120k combined."),
+        ("I'm vegan.", "User is vegan."),
+        ("I'm retired!", "User is retired."),
+        ("Hi, I'm Dana.", "User is Dana."),
+        ("I'm interested in dividend stocks.", "User is interested in dividend stocks."),
     ],
 )  # fmt: skip
 def test_every_verb_of_the_user_agrees_with_user(said: str, kept: str) -> None:

@@ -92,6 +92,15 @@ _HOUSEHOLD = re.compile(
 second child"): the user's too. Not any "we" ("We discussed NVDA last time" may be the
 user and the assistant)."""
 _OWN = re.compile(r"^(?:i|i'm|i've|i'd|i'll|my)\b", re.I)
+_WHAT_I_AM = re.compile(r"^i(?:'m|\s+am)\s+(?!(?:in|out|on|off|not|so|just|all|it)\b)[\w-]+$", re.I)
+"""What the user is, in two words ("I'm vegan", "I'm retired", "I'm Dana")."""
+_JUST_NOW = re.compile(
+    r"^i(?:'m|\s+am)\s+(?:fine|ok|okay|good|great|well|ready|back|here|there|sorry|confused"
+    r"|lost|sure|done|busy|tired|glad|kidding|joking|listening|waiting|all\s+set)\b"
+    r"[\s,!.]*(?:thanks|thank\s+you|though|too)?[\s,!.]*$",
+    re.I,
+)
+"""How the user is just now ("I'm fine, thanks", "I'm ready", "I'm sorry"): no fact."""
 _ADDRESSED = re.compile(r"\b(?:you|your|please|let's|let me)\b", re.I)
 """Words of a request to the assistant, not a statement of the user's."""
 _ASKS = re.compile(
@@ -205,7 +214,8 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
     are left out."""
     found: list[Statement] = []
     for sentence in (part.strip() for part in _SENTENCE_END.split(text) if part.strip()):
-        for part in _clauses(_asked_after(sentence).rstrip(".!")):
+        parts = _clauses(_asked_after(sentence).rstrip(".!"))
+        for at, part in enumerate(parts):
             clause = _LEAD.sub("", part.strip().replace("\u2019", "'"))
             clause = _before_request(_AFTERWORD.sub("", _PREAMBLE.sub("", clause)))
             standing = _standing(clause, covered) or _exclusion(
@@ -214,7 +224,8 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
             if standing is not None:
                 found.append(Statement(standing, ("constraint",), sentence))
                 continue
-            if not _durable(clause, covered):
+            reason = at + 1 < len(parts) and re.match(r"\s*so\b", parts[at + 1], re.I)
+            if not _durable(clause, covered, reason=bool(reason)):
                 continue
             fact = _third_person(clause)
             if fact is not None:
@@ -256,9 +267,12 @@ def _asked_after(sentence: str) -> str:
     return sentence.rsplit(",", 1)[0] if "," in sentence else ""
 
 
-def _durable(clause: str, covered: Sequence[str]) -> bool:
-    """Whether ``clause`` states how things are for the user (see the module)."""
-    if len(clause.split()) < 3 or not (_OWN.match(clause) or _HOUSEHOLD.match(clause)):
+def _durable(clause: str, covered: Sequence[str], *, reason: bool = False) -> bool:
+    """Whether ``clause`` states how things are for the user (see the module); in two
+    words only what they are ("I'm vegan"), and not as the ``reason`` for what follows
+    ("I'm Muslim, so no interest-bearing investments please")."""
+    short = len(clause.split()) < 3 and (reason or not _WHAT_I_AM.match(clause))
+    if short or _JUST_NOW.match(clause) or not (_OWN.match(clause) or _HOUSEHOLD.match(clause)):
         return False
     if _ADDRESSED.search(clause) or _FOR_NOW.search(clause):
         return False
