@@ -305,6 +305,7 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I'm allergic to cats.", "Turns out I'm not allergic to cats after all."),
         ("I drive a Toyota Corolla.", "I sold my Corolla and became a cyclist."),
         ("My therapist is Dr. Lee.", "I stopped seeing Dr. Lee, I see Dr. Kaur now."),
+        ("My streaming service is Netflix.", "I dropped Netflix for Hulu."),
         ("I have a golden retriever named Max.", "Max passed away last week."),
         ("We have a cat called Kiwi.", "Our cat Kiwi died in August."),
         ("I'm 34.", "I just had my 35th birthday."),
