@@ -205,6 +205,8 @@ _SAME_FORM = frozenset("read put set cut let hit hurt quit shut cost spread bet"
 """Verbs whose past is their present: in the past only with a word of past time ("I read
 it last year"), else present ("I read them on my phone" -> "User reads ...")."""
 _PAST_TIME = re.compile(r"\b(?:ago|last|yesterday|once|in\s+(?:19|20)\d\d|when\s+i\s+was)\b", re.I)
+_ONLY_PAST = _PAST - _SAME_FORM
+"""Forms that are past whatever else the clause says."""
 
 
 def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
@@ -372,7 +374,7 @@ def _third_singular(verb: str) -> str:
     lowered = verb.lower()
     if lowered in _IRREGULAR:
         return _IRREGULAR[lowered]
-    if lowered in _PAST - _SAME_FORM or (lowered.endswith("ed") and not lowered.endswith("eed")):
+    if lowered in _ONLY_PAST or (lowered.endswith("ed") and not lowered.endswith("eed")):
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", lowered):
         return verb + "es"

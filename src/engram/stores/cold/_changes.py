@@ -183,12 +183,12 @@ _WHEN = re.compile(
 )
 """When, or how completely, a thing was given up ("last month", "for good"): no part of
 the thing, and nothing more said."""
-_NOT_A_THING = frozenset(
+_NOT_A_THING = _FILLER | frozenset(
     """it that this them those these everything something anything all some one work
     job yesterday today tonight recently already again now then early before last""".split()  # noqa: SIM905
 )
 """Words after "gave up", "quit"... that name no thing of the user's ("I quit *it*";
-"I quit my *job*" is the employer's slot)."""
+"I quit my *job*" is the employer's slot; the filler words)."""
 _OWN_STATEMENT = re.compile(r"^(?:i|i'm|i'd|i've|my|we|we're|we've|our)\b")
 """How a statement of the user's own starts (once cleaned)."""
 _DIED = re.compile(
@@ -240,7 +240,7 @@ def _given_up(text: str) -> tuple[str, str] | None:
     when it names no thing ("I quit *it*"; "I stopped *the* car": "stopped" gives up
     doing things)."""
     found = _GAVE_UP.search(text)
-    if found is None or found["old"] in _NOT_A_THING | _FILLER:
+    if found is None or found["old"] in _NOT_A_THING:
         return None
     if found.group(0).lower().startswith("stopped") and not found["old"].endswith("ing"):
         return None

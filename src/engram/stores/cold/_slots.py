@@ -457,17 +457,17 @@ def _as_first_person(text: str) -> tuple[str, str | None] | None:
         return "my " + rest[3:], owner
     words = rest.split()
     for i, word in enumerate(words):
-        if word.lower() not in _ADVERBS | _HOW_OFTEN:
+        if word.lower() not in _BEFORE_VERB:
             words[i] = _THIRD_PERSON.get(word.lower()) or _first_person_verb(word)
             break
     return "I " + " ".join(words), owner
 
 
-_HOW_OFTEN = frozenset(
+_BEFORE_VERB = _ADVERBS | frozenset(
     """always usually often never sometimes rarely also mostly generally typically normally
     really only""".split()  # noqa: SIM905
 )
-"""Adverbs before a verb besides :data:`_ADVERBS` ("The user *always* takes ...")."""
+"""Adverbs between a subject and its verb ("The user *now always* takes ...")."""
 
 
 def _first_person_verb(word: str) -> str:
