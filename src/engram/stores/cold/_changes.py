@@ -34,16 +34,27 @@ from engram.stores.cold._slots import (
     users_own,
 )
 
+NOT_SINCE = (
+    r"\b(?:haven't|have\s+not|hasn't|has\s+not|not)\s+(?:been\s+)?[a-z]+\b"
+    r"(?:\s+[a-z'-]+){0,4}?\s+since\s+(?!(?:this|today|yesterday|last\s+night|(?:mon|tues"
+    r"|wednes|thurs|fri|satur|sun)day)\b)"
+)
+"""Not doing a thing since an event ("I haven't played tennis *since* my surgery"): a
+change, as "any more" is (not since a day: "I haven't seen Tom since Monday")."""
 _CHANGE = re.compile(
     r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer"
-    r"|going forward|stopped|quit|after all)\b"
+    r"|going forward|stopped|quit|after all)\b|" + NOT_SINCE
 )
 """Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
-_ALSO = re.compile(r"\b(?:also|too(?=\s*(?:[,.!?;]|$))|as well|another|more|again and again)\b")
+_ALSO = re.compile(
+    r"\b(?:also|too(?=\s*(?:[,.!?;]|$))|as well|another|more(?!\s+[a-z]+\s+(?:for|than|to|with)\b)"
+    r"|again and again)\b"
+)
 _FILLER = frozenset(
     """a an the my his her their our your its of in on at to for with and or but by from
     now nowadays these days anymore any more instead switched changed no longer not don't
     doesn't do does is are am was were be been has have had i me he she they we it this that
+    haven't hasn't hadn't didn't never
     just really very usually always often still currently mostly would will after all""".split()  # noqa: SIM905
 )
 _CONTRACTED = re.compile(r"\b(i|we|you|he|she|they)'(d|m|ve|ll|re|s)\b")
@@ -69,6 +80,9 @@ class _Clause(NamedTuple):
     """The preposition right after the verb when it is one of :data:`_FRAME`, else ""."""
     things: frozenset[str]
     """The content words after the verb, a plural as its singular ("mornings": "morning")."""
+    stops: bool = False
+    """Whether it says the verb's doing stopped as a whole ("I don't run anymore"), which
+    ends any statement of doing it ("I go running every morning")."""
     head: str = ""
     """For a statement of what one is ("I'm on the night shift": verb ``be``), its last
     content word, the thing the value belongs to ("shift")."""
@@ -80,12 +94,18 @@ def _clause(text: str) -> _Clause | None:
     words = re.findall(r"[a-z][a-z'-]*", clean)
     if len(words) < 3 or words[0] in _NOT_NAMES - {"i"}:
         return None
+    words = words[: next((i for i, w in enumerate(words) if i > 2 and w in _WHY), len(words))]
     at = [i for i, w in enumerate(words) if i and w not in _FILLER]
-    if len(at) < 2:
-        return None
+    stops = bool(at) and (
+        any(w in _STOPS for w in words[1 : at[0]]) or _ENDS_ALL.search(clean) is not None
+    )
+    if len(at) < 2 and not (at and stops):
+        return None  # (but "I don't run anymore" says what stopped)
     rest = [words[i] for i in at]
     if rest[0] in _STOPPED and len(rest) > 1 and rest[1].endswith("ing"):
         rest = rest[1:]  # ("I stopped drinking coffee": what stopped is drinking coffee)
+    if rest[0] in _GO and len(rest) > 1 and rest[1].endswith("ing"):
+        rest = [rest[1], *rest[1:]]  # ("I go running": running is done, and is the thing)
     verb = re.sub(r"(?:es|s)$", "", rest[0]) if len(rest[0]) > 3 else rest[0]
     if re.fullmatch(_NUMBER, rest[0]) and words[at[0] - 1] in ("have", "has", "had"):
         verb, rest = "have", ["have", *rest]  # "I have *two* cats": a count of what one has
@@ -95,13 +115,27 @@ def _clause(text: str) -> _Clause | None:
     after = words[at[0] + 1] if at[0] + 1 < len(words) else ""
     if words[1] in _COPULAS and not _progressive(words[2 : at[0] + 1]):  # "I'm on the night shift"
         things = [_singular(w) for w in rest]
-        return _Clause(words[0], "be", "", frozenset(things), things[-1])
+        return _Clause(words[0], "be", "", frozenset(things), head=things[-1])
+    goal = after == "for" and rest[0].endswith("ing")  # ("I'm training for a 10k")
     return _Clause(
-        words[0], verb, after if after in _FRAME else "", frozenset(map(_singular, rest[1:]))
+        words[0],
+        verb,
+        after if after in _FRAME or goal else "",
+        frozenset(map(_singular, rest[1:])),
+        stops=stops,
     )
 
 
 _STOPPED = frozenset("stopped quit quitted".split())  # noqa: SIM905
+_GO = frozenset("go goes went going".split())  # noqa: SIM905
+"""Verbs before the one that says what is done: "I *go* running" runs."""
+_WHY = frozenset("because since due as after".split())  # noqa: SIM905
+"""Words after which a statement says why or since when ("I don't run anymore *because*
+of my knee"): no part of what it says changed."""
+
+
+_STOPS = frozenset("don't doesn't haven't hasn't never".split())  # noqa: SIM905
+_ENDS_ALL = re.compile(r"\b(?:any\s?more|no\s+longer)\b")
 
 
 def _progressive(words: list[str]) -> bool:
@@ -135,9 +169,16 @@ def _changes(said: _Clause, before: _Clause) -> bool:
         return False  # ("drinking" and "drink" are one verb)
     if said.verb == "be":
         return said.head == before.head
+    if said.stops and not said.things:
+        return True  # ("I don't run anymore" ends "I go running every morning")
     return bool(said.things & before.things) or (bool(said.frame) and said.frame == before.frame)
 
 
+_DAYS = (
+    r"(?i:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week(?:end|day)s?|(?:jan|febr)uary|march"
+    r"|april|may|june|july|august|september|october|november|december|christmas|easter)\b"
+)
+"""When one is off work ("I'm off *Friday*"), not a thing one gave up."""
 _CAPITAL = r"(?:[A-Z0-9]|[a-z]{1,2}[A-Z])[\w+-]*(?:\.\w[\w+-]*)*"
 _NAME = rf"(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?{_CAPITAL}(?:\s+{_CAPITAL}){{0,2}}"
 """A thing or person named by capitals ("Corolla", "PDF", "Google Docs", "iPhone", "Dr.
@@ -145,7 +186,7 @@ Lee")."""
 _OWN = r"(?i:(?:my|our|the)\s+)?(?i:(?:old|previous|former|current)\s+)?"
 _REPLACED = re.compile(
     r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|dropped|got\s+rid\s+of|gave\s+away"
-    r"|cancell?ed|terminated|quit|quitted"
+    r"|cancell?ed|terminated|quit|quitted|(?:i'm|i\s+am)\s+off(?!\s+(?:on\s+)?(?:" + _DAYS + r"))"
     r"|gave\s+up(?:\s+on)?"
     r"|(?:switched|changed|upgraded|moved|transferred|shifted)\s+(?:away\s+)?"
     r"(?:(?i:my|our|all\s+my|all\s+our)\s+[a-z]+\s+|(?i:everything|it|them)\s+)?from"
@@ -154,8 +195,20 @@ _REPLACED = re.compile(
 )
 _LEFT = re.compile(rf"\b(?i:left)\s+{_OWN}(?P<old>{_NAME})(?P<rest>.*)$")
 """Giving a thing up by leaving it ("I left Deloitte"): a switch only when what follows
-names its successor ("and joined KPMG"); "I left Paris on Monday" is a trip (quitting
-is always giving up: "I quit Netflix")."""
+names its successor ("and joined KPMG"), or of where the user works (:func:`left`); "I
+left Paris on Monday" is a trip (quitting is always giving up: "I quit Netflix")."""
+_COMPLETED = re.compile(
+    rf"\b(?i:finished|completed|graduated\s+from|graduated\s+at|finished\s+at|finished\s+up\s+at)"
+    rf"\s+{_OWN}(?P<old>{_NAME})"
+)
+"""Finishing a thing the user was doing ("I finished The Expanse", "I graduated from
+UCL"): :func:`completed`."""
+_ONGOING = re.compile(
+    r"^(?:i(?:'m| am)\s+(?:(?:now|currently|still)\s+)?(?:[a-z]+ing\b|an?\s+(?:[a-z-]+\s+)?"
+    r"student\b|enrolled\b)|i\s+(?:(?:now|currently|still)\s+)?(?:study|attend)\b)"
+)
+"""How a statement of a thing the user is in the middle of starts ("I'm reading ...",
+"I'm studying at ...", "I'm a student at ...", "I study at ...")."""
 _INSTEAD = re.compile(rf"\b(?i:instead\s+of|rather\s+than)\s+{_OWN}(?P<old>{_NAME})")
 _BUT_NOT = re.compile(
     rf",\s*(?i:not|no\s+longer)\s+{_OWN}(?P<old>{_NAME})(?P<rest>\s*(?i:any\s?more)?\s*[.!]?)$"
@@ -164,7 +217,7 @@ _BUT_NOT = re.compile(
 with a word of change: "I write Rust, not Python, on weekends" replaces nothing)."""
 _GAVE_UP = re.compile(
     r"\b(?i:gave\s+up(?:\s+on)?|quit|quitted|ditched|stopped|dropped\s+out\s+of"
-    r"|(?:sold|got\s+rid\s+of)"
+    r"|(?:sold|got\s+rid\s+of)|i'm\s+off|i\s+am\s+off"
     r"(?=\s+(?:my|our)\b))\s+(?:(?i:my|our|the)\s+)?(?P<old>[a-z][a-z-]{2,})\b"
 )
 """Giving up a thing named with no capital: "I gave up the violin", "I quit nursing", "I
@@ -259,6 +312,77 @@ def _says_more(rest: str) -> bool:
     return bool(re.sub(r"[\s,.!]+", "", _WHEN.sub(" ", rest)))
 
 
+def left(text: str) -> tuple[str, bool] | None:
+    """The place ``text`` says the user left, by its name, and whether it says more than
+    when ("Left Deloitte in March, I'm at KPMG now": ("Deloitte", True)), or None. Only
+    where the user works is ended by it (:class:`~engram.stores.cold.RuleResolver`): one
+    leaves a city for a trip."""
+    text = users_own(text)
+    found = _LEFT.search(text)
+    if found is None or not found.group(0).lower().startswith("left"):
+        return None
+    rest = _WHEN.sub(" ", found.group("rest")).strip()
+    if not _said_of_the_user(text) or not (not rest or rest[0] in ",;.!" or _FOLLOWED.match(rest)):
+        return None  # ("I left Deloitte's office at six", "I left Google at noon")
+    return found.group("old"), _says_more(found.group("rest"))
+
+
+def completed(text: str) -> str | None:
+    """The thing ``text`` says the user finished ("I finished The Expanse and started
+    Dune": "Expanse"; "I graduated from UCL in June": "UCL"), or None. It ends only a
+    statement that the user is in the middle of it (:func:`ongoing`): "I work at UCL"
+    goes on after a degree there."""
+    text = users_own(text)
+    found = _COMPLETED.search(text)
+    return found["old"] if found is not None and _said_of_the_user(text) else None
+
+
+def ongoing(text: str, name: str) -> bool:
+    """Whether ``text`` says the user is in the middle of a thing named ``name`` ("I'm
+    reading The Expanse", "I'm studying at UCL")."""
+    text = users_own(text)
+    return _ONGOING.match(_clean(text)) is not None and _named_in(text, name)
+
+
+_BROKE_UP = re.compile(
+    rf"^(?:(?P<who>{_NAME})\s+and\s+(?i:i)|(?i:i|we))\s+(?i:(?:have|'ve)\s+)?"
+    r"(?i:(?:just|finally|recently|officially)\s+)?(?i:broke\s+up|split\s+up|separated"
+    r"|divorced|called\s+it\s+(?:off|quits)|ended\s+things)"
+    rf"(?:\s+(?i:with|from)\s+(?P<whom>{_NAME}))?\b"
+    r"(?!\s+(?i:the|a|an|our|my|his|her|their|its|it|them|this|that)\b)"
+)
+"""A couple that ended: "Ellie and I broke up", "I split up with Mark"."""
+_PARTNER = (
+    r"(?i:wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse|other\s+half"
+    r"|engaged\s+to|married\s+to|seeing|dating|going\s+out\s+with|together\s+with)"
+)
+
+
+def broke_up(text: str) -> str | None:
+    """Whom ``text`` says the user broke up with ("Ellie and I broke up last month":
+    "Ellie"), or None."""
+    found = _BROKE_UP.match(users_own(text).strip())
+    if found is None:
+        return None
+    return found["who"] or found["whom"]
+
+
+def partner_of_the_users(text: str, name: str) -> bool:
+    """Whether ``text`` says ``name`` is the user's partner ("My girlfriend is called
+    Ellie", "I'm engaged to Chris", "Mark is my boyfriend")."""
+    said = re.escape(name)
+    text = users_own(text)
+    return (
+        re.search(
+            rf"\b(?i:my|our)\s+{_PARTNER}\s+(?:(?i:is|'s)\s+)?(?:(?i:called|named)\s+)?{said}\b"
+            rf"|^(?i:i'm|i\s+am|i)\s+(?:(?i:now|currently)\s+)?{_PARTNER}\s+{said}\b"
+            rf"|\b{said}\s+(?i:is|'s)\s+(?i:my)\s+{_PARTNER}\b",
+            text,
+        )
+        is not None
+    )
+
+
 def died(text: str) -> str | None:
     """Who ``text`` says died ("Max passed away last week", "Our cat Kiwi died": "Max",
     "Kiwi"), or None."""
@@ -281,6 +405,16 @@ def of_the_users(text: str, name: str) -> bool:
     )
 
 
+def _said_of_the_user(text: str) -> bool:
+    """Whether ``text`` (the user's own words) speaks of the user, and gives no more of a
+    kind ("also", "too"): "I ...", "my ...", not "My wife switched from Chrome to Safari"."""
+    clean = _clean(text)
+    if _ALSO.search(text.lower()) or not _OWN_STATEMENT.match(clean):
+        return False
+    whose = re.match(r"^(?:my|our)\s+(\S+)", clean)
+    return whose is None or whose.group(1) not in _PEOPLE
+
+
 def replaced(text: str) -> tuple[str, bool] | None:
     """The thing ``text`` says the user gave up, by its name, and whether it says more
     than that (what replaced it, how things are now; not when: "last month"): "I sold
@@ -291,12 +425,8 @@ def replaced(text: str) -> tuple[str, bool] | None:
     None for any other text, and for a one-off ("I'd like HTML instead of PDF this
     time")."""
     text = users_own(text)
-    lowered = text.lower()
-    clean = _clean(text)
-    if _ALSO.search(lowered) or _ONCE.search(lowered) or not _OWN_STATEMENT.match(clean):
+    if not _said_of_the_user(text) or _ONCE.search(text.lower()):
         return None
-    if (whose := re.match(r"^(?:my|our)\s+(\S+)", clean)) and whose.group(1) in _PEOPLE:
-        return None  # "My wife switched from Chrome to Safari": hers, not the user's
     switch = _switch(text)
     if switch is None:
         return None

@@ -21,10 +21,15 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from engram.stores.cold._changes import (
+    broke_up,
     changes_value,
+    completed,
     died,
+    left,
     names,
     of_the_users,
+    ongoing,
+    partner_of_the_users,
     replaced,
     switched_within_kind,
 )
@@ -105,7 +110,10 @@ class RuleResolver:
        of the user's naming it ("I drive a Toyota Corolla"): → UPDATE it, or when
        nothing replaced the thing and nothing more is said ("I sold my Corolla") →
        DELETE it. A death ("Max passed away") updates the fact that says Max is the
-       user's ("I have a dog named Max").
+       user's ("I have a dog named Max"), a break-up ("Ellie and I broke up") the one
+       that says Ellie is the user's partner, leaving a named place ("Left Initech in
+       May") where the user works, and finishing a thing ("I finished Middlemarch", "I
+       graduated from MIT") the statement that the user is in the middle of it.
     4. A slotless fact that says a slotless existing one changed (:func:`changes_value`:
        "now", the same subject and verb, a thing both speak of) → UPDATE it, or when it
        only retracts (as in 1) → DELETE it.
@@ -130,6 +138,19 @@ class RuleResolver:
             for old in existing:
                 if of_the_users(old.record.text, who):
                     return Resolution(Action.UPDATE, old.record.key, f"says {who!r} died")
+        if (who := broke_up(fact.text)) is not None:
+            for old in existing:
+                if partner_of_the_users(old.record.text, who):
+                    return Resolution(Action.UPDATE, old.record.key, f"says {who!r} split up")
+        if (gone := left(fact.text)) is not None:
+            for old in existing:
+                if old.record.value.get("slot") == "employer" and names(old.record.text, gone[0]):
+                    action = Action.UPDATE if gone[1] else Action.DELETE
+                    return Resolution(action, old.record.key, f"says the user left {gone[0]!r}")
+        if (done := completed(fact.text)) is not None:
+            for old in existing:
+                if ongoing(old.record.text, done):
+                    return Resolution(Action.UPDATE, old.record.key, f"says {done!r} is finished")
         # A fact with a slot replaces its slot's ("I now live in Paris, not London" leaves
         # "I work in London").
         gone = None if fact.slot else replaced(fact.text)

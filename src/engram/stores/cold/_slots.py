@@ -60,6 +60,23 @@ _WE_HAVE = rf"^(?:i|we|our\s+family)(?:'ve| have| has)?\s+{_NOW}"
 """The same for what the user's household says of itself: "We moved to Austin", "Our
 family moved to Vancouver", "We have three kids" (where the user lives and how many
 children they have)."""
+_MONTHS = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_SINCE = (
+    rf"(?:{_MONTHS}|(?:the\s+)?(?:spring|summer|autumn|fall|winter)|\d{{4}}|last\s+\w+"
+    r"|graduating|graduation|(?:the\s+)?start\s+of)\b"
+)
+"""Since when one has been at a workplace: a month, season or year ("I've been at Meta
+since January"), not an hour ("at Heathrow since 6am")."""
+_WHEN_MOVED = (
+    rf"(?:(?:in|last|this)\s+(?:{_MONTHS}|spring|summer|autumn|fall|winter|\d{{4}}|year"
+    r"|month|week)|(?:a\s+few|a\s+couple\s+of|a|an|one|two|three|\d+)\s+(?:days?|weeks?"
+    r"|months?|years?)\s+ago|recently|finally|over\s+the\s+(?:summer|winter|weekend))"
+)
+"""When a move happened, with nothing else said: "we moved in October" moved home (not "we
+moved the meeting")."""
 _DESTINATION = r"(?:work|the\s+office|school|college|uni|university|campus|class)"
 """Where a commute goes."""
 _ALWAYS = (
@@ -113,6 +130,13 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "home",
         re.compile(
+            rf"{_WE_HAVE}(?:moved|relocated)(?:\s+(?:house|home|out|away|cities|countries))?"
+            rf"(?:\s+{_WHEN_MOVED})?$"
+        ),
+    ),
+    (
+        "home",
+        re.compile(
             rf"{_WE_HAVE}(?:[a-z]+(?:\s+[a-z]+){{0,3}}\s+and\s+)?(?:moved|relocated)\s+to\s+\S"
         ),
     ),
@@ -133,7 +157,17 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("age", re.compile(rf"{_IVE}turned\s+\d{{1,3}}\b")),
     (
         "age",
-        re.compile(rf"{_IVE}(?:had|celebrated)\s+my\s+\d{{1,3}}(?:st|nd|rd|th)\s+birthday\b"),
+        re.compile(
+            rf"{_IVE}(?:had|celebrated)\s+my\s+\d{{1,3}}(?:st|nd|rd|th)"
+            r"(?:\s+birthday\b|\s*(?=[,.!;]|$))"
+        ),
+    ),
+    (
+        "age",
+        re.compile(
+            rf"{_IM}(?:now\s+)?in\s+my\s+(?:early\s+|mid[- ]?|late\s+)?(?:teens|twenties"
+            r"|thirties|forties|fifties|sixties|seventies|eighties|nineties|[2-9]0s)\b"
+        ),
     ),
     ("email", re.compile(r"^(?:you\s+can\s+)?(?:reach|contact|email)\s+me\s+(?:now\s+)?at\s+\S+@")),
     ("name", re.compile(r"^(?:my name is|(?:please\s+|you\s+can\s+)?call me|i go by)\s+\S")),
@@ -201,6 +235,46 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("car", re.compile(rf"{_I}(?:drive|own)\s+an?\s+(?:[\w-]+\s+){{0,3}}?{_VEHICLES}\b")),
     ("car", re.compile(rf"{_IVE}(?:sold|bought|got\s+rid\s+of)\s+my\s+car\b")),
     ("car", re.compile(rf"{_IVE}(?:bought|got)\s+an?\s+(?:new\s+)?car\b")),
+    (
+        "work_location",
+        re.compile(
+            rf"{_I}{_ALWAYS}(?:mostly\s+|mainly\s+|fully\s+)?work\s+(?:from\s+home|at\s+home"
+            r"|remotely|remote|from\s+the\s+office|in\s+the\s+office|on[- ]site|hybrid)\b"
+        ),
+    ),
+    ("work_location", re.compile(rf"{_IM}{_ALWAYS}(?:fully\s+)?(?:remote|hybrid)(?:\s+now)?$")),
+    (
+        "work_location",
+        re.compile(
+            rf"{_IM}{_ALWAYS}(?:back\s+in\s+the\s+office|in\s+the\s+office\s+(?:full[- ]time"
+            r"|every\s+day|five\s+days))\b"
+        ),
+    ),
+    ("bank", re.compile(rf"{_WE}bank\s+with\s+\S")),
+    (
+        "bank",
+        re.compile(
+            rf"{_IVE}(?:moved|switched|transferred)\s+(?:my|our)\s+(?:bank(?:ing)?\s+|current\s+"
+            r"|checking\s+)?accounts?\s+(?:over\s+)?to\s+\S"
+        ),
+    ),
+    ("weight", re.compile(rf"^i\s+{_NOW}weigh\s+(?:about\s+|around\s+)?\d")),
+    (
+        "weight",
+        re.compile(
+            rf"{_IM}(?:down\s+to\s+|up\s+to\s+)?(?:about\s+|around\s+)?\d+(?:\.\d+)?\s*"
+            r"(?:kg|kgs|kilos?|lbs?|pounds|stone)\b"
+        ),
+    ),
+    (
+        "sleep_hour_per_night",
+        re.compile(
+            rf"{_IVE}(?:get|getting)\s+(?:a\s+solid\s+|a\s+good\s+|about\s+|around\s+|only\s+)?"
+            r"(?:\d+|five|six|seven|eight|nine|ten)\s+hours?\s+(?:of\s+)?sleep\b"
+            r"(?:\s+(?:a|per|each|every)\s+night)?(?:\s+now)?$"
+        ),
+    ),
+    ("diet", re.compile(rf"^(?:now\s+)?{_DIETS}(?:\s+(?:now|again))?$")),
 )
 _SET_TO = re.compile(
     rf"{_IVE}(?:raised|lowered|increased|decreased|reduced|cut|changed|updated|set|moved"
@@ -298,6 +372,24 @@ _REPORTS_TO = re.compile(
 )
 """"I report to Tom": whom the user reports to is their manager (a name, with a capital:
 not "I report to the board")."""
+_PLACE = r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}"
+_HOME_IS = re.compile(
+    rf"^(?:(?i:home)\s+(?i:is|'s)\s+(?i:now\s+)?{_PLACE}"
+    rf"|{_PLACE}\s+(?i:is|'s)\s+(?i:now\s+)?(?i:my|our)\s+(?i:new\s+)?(?i:home)\b"
+    r"(?!\s+(?i:for|to|of|team|page|office)\b))"
+)
+""""Home is Denver now", "Denver is our new home": where the user lives, named."""
+_BEEN_AT = re.compile(
+    rf"^(?i:i(?:'ve|\s+have))\s+(?i:(?:now|just)\s+)?(?i:been)\s+(?i:working\s+)?(?i:at|with)\s+"
+    rf"{_PLACE}\s+(?i:since)\s+(?i:{_SINCE})"
+)
+""""I've been at Meta since January": where the user works, named (not "at the gym"),
+since a month, season or year (not "at Heathrow since 6am")."""
+_MANAGES_ME = re.compile(
+    r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+(?i:(?:now|currently)\s+)?(?i:manages|supervises)"
+    r"\s+(?i:me)\b"
+)
+""""Tom manages me now": the user's manager, by name."""
 _DRIVES_NAMED = re.compile(
     r"^(?i:i)\s+(?i:(?:now|currently|just|still)\s+)?(?i:drive|lease)\s+(?i:an?)\s+"
     r"(?i:(?:new|used|old|second-hand|brand\s+new)\s+)?[A-Z0-9][\w-]*"
@@ -308,7 +400,7 @@ _CALLED = re.compile(
     rf"(?:now\s+)?(?:called|named))\s+\S"
 )
 _IS_MY = re.compile(
-    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)\s+is\s+my\s+{_ATTRIBUTE}"
+    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?:\s+is|'s)\s+my\s+{_ATTRIBUTE}"
     rf"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|lately))?$"
 )
 _NOT_SUBJECTS = frozenset("that this it he she who what there here which one".split())  # noqa: SIM905
@@ -441,11 +533,27 @@ _NOT_NAMES = frozenset(
 )
 
 
+_SUBJECTLESS = re.compile(
+    r"^(?i:(?:just|finally|recently|already|then)\s+)*(?P<verb>(?i:left|quit|sold|got|moved"
+    r"|switched|upgraded|downgraded|changed|started|finished|joined|turned|bought|traded"
+    r"|swapped|dropped|ditched|cancell?ed|replaced|gave|took|picked|signed|stopped|relocated"
+    r"|graduated|adopted|lost|became|began|went|had|celebrated|transferred|handed|been"
+    r"|retired|resigned|split|broke|packed|spent))\s+(?=[a-z0-9]|[A-Z][\w-]*\s+(?:[a-z]|$))"
+)
+"""A statement of the user's with its "I" left out, as people write notes and chat: "Left
+Deloitte in March", "Just turned 35", "Sold the Corsa", "Been at Meta since January"
+(a verb of what one did or became first; not "Ted left", where a name comes first)."""
+
+
 def _as_first_person(text: str) -> tuple[str, str | None] | None:
     """``text`` about "the user" or a named person, said in the first person, and whose
     it is (``None``: the user's own): "Carol moved to Berlin" → ("I moved to Berlin",
     "carol"), "The user's email is ..." → ("my email is ...", None)."""
-    match = _SUBJECT.match(text.strip().replace("\u2019", "'"))
+    said = text.strip().replace("\u2019", "'")
+    if (verb := _SUBJECTLESS.match(said)) is not None:
+        been = verb["verb"].lower() == "been"
+        return ("I've " if been else "I ") + said[0].lower() + said[1:], None
+    match = _SUBJECT.match(said)
     if match is None:
         return None
     name = match.group("name")
@@ -499,18 +607,23 @@ def infer_slot(text: str) -> str | None:
 
     A statement about "the user" reads as the user's own; one about a named person
     ("Carol lives in Lisbon", "Kim's favourite colour is blue") gets that person's slot
-    (``carol_home``), which never supersedes the user's own (``home``)."""
+    (``carol_home``), which never supersedes the user's own (``home``). The user's own
+    attribute counts first: "Fiona retired, Graham's my boss now" gives ``manager_name``."""
+    theirs = None
     for clause in _clauses(text):
         if (own := _first_person_slot(clause)) is not None:
             return own
         said = _as_first_person(clause)
         if said is not None and (slot := _first_person_slot(said[0])) is not None:
-            return slot if said[1] is None else f"{said[1]}_{slot}"
-    return None
+            if said[1] is None:
+                return slot
+            theirs = theirs or f"{said[1]}_{slot}"
+    return theirs
 
 
 _CLAUSE_BREAK = re.compile(
-    r"(?<=[.!?;])\s+|\n+|,\s*(?:so|and|but)\s+|,\s*(?=(?:i|we|my)\b)", re.IGNORECASE
+    r"(?<=[.!?;])\s+|\n+|,\s*(?:so|and|but)\s+|,\s*(?=(?:i|we|my)\b|(?-i:[A-Z]))",
+    re.IGNORECASE,
 )
 _LABEL = re.compile(r"^[^:\n]{1,40}:\s")
 
@@ -519,8 +632,11 @@ def only_retracts(text: str, cue: re.Pattern[str]) -> bool:
     """Whether ``text`` says nothing but a retraction (the ``cue``): "I no longer live in
     Berlin" only retracts; "I no longer live in Berlin, I live in Munich now" and "I
     stopped drinking coffee, now I drink tea" say how things are now too (a part with "I",
-    "we" or "my" and no cue)."""
-    parts = re.split(r"[.;!?,]|\b(?:and|but|so)\b", text.replace("\u2019", "'"))
+    "we" or "my" and no cue), and so does a reason ("I don't run anymore because of my
+    knee")."""
+    parts = re.split(
+        r"[.;!?,]|\b(?:and|but|so|because|since|due\s+to)\b", text.replace("\u2019", "'")
+    )
     return not any(_USERS_WORD.search(part) and not cue.search(part) for part in parts)
 
 
@@ -546,8 +662,12 @@ def _first_person_slot(text: str) -> str | None:
     as_said = _PREFIX_ANY_CASE.sub("", text.strip())
     if _DRIVES_NAMED.match(as_said):
         return "car"
-    if _REPORTS_TO.match(as_said):
+    if _REPORTS_TO.match(as_said) or _MANAGES_ME.match(as_said):
         return "manager_name"
+    if _HOME_IS.match(as_said):
+        return "home"
+    if _BEEN_AT.match(as_said):
+        return "employer"
     changed = _SET_TO.search(clean)
     if changed and _A_SETTING.search(changed["value"]):
         return None  # ("I switched my phone to silent mode": how it is set, not which it is)
@@ -632,7 +752,12 @@ _CHOSEN = frozenset(
 have a new hobby") is no new value of it."""
 
 
-_SAME_SLOT = {"risk_appetite": "risk_tolerance", "risk_profile": "risk_tolerance"}
+_SAME_SLOT = {
+    "risk_appetite": "risk_tolerance",
+    "risk_profile": "risk_tolerance",
+    "boss_name": "manager_name",
+    "line_manager_name": "manager_name",
+}
 """Names of one attribute ("My risk appetite is low" is the risk tolerance)."""
 
 
