@@ -345,3 +345,35 @@ def test_every_verb_of_the_user_agrees_with_user(said: str, kept: str) -> None:
     """A second verb joined by "and" is the user's too ("... and *reports* in SGD"), and
     "we" / "our" become "they" / "their"; a noun after "and" stays as it is."""
     assert [o.text for o in extract_rules(said) if o.slot is None] == [kept]
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("I live in Singapore, so report in SGD.",
+         [("User lives in Singapore.", ("profile",)),
+          ("User asks to report in SGD.", ("constraint",))]),
+        ("I'm based in Zurich, so quote prices in CHF please.",
+         [("User is based in Zurich.", ("profile",)),
+          ("User asks to quote prices in CHF.", ("constraint",))]),
+        ("Since I'm retired, I prefer dividend stocks.",
+         [("User is retired.", ("profile",)),
+          ("User prefers dividend stocks.", ("preference",))]),
+        ("Because I live in Porto, I bank with Millennium.",
+         [("User lives in Porto.", ("profile",)),
+          ("User banks with Millennium.", ("profile",))]),
+        ("Since I'm Muslim, no interest-bearing investments please.",
+         [("User asks for no interest-bearing investments.", ("constraint",))]),
+        ("I work at a bank, so send reports to my work email.",
+         [("User works at a bank.", ("profile",))]),
+        ("I'm in a hurry, so explain it quickly.", []),
+    ],
+)  # fmt: skip
+def test_what_follows_from_a_statement_is_kept_apart_from_it(
+    said: str, kept: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    """ "..., so report in SGD" is a standing instruction of its own, not part of the
+    statement it follows; a reason given first ("Since I'm retired, ...") is a statement.
+    An instruction that sends something somewhere is cut off and kept as nothing, and
+    one for now ("in a hurry", "it") is none."""
+    assert [(o.text, o.tags) for o in extract_rules(said) if o.slot is None] == kept

@@ -16,7 +16,10 @@ constraint ("User asks to always include a risk section."); a one-off one ("Comp
 and MSFT") is not. So is an exclusion ("Please avoid crypto", "I'm Muslim, so no
 interest-bearing investments please": "User asks for no interest-bearing investments."),
 unless it points at something at hand ("avoid this one", "no charts today"); the reason
-given with it is not kept.
+given with it is not kept. An instruction that follows from a statement is standing too
+("I live in Singapore, so report in SGD": "User lives in Singapore." and "User asks to
+report in SGD."), and a reason given first is a statement ("Since I'm retired, I prefer
+dividend stocks").
 """
 
 from __future__ import annotations
@@ -52,6 +55,26 @@ _EXCLUSION_START = re.compile(
 """Where an exclusion starts inside a sentence: "I'm Muslim*, so* no interest-bearing
 investments please", "I like banks *but* avoid insurers". ("so" stays with the exclusion:
 it marks one that follows from what the user said of themselves.)"""
+_IMPERATIVES = (
+    r"(?:report|show|give|use|quote|keep|write|explain|include|focus|list|express|convert"
+    r"|format|put|stick|limit|highlight|flag|mention|summari[sz]e|skip|add|lead|start|label"
+    r"|round|price|denominate|cite|translate|talk|go|make)"
+)
+"""Verbs an instruction that follows from what the user said starts with ("I live in
+Singapore, so *report* in SGD")."""
+_INSTRUCTION_START = re.compile(
+    rf"[;,]\s*(?=so\s+(?:please\s+)?(?:{_IMPERATIVES}|send|forward|e-?mail|mail|share|upload"
+    r"|post|export|copy|cc|wire|pay|transfer)\b)",
+    re.I,
+)
+"""Where such an instruction starts inside a sentence (one that sends something somewhere
+is cut off too, and kept as nothing: see :data:`_SENDS`)."""
+_REASON_FIRST = re.compile(
+    r"^(?:since|because|as)\s+(?P<reason>(?:i|i'm|i've|my|we|we're)\b[^,]+),\s*(?P<main>\S.*)$",
+    re.I,
+)
+"""A sentence that gives its reason first ("Since I'm retired, I prefer dividend stocks"):
+both are the user's."""
 _EXCLUSION = re.compile(
     r"^(?:(?P<no>no)|(?P<verb>avoid|exclude|stay away from|steer clear of|keep away from"
     r"|leave out|(?:don't|do not) (?:include|recommend|suggest|pick|buy)))\s+(?P<what>\w.*)$",
@@ -220,8 +243,11 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
         for at, part in enumerate(parts):
             clause = _LEAD.sub("", part.strip().replace("\u2019", "'"))
             clause = _before_request(_AFTERWORD.sub("", _PREAMBLE.sub("", clause)))
-            standing = _standing(clause, covered) or _exclusion(
-                clause, covered, reasoned=re.match(r"so\b", part.strip(), re.I) is not None
+            reasoned = re.match(r"so\b", part.strip(), re.I) is not None
+            standing = (
+                _standing(clause, covered)
+                or _exclusion(clause, covered, reasoned=reasoned)
+                or (_following(clause, covered) if reasoned else None)
             )
             if standing is not None:
                 found.append(Statement(standing, ("constraint",), sentence))
@@ -238,7 +264,17 @@ def statements(text: str, covered: Sequence[str] = ()) -> list[Statement]:
 def _clauses(sentence: str) -> list[str]:
     """The clauses of ``sentence`` about the user, "my wife and I ..." and "..., always"
     kept whole."""
-    parts = [p for piece in _CLAUSE.split(sentence) for p in _EXCLUSION_START.split(piece)]
+    if (first := _REASON_FIRST.match(sentence)) is not None:
+        main = first["main"]
+        if _EXCLUSION.match(_PLEASE.sub("", main).strip(" ,")):
+            main = f"so {main}"  # ("Since I'm Muslim, no ...": the reason of an exclusion)
+        sentence = f"{first['reason']}, {main}"
+    parts = [
+        p
+        for piece in _CLAUSE.split(sentence)
+        for part in _EXCLUSION_START.split(piece)
+        for p in _INSTRUCTION_START.split(part)
+    ]
     out: list[str] = []
     for part in parts:
         if out and re.fullmatch(r"\s*my\s+[\w-]+", out[-1], re.I):
@@ -302,6 +338,19 @@ def _standing(clause: str, covered: Sequence[str]) -> str | None:
     if _covers(covered, said):
         return None
     return _asks(_FOR_GOOD.sub("", said).strip(" ,"))
+
+
+def _following(clause: str, covered: Sequence[str]) -> str | None:
+    """An instruction that follows from what the user said of themselves, as a standing
+    constraint ("I live in Singapore, so report in SGD" -> "User asks to report in SGD."),
+    or None: one at hand ("so keep it short"), for now only or sending something
+    somewhere is none."""
+    said = _PLEASE.sub("", clause).strip(" ,")
+    if not re.match(rf"{_IMPERATIVES}\b", said, re.I) or len(said.split()) < 2:
+        return None
+    if _AT_HAND.search(said) or _FOR_NOW.search(said) or _SENDS.search(said):
+        return None
+    return None if _covers(covered, said) else _asks(said)
 
 
 def _exclusion(clause: str, covered: Sequence[str], *, reasoned: bool) -> str | None:
