@@ -6,10 +6,12 @@ import pytest
 
 from engram.recall import (
     about_someone_else,
+    as_named,
     as_relatives,
     introductions,
     knows_none,
     names_in_query,
+    names_of,
     of_others_alone,
     of_the_user,
     others_only,
@@ -155,6 +157,29 @@ def test_a_question_names_an_introduced_relative_as_that_relative(question: str,
 def test_a_name_within_a_longer_one_is_someone_elses(question: str, said: str) -> None:
     introduced = {stem("max"): frozenset({"dog"}), stem("priya"): frozenset({"wife"})}
     assert as_relatives(question, introduced) == said
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("What does my husband do?", "What does Gareth do?"),
+        ("What is my husband's job?", "What is Gareth's job?"),
+        ("What does my partner do?", "What does Gareth do?"),
+        ("Where does my dog sleep?", "Where does Rex sleep?"),
+        ("What does my sister do?", "What does my sister do?"),
+        ("What do my husband and my sister like?", "What do Gareth and my sister like?"),
+    ],
+)
+def test_a_relative_a_memory_names_is_asked_of_by_name(question: str, said: str) -> None:
+    texts = ("I live in Cardiff with my husband Gareth.", "Our dog is called Rex.")
+    assert as_named(question, names_of(people_named(question), texts)) == said
+
+
+def test_a_relative_given_two_names_is_said_by_neither() -> None:
+    texts = ("My friend Sam is a chef.", "My friend Alex is a pilot.")
+    named = names_of(people_named("What does my friend do?"), texts)
+    assert named == {"friend": frozenset({"Sam", "Alex"})}
+    assert as_named("What does my friend do?", named) == "What does my friend do?"
 
 
 def test_a_name_introduced_as_two_relatives_is_said_as_neither() -> None:

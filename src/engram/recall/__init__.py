@@ -36,10 +36,12 @@ from engram.recall._lexical import stems_for, stored_stems
 from engram.recall._local import MiniLMEmbedder
 from engram.recall._relations import (
     about_someone_else,
+    as_named,
     as_relatives,
     introductions,
     knows_none,
     names_in_query,
+    names_of,
     of_others_alone,
     of_the_user,
     others_only,
@@ -77,6 +79,7 @@ __all__ = [
     "Vectors",
     "Weights",
     "about_someone_else",
+    "as_named",
     "as_relatives",
     "clear_keyword_caches",
     "combine",
@@ -95,6 +98,7 @@ __all__ = [
     "keyword_text",
     "knows_none",
     "names_in_query",
+    "names_of",
     "names_time",
     "normalise",
     "of_others_alone",

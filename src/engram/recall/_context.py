@@ -44,7 +44,7 @@ from engram.recall._dates import parse as parse_date
 from engram.recall._dates import spans
 from engram.recall._feedback import expansion
 from engram.recall._lexical import Stems, query_stems, scored, stems_of
-from engram.recall._relations import as_relatives
+from engram.recall._relations import as_named, as_relatives
 from engram.recall._relevance import relevance as fused_relevance
 
 
@@ -161,11 +161,13 @@ def topic_query(
     candidates: Sequence[Candidate],
     boost: ContextBoost,
     introduced: Mapping[str, frozenset[str]] | None = None,
+    given: Mapping[str, frozenset[str]] | None = None,
 ) -> str | None:
-    """``query`` without the candidates' speakers it names (and their ``'s``), and with
-    the names the candidates introduce as relatives said as them
-    (:func:`engram.recall._relations.as_relatives`); None when it changes nothing or the
-    topic step is off (``topic`` 0 or ``lexical`` False)."""
+    """``query`` without the candidates' speakers it names (and their ``'s``), with the
+    names the candidates introduce as relatives said as them
+    (:func:`engram.recall._relations.as_relatives`) and the relatives they give a name
+    said by it (``given``: :func:`engram.recall._relations.as_named`); None when it
+    changes nothing or the topic step is off (``topic`` 0 or ``lexical`` False)."""
     if not (boost.lexical and boost.topic > 0):
         return None
     topic = query
@@ -175,6 +177,8 @@ def topic_query(
         topic = re.sub(rf"\b(?:{names})(?:'s)?\b", " ", topic)
     if introduced:
         topic = as_relatives(topic, introduced)
+    if given:
+        topic = as_named(topic, given)
     topic = " ".join(topic.split())
     return topic if topic and topic != query else None
 

@@ -16,7 +16,10 @@ says who that is ("My daughter Emma is seven", "Leo is my son", "My wife's name 
 the question asks of them as it would of "my daughter" (:func:`relatives_named`), so "My
 son is allergic to peanuts" is about someone else for "Is Emma allergic to anything?", and
 any memory naming Emma is about her; its topic is asked as "my daughter" too
-(:func:`as_relatives`: "What is Priya's job?" finds "My wife works as an architect").
+(:func:`as_relatives`: "What is Priya's job?" finds "My wife works as an architect"). The
+other way round, a question asking of "my husband" asks of the name a memory gives him
+(:func:`names_of`, :func:`as_named`: "What does my husband do?" finds "Gareth works for
+the council" when a memory says "my husband Gareth").
 
 Names work the same way at the scale of the whole memory: a question asking about names
 ("What did *Sarah* say about the trip?", "Is *Netflix* cheaper than *Hulu*?") that occur
@@ -147,6 +150,53 @@ def introductions(names: frozenset[str], texts: Iterable[str]) -> dict[str, froz
                     who = known[re.sub(r"\s+", " ", match.group("who").lower())]
                     found.setdefault(name, set()).add(who)
     return {name: frozenset(who) for name, who in found.items()}
+
+
+def names_of(asked: frozenset[str], texts: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The names ``texts`` (the user's own memories recall found) give the relatives and
+    pets a question asks of (:func:`people_named` of it): "I live in Cardiff with my
+    husband Gareth" names the husband, and so the partner, "Gareth" (as written); one
+    they never name is left out."""
+    if not asked:
+        return {}
+    known = _known()
+    found: dict[str, set[str]] = {}
+    for text in texts:
+        if not _MENTIONS.search(text):
+            continue
+        for pattern in _introduced():
+            for match in pattern.finditer(text):
+                said = match.group("name")
+                who = known[re.sub(r"\s+", " ", match.group("who").lower())]
+                for one in asked:
+                    if said not in _NOT_NAMES and _compatible(one, who):
+                        found.setdefault(one, set()).add(said)
+    return {who: frozenset(said) for who, said in found.items()}
+
+
+def as_named(query: str, named: Mapping[str, frozenset[str]]) -> str:
+    """``query`` with each relative that :func:`names_of` gives one name said by it: "What
+    does my husband do?" -> "What does Gareth do?" (the way the memories about him speak
+    of him: "Gareth works for the council")."""
+    one = {who: next(iter(said)) for who, said in named.items() if len(said) == 1}
+    if not one:
+        return query
+    known = _known()
+
+    def said(match: re.Match[str]) -> str:
+        name = one.get(known.get(re.sub(r"\s+", " ", match.group("who").lower()), ""))
+        return match.group(0) if name is None else f"{name}{match.group('s') or ''}"
+
+    return _relative_said().sub(said, query)
+
+
+@cache
+def _relative_said() -> re.Pattern[str]:
+    """A relative of the user's said in a question: "my husband", "our dog's"."""
+    words = "|".join(
+        sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _known()), key=len, reverse=True)
+    )
+    return re.compile(rf"\b(?i:my|our)\s+(?P<who>(?i:{words}))(?P<s>['\u2019]s)?\b")
 
 
 def relatives_named(names: frozenset[str], texts: Iterable[str]) -> frozenset[str]:

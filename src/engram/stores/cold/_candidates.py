@@ -24,6 +24,7 @@ from engram.recall import (
     Embedder,
     Weights,
     about_someone_else,
+    as_named,
     as_relatives,
     combiner,
     confidence,
@@ -31,12 +32,14 @@ from engram.recall import (
     introductions,
     knows_none,
     names_in_query,
+    names_of,
     names_time,
     of_others_alone,
     of_the_user,
     others_only,
     people_named,
     rerank,
+    stem,
     stem_coverage,
     stems_for,
     topic_query,
@@ -138,14 +141,18 @@ def in_context(
     the query's own cosine unblended, on another scale than the candidates beside it."""
     candidates = _candidates(found, boost, names_time(query, boost, ranking.today))
     names = names_in_query(query)
+    own = [c.text for c in candidates if not c.speaker]
     introduced = (  # (a speaker's "my neighbour Anna" is the speaker's, not the user's)
-        introductions(names, (c.text for c in candidates if not c.speaker)) if names else {}
+        introductions(names, own) if names else {}
     )
-    topic = topic_query(query, candidates, boost, introduced)
+    named = names_of(people_named(query), own)  # ("my husband Gareth" for "my husband")
+    topic = topic_query(query, candidates, boost, introduced, named)
     if topic is not None:
         read = cosines(topic, [c.id for c in candidates])
         candidates = [c._replace(topic_similarity=read.get(c.id)) for c in candidates]
-    renamed = topic is not None and as_relatives(query, introduced) != query
+    renamed = topic is not None and (
+        as_relatives(query, introduced) != query or as_named(query, named) != query
+    )
     reranked = rerank(query, candidates, boost, ranking.today)
     top = max(map(itemgetter(1), reranked), default=0.0) or 1.0
     mean = combiner(ranking.weights)
@@ -156,10 +163,10 @@ def in_context(
     keys = [-share * prior for (_, _, prior), share in relative]
     chosen = [relative[n] for n in sorted(range(len(keys)), key=keys.__getitem__)[:k]]
     wanted = [n for (n, _, _), _ in chosen]
-    best, own = _confidences(query, candidates, ranking, wanted, introduced, renamed)
+    best, mine = _confidences(query, candidates, ranking, wanted, introduced, renamed, named)
     out = []
     for (n, hit, prior), share in chosen:
-        relevance = min(best * share, own[n])
+        relevance = min(best * share, mine[n])
         out.append((hit, relevance * prior, relevance))
     return out
 
@@ -171,6 +178,7 @@ def _confidences(
     wanted: Sequence[int],
     introduced: Mapping[str, frozenset[str]],
     renamed: bool,
+    named: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[float, dict[int, float]]:
     """How well the best of ``candidates`` matches ``query`` (each with the stems of
     its text), and how well each at the positions ``wanted`` does
@@ -189,8 +197,9 @@ def _confidences(
     ("Which city do I live in?") is not answered by a memory about the user's people
     alone ("My sister lives in Toronto": :func:`engram.recall.of_others_alone`). And
     when the topic said the names as the relatives (``renamed``: "What is my wife's
-    job?" for "What is Priya's job?"), a candidate's cosine is the better of the
-    query's and the topic's."""
+    job?" for "What is Priya's job?", or "What does Gareth do?" for "What does my
+    husband do?" when a memory ``named`` him), a candidate's cosine is the better of the
+    query's and the topic's, and a memory naming him is about him."""
     floor = ranking.floor
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
@@ -199,6 +208,7 @@ def _confidences(
     alone = others_only(query, bool(introduced))
     mine = of_the_user(query)
     theirs = [f" {name}" for name in introduced]
+    theirs += [f" {stem(n.lower())} " for said in (named or {}).values() for n in said]
 
     def cosine(n: int) -> float | None:  # (the text is read only for the candidates scored)
         similarity = candidates[n].similarity
