@@ -444,6 +444,44 @@ def test_a_relative_asked_of_is_found_by_the_name_a_memory_gives_them(
         assert "Gareth works for the council." not in texts, texts
 
 
+def test_another_chosen_thing_or_named_relative_does_not_answer(
+    tmp_path: Path, embedder: MiniLMEmbedder
+) -> None:
+    """ "My favourite band is ..." is no answer to "What's my favourite film?" (MiniLM:
+    about 0.5, and the shared word "favourite"), while "My favourite movie is Alien" is
+    one. "Lucia goes to a Montessori nursery" is about the daughter Lucia, not the sister
+    asked of, and a head of department is no wife or mother."""
+    with Memory.open(tmp_path, embedder=embedder) as memory:
+        remember_all(
+            memory,
+            ME,
+            "My favourite band is Vetusta Morla.",
+            "My favourite food is arroz negro.",
+            "Our daughter Lucia is 4.",
+            "Lucia goes to a Montessori nursery.",
+            "My head of department is Mrs. Evans.",
+        )
+        for question in (
+            "What's my favourite film?",
+            "What's my favourite colour?",
+            "What does my sister do?",
+            "What's my wife's name?",
+            "What's my mother's name?",
+        ):
+            assert not memory.recall(ME, question).items, question
+        for question, words in {
+            "What's my favourite band?": "Vetusta",
+            "What's my favourite dish?": "arroz",
+            "Where does my daughter go to school?": "Montessori",
+            "Who is my head of department?": "Evans",
+        }.items():
+            texts = [i.text for i in memory.recall(ME, question).items]
+            assert any(words in t for t in texts), (question, texts)
+        remember_all(memory, ME, "My favourite movie is Alien.")
+        texts = [i.text for i in memory.recall(ME, "What's my favourite film?").items]
+        assert texts == ["My favourite movie is Alien."], texts
+
+
 TRIP = """# Trip plan
 
 ## Flights

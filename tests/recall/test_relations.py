@@ -18,6 +18,7 @@ from engram.recall import (
     people_named,
     relatives_named,
     stem,
+    who_is_who,
 )
 from engram.recall._lexical import stems_of
 
@@ -172,12 +173,25 @@ def test_a_name_within_a_longer_one_is_someone_elses(question: str, said: str) -
 )
 def test_a_relative_a_memory_names_is_asked_of_by_name(question: str, said: str) -> None:
     texts = ("I live in Cardiff with my husband Gareth.", "Our dog is called Rex.")
-    assert as_named(question, names_of(people_named(question), texts)) == said
+    assert as_named(question, names_of(people_named(question), who_is_who(texts))) == said
+
+
+def test_a_name_the_memories_introduce_names_that_relative() -> None:
+    """ "Lucia goes to a Montessori nursery" names nobody as someone's, but "Our daughter
+    Lucia is 4" says Lucia is the daughter: for a question about the sister it is about
+    someone else; for one about the daughter, or a child, it is not."""
+    people = who_is_who(["Our daughter Lucia is 4.", "My wife Ana and I live in Valencia."])
+    assert people == {"Lucia": frozenset({"daughter"}), "Ana": frozenset({"wife"})}
+    text = "Lucia goes to a Montessori nursery."
+    assert about_someone_else(people_named("What does my sister do?"), text, people=people)
+    assert not about_someone_else(people_named("Where does my daughter go?"), text, people=people)
+    assert not about_someone_else(people_named("Where do my kids go?"), text, people=people)
+    assert not about_someone_else(people_named("What does my sister do?"), text)
 
 
 def test_a_relative_given_two_names_is_said_by_neither() -> None:
     texts = ("My friend Sam is a chef.", "My friend Alex is a pilot.")
-    named = names_of(people_named("What does my friend do?"), texts)
+    named = names_of(people_named("What does my friend do?"), who_is_who(texts))
     assert named == {"friend": frozenset({"Sam", "Alex"})}
     assert as_named("What does my friend do?", named) == "What does my friend do?"
 

@@ -36,6 +36,7 @@ from engram.recall._lexical import stems_for, stored_stems
 from engram.recall._local import MiniLMEmbedder
 from engram.recall._relations import (
     about_someone_else,
+    another_choice,
     as_named,
     as_relatives,
     introductions,
@@ -47,6 +48,7 @@ from engram.recall._relations import (
     others_only,
     people_named,
     relatives_named,
+    who_is_who,
 )
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
@@ -79,6 +81,7 @@ __all__ = [
     "Vectors",
     "Weights",
     "about_someone_else",
+    "another_choice",
     "as_named",
     "as_relatives",
     "clear_keyword_caches",
@@ -118,4 +121,5 @@ __all__ = [
     "stems_for",
     "stored_stems",
     "topic_query",
+    "who_is_who",
 ]

@@ -64,6 +64,8 @@ _SAME = {
     "puppy": "dog", "kitten": "cat", "pets": "pet",
     "spouse": "partner", "hubby": "husband", "fiancé": "fiance", "fiancée": "fiance",
     "fiancee": "fiance", "supervisor": "boss", "manager": "boss", "colleagues": "colleague",
+    "line manager": "boss", "head of department": "boss", "team lead": "boss",
+    "team leader": "boss", "coworker": "colleague", "co-worker": "colleague",
     "friends": "friend",
     "neighbor": "neighbour", "furry friend": "pet", "four-legged friend": "pet",
     "physician": "doctor", "gp": "doctor", "attorney": "lawyer", "landlady": "landlord",
@@ -152,25 +154,35 @@ def introductions(names: frozenset[str], texts: Iterable[str]) -> dict[str, froz
     return {name: frozenset(who) for name, who in found.items()}
 
 
-def names_of(asked: frozenset[str], texts: Iterable[str]) -> dict[str, frozenset[str]]:
-    """The names ``texts`` (the user's own memories recall found) give the relatives and
-    pets a question asks of (:func:`people_named` of it): "I live in Cardiff with my
-    husband Gareth" names the husband, and so the partner, "Gareth" (as written); one
-    they never name is left out."""
-    if not asked:
-        return {}
+def who_is_who(texts: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Who each name ``texts`` (the user's own memories recall found) introduce is to the
+    user, by the name as written: "I live in Cardiff with my husband Gareth" makes
+    "Gareth" the husband (:func:`_introduced`)."""
     known = _known()
     found: dict[str, set[str]] = {}
     for text in texts:
         if not _MENTIONS.search(text):
-            continue
+            continue  # (most memories introduce nobody: no pattern to run)
         for pattern in _introduced():
             for match in pattern.finditer(text):
                 said = match.group("name")
-                who = known[re.sub(r"\s+", " ", match.group("who").lower())]
-                for one in asked:
-                    if said not in _NOT_NAMES and _compatible(one, who):
-                        found.setdefault(one, set()).add(said)
+                if said not in _NOT_NAMES:
+                    who = known[re.sub(r"\s+", " ", match.group("who").lower())]
+                    found.setdefault(said, set()).add(who)
+    return {name: frozenset(who) for name, who in found.items()}
+
+
+def names_of(
+    asked: frozenset[str], people: Mapping[str, frozenset[str]]
+) -> dict[str, frozenset[str]]:
+    """The names ``people`` (:func:`who_is_who`) give the relatives and pets a question
+    asks of (:func:`people_named` of it): "Gareth" for the husband, and so for the
+    partner; one the memories never name is left out."""
+    found: dict[str, set[str]] = {}
+    for name, relations in people.items():
+        for one in asked:
+            if any(_compatible(one, who) for who in relations):
+                found.setdefault(one, set()).add(name)
     return {who: frozenset(said) for who, said in found.items()}
 
 
@@ -197,6 +209,11 @@ def _relative_said() -> re.Pattern[str]:
         sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _known()), key=len, reverse=True)
     )
     return re.compile(rf"\b(?i:my|our)\s+(?P<who>(?i:{words}))(?P<s>['\u2019]s)?\b")
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether ``text`` has ``name`` as a whole word, or its possessive."""
+    return name in text and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text) is not None
 
 
 def relatives_named(names: frozenset[str], texts: Iterable[str]) -> frozenset[str]:
@@ -241,18 +258,66 @@ def _compatible(one: str, other: str) -> bool:
     return one == other or groups.get(one) == other or groups.get(other) == one
 
 
-def about_someone_else(asked: frozenset[str], text: str, alone: bool = False) -> bool:
+def about_someone_else(
+    asked: frozenset[str],
+    text: str,
+    alone: bool = False,
+    people: Mapping[str, frozenset[str]] | None = None,
+) -> bool:
     """Whether a memory of this ``text`` names only others than the people and pets
     ``asked`` (:func:`people_named` of the question) can be; False when the question names
     none. A memory naming nobody is about someone else only when the question asks of them
     ``alone`` (:func:`others_only`) and the memory is the user's own: "I work as an
-    accountant" does not say what the user's mother does."""
+    accountant" does not say what the user's mother does. A name the memories introduced
+    (``people``: :func:`who_is_who`) names that relative: "Lucia goes to a Montessori
+    nursery" is about the daughter Lucia, not the sister asked of."""
     if not asked:
         return False
-    told = people_named(text)
+    told = people_named(text).union(
+        *(who for name, who in (people or {}).items() if _names(text, name))
+    )
     if not told:
         return alone and _of_the_user_alone(text)
     return not any(_compatible(a, t) for a in asked for t in told)
+
+
+_CHOICE = re.compile(
+    r"\b(?:my|our)\s+(?:all[- ]time\s+|current\s+|new\s+)?"
+    r"(?P<kind>favou?rite|fave|dream|ideal|go-to)\s+(?P<what>[a-z]+(?:\s+show)?)\b",
+    re.IGNORECASE,
+)
+_CHOSEN_SAME = {
+    "movie": "film", "films": "film", "movies": "film", "novel": "book", "writer": "author",
+    "group": "band", "musician": "singer", "artist": "singer", "track": "song",
+    "dish": "food", "meal": "food", "beverage": "drink", "colour": "color", "tv show": "show",
+    "series": "show", "program": "show", "programme": "show", "city": "place",
+    "destination": "place", "spot": "place", "restaurant": "place", "team": "club",
+}  # fmt: skip
+"""Words for one chosen thing ("my favourite *movie*" is "my favourite *film*")."""
+
+
+def _chosen(text: str) -> set[tuple[str, str]]:
+    """The chosen things ``text`` names as the user's: ("favorite", "film") of "my
+    favourite movie"."""
+    found = set()
+    for match in _CHOICE.finditer(text):
+        kind = {"favourite": "favorite", "fave": "favorite"}.get(
+            match["kind"].lower(), match["kind"].lower()
+        )
+        what = re.sub(r"\s+", " ", match["what"].lower())
+        found.add((kind, _CHOSEN_SAME.get(what, what)))
+    return found
+
+
+def another_choice(question: str, text: str) -> bool:
+    """Whether a memory of this ``text`` tells only other chosen things of the user's
+    than the one ``question`` asks of: "My favourite author is Terry Pratchett" for
+    "What's my favourite film?" (MiniLM: about 0.5), not "My favourite movie is Alien"."""
+    asked = _chosen(question)
+    if not asked:
+        return False
+    told = _chosen(text)
+    return bool(told) and not (asked & told)
 
 
 def of_the_user(question: str) -> bool:

@@ -24,6 +24,7 @@ from engram.recall import (
     Embedder,
     Weights,
     about_someone_else,
+    another_choice,
     as_named,
     as_relatives,
     combiner,
@@ -43,6 +44,7 @@ from engram.recall import (
     stem_coverage,
     stems_for,
     topic_query,
+    who_is_who,
 )
 from engram.stores.cold.contract import ColdBackend, Excerpt, Scan
 
@@ -145,7 +147,9 @@ def in_context(
     introduced = (  # (a speaker's "my neighbour Anna" is the speaker's, not the user's)
         introductions(names, own) if names else {}
     )
-    named = names_of(people_named(query), own)  # ("my husband Gareth" for "my husband")
+    asked = people_named(query)
+    people = who_is_who(own) if asked else {}  # ("my husband Gareth": Gareth, the husband)
+    named = names_of(asked, people)
     topic = topic_query(query, candidates, boost, introduced, named)
     if topic is not None:
         read = cosines(topic, [c.id for c in candidates])
@@ -163,7 +167,9 @@ def in_context(
     keys = [-share * prior for (_, _, prior), share in relative]
     chosen = [relative[n] for n in sorted(range(len(keys)), key=keys.__getitem__)[:k]]
     wanted = [n for (n, _, _), _ in chosen]
-    best, mine = _confidences(query, candidates, ranking, wanted, introduced, renamed, named)
+    best, mine = _confidences(
+        query, candidates, ranking, wanted, introduced, renamed, named, people
+    )
     out = []
     for (n, hit, prior), share in chosen:
         relevance = min(best * share, mine[n])
@@ -179,6 +185,7 @@ def _confidences(
     introduced: Mapping[str, frozenset[str]],
     renamed: bool,
     named: Mapping[str, frozenset[str]] | None = None,
+    people: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[float, dict[int, float]]:
     """How well the best of ``candidates`` matches ``query`` (each with the stems of
     its text), and how well each at the positions ``wanted`` does
@@ -203,6 +210,9 @@ def _confidences(
     floor = ranking.floor
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
+    chosen = [n for n, c in enumerate(candidates) if another_choice(query, c.text)]
+    for n in chosen:  # ("My favourite author is ..." for "What's my favourite film?")
+        coverage[n] = 0.0
     unheard = knows_none(names_in_query(query), docs, ranking.known)
     asked = people_named(query).union(*introduced.values())
     alone = others_only(query, bool(introduced))
@@ -218,7 +228,9 @@ def _confidences(
             similarity = max(similarity, topical)
         if any(name in docs[n] for name in theirs):  # (a memory naming Emma is hers)
             return similarity
-        if asked and about_someone_else(asked, candidates[n].text, alone):
+        if asked and about_someone_else(asked, candidates[n].text, alone, people):
+            return None
+        if n in chosen:
             return None
         if mine and of_others_alone(candidates[n].text):  # ("My sister lives in Toronto")
             return None
