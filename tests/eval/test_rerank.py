@@ -9,6 +9,7 @@ import pytest
 
 from engram.recall._context import (
     CONVERSATION,
+    NO_DIALOGUE,
     Candidate,
     ContextBoost,
     named_speakers,
@@ -321,3 +322,28 @@ def test_date_step_falls_back_to_when_a_memory_became_valid() -> None:
         dated = store.recall(who, query, k=2, context=boost)
     assert [r.record.valid_from.month for r in plain] == [5, 10]
     assert [r.record.valid_from.month for r in dated] == [10, 5]
+
+
+def test_a_dialogue_gets_the_neighbour_and_session_steps_by_default() -> None:
+    """Two speakers or more make a dialogue, where the answer sits in the turn after the
+    one that asks: by default its neighbours and sessions count. One speaker's log, or
+    facts, get neither; ``NO_DIALOGUE`` turns them off, ``CONVERSATION`` on for all."""
+    dialogue = [
+        _c("asks", 0.9, "S1", 4, "Ann"),
+        _c("far", 0.5, "S2", 9, "Ann"),
+        _c("answer", 0.45, "S1", 5, "Bob"),
+    ]
+    plain = ContextBoost(lexical=False, speaker=0)
+    assert _ids(rerank("q", dialogue, plain)) == ["asks", "answer", "far"]
+    assert _ids(rerank("q", dialogue, NO_DIALOGUE)) == ["asks", "far", "answer"]
+    one_speaker = [c._replace(speaker="Ann") for c in dialogue]
+    assert _ids(rerank("q", one_speaker, plain)) == ["asks", "far", "answer"]
+    facts = [c._replace(speaker="", session="", position=-1) for c in dialogue]
+    assert _ids(rerank("q", facts, plain)) == ["asks", "far", "answer"]
+    assert _ids(rerank("q", one_speaker, replace(CONVERSATION, lexical=False))) == [
+        "asks",
+        "answer",
+        "far",
+    ]
+    assert plain.weighed(["Ann", "Bob"]) == (0.3, 0.5)
+    assert plain.weighed(["Ann", "", "Ann"]) == (0.0, 0.0)

@@ -63,11 +63,18 @@ def _cached(name: str, folder: Path | None) -> CachedEmbedder:
 
 
 def _engram_methods(embedder: Embedder, backend: str) -> Sequence[Method]:
-    from engram.eval._engram import EngramColdMethod, EngramContextMethod, hybrid_method
+    from engram.eval._engram import (
+        NO_DIALOGUE_ROW,
+        EngramColdMethod,
+        EngramContextMethod,
+        hybrid_method,
+    )
+    from engram.recall import NO_DIALOGUE
 
     return (
         EngramColdMethod(embedder, backend=backend),
         hybrid_method(embedder, backend),
+        EngramContextMethod(embedder, boost=NO_DIALOGUE, name=NO_DIALOGUE_ROW, backend=backend),
         EngramContextMethod(embedder, backend=backend),
     )
 

@@ -146,6 +146,7 @@ def turn_context_name(turns: int, rule: TurnRule = "always") -> str:
 
 HYBRID = "engram hybrid, no re-ranking (context=None)"
 CONTEXT = "default + session/neighbour context (CONVERSATION)"
+NO_DIALOGUE_ROW = "default without the dialogue steps (NO_DIALOGUE)"
 
 
 class EngramContextMethod(EngramColdMethod):

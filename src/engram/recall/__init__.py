@@ -14,6 +14,7 @@ from engram.recall._calibrate import coverage as stem_coverage
 from engram.recall._context import (
     CONVERSATION,
     DEFAULT_CONTEXT,
+    NO_DIALOGUE,
     Candidate,
     ContextBoost,
     names_time,
@@ -71,6 +72,7 @@ __all__ = [
     "DEFAULT_MIN_SIMILARITY",
     "EMBEDDER_HELP",
     "EMBEDDER_NAMES",
+    "NO_DIALOGUE",
     "Candidate",
     "ContextBoost",
     "Embedder",

@@ -22,11 +22,14 @@ similarity, fused relevance and the session, position and speaker stored in each
 
 Steps 0-1 are recall's default (``ContextBoost()``, what ``LongTermStore.recall`` and
 ``engram.Memory.recall`` use): they lift both benchmarks at every budget (docs/eval/
-results.md). Steps 2-3 are off by default (``neighbours`` and ``session`` 0): they lift
-LoCoMo's short chat turns but cost LongMemEval's long user turns at every budget;
-:data:`CONVERSATION` turns them on for chat logs. ``feedback`` (off by default)
-expands step 0's keyword query with the first pass's best candidates' distinctive stems
-(:mod:`engram.recall._feedback`); measured, it does not lift either benchmark.
+results.md). Steps 2-3 run by default only on a dialogue: candidates of two speakers or
+more (``dialogue_neighbours``, ``dialogue_session``), whose answers sit in the turn after
+the one that asks; they lift LoCoMo's conversations between two people, and would cost
+LongMemEval's log of one user's long turns at every budget, where a turn's neighbours are
+more of the same session. :data:`CONVERSATION` turns them on whoever speaks. ``feedback``
+(off by default) expands step 0's keyword query with the first pass's best candidates'
+distinctive stems (:mod:`engram.recall._feedback`); measured, it does not lift either
+benchmark.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from operator import itemgetter
@@ -100,8 +103,10 @@ class ContextBoost:
     BM25 first, from cosines that give ``topic`` of their weight to the query's topic
     (the query without the speakers it names, whose names otherwise pull every turn of
     theirs alike, scored against each candidate's stored vector). By default
-    ``neighbours`` and ``session`` are 0: only the lexical, speaker and date steps run (no
-    turn is promoted for its neighbours).
+    ``neighbours`` and ``session`` are 0, and a dialogue (candidates of two speakers or
+    more: :meth:`weighed`) gets ``dialogue_neighbours`` and ``dialogue_session`` instead:
+    a fact or one speaker's log gets only the lexical, speaker and date steps (no turn is
+    promoted for its neighbours).
     ``date`` boosts turns whose ``date_field`` value (or, when a memory has none, the day
     it became valid: ``valid_from``, by default when it was remembered) falls in a time
     the query names, or at most ``date_slack_days`` after it. ``feedback`` > 0 scores the
@@ -114,6 +119,8 @@ class ContextBoost:
     speaker: float = 0.5
     neighbours: float = 0.0
     session: float = 0.0
+    dialogue_neighbours: float = 0.3
+    dialogue_session: float = 0.5
     session_field: str = "session"
     position_field: str = "position"
     speaker_field: str = "speaker"
@@ -133,12 +140,33 @@ class ContextBoost:
     feedback_terms: int = 8
     feedback_names_only: bool = False
 
+    @property
+    def contextual(self) -> bool:
+        """Whether the neighbour or session step may run (so candidates need their
+        session and position)."""
+        weights = (self.neighbours, self.session, self.dialogue_neighbours, self.dialogue_session)
+        return any(weights)
+
+    def weighed(self, speakers: Collection[str]) -> tuple[float, float]:
+        """The neighbour and session weights for candidates of these ``speakers``: the
+        dialogue's (each at least the given one) when two or more speak."""
+        if len({s for s in speakers if s}) < 2:
+            return self.neighbours, self.session
+        return max(self.neighbours, self.dialogue_neighbours), max(
+            self.session, self.dialogue_session
+        )
+
 
 DEFAULT_CONTEXT = ContextBoost()
-"""Recall's default re-ranking: the lexical, topic, speaker and date steps."""
+"""Recall's default re-ranking: the lexical, topic, speaker and date steps, and in a
+dialogue the neighbour and session steps."""
 
 CONVERSATION = ContextBoost(neighbours=0.3, session=0.5)
-"""The neighbour and session boosts on top of the default, for chat logs of short turns."""
+"""The neighbour and session boosts whoever speaks, one speaker's log too."""
+
+NO_DIALOGUE = ContextBoost(dialogue_neighbours=0.0, dialogue_session=0.0)
+"""The default without the neighbour and session steps in a dialogue (the default before
+they were)."""
 
 
 def pool_size(boost: ContextBoost, visible: int | None, k: int) -> int:
@@ -292,7 +320,8 @@ def rerank(
         * (1 + boost.date * (c.id in dated))
         for c in candidates
     }
-    if not (boost.neighbours or boost.session):  # the default: no step adds to base
+    neighbours, session = boost.weighed(speakers)
+    if not (neighbours or session):  # (facts, one speaker's log: no step adds to base)
         return _sorted([(c.id, base[c.id] + 0.0) for c in candidates])
     best: dict[str, float] = defaultdict(float)
     for c in candidates:
@@ -300,7 +329,7 @@ def rerank(
     near = _near(candidates, base, boost.window)
     scored = []
     for order, c in enumerate(candidates):
-        score = base[c.id] + boost.neighbours * near[c.id] + boost.session * best[c.session]
+        score = base[c.id] + neighbours * near[c.id] + session * best[c.session]
         scored.append((-score, order, c.id))
     scored.sort()
     return [(cid, -neg) for neg, _, cid in scored]

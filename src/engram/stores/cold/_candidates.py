@@ -263,7 +263,7 @@ def _candidates(
     day it became valid when it has no ``date_field``). Session and position are read
     only for the steps that use them (neighbours, session); otherwise they are left
     unknown ("" and -1)."""
-    contextual = bool(boost.neighbours or boost.session)
+    contextual = boost.contextual
     session, position, speaker, date = (
         boost.session_field,
         boost.position_field,
