@@ -186,6 +186,8 @@ Lee")."""
 _OWN = r"(?i:(?:my|our|the)\s+)?(?i:(?:old|previous|former|current)\s+)?"
 _REPLACED = re.compile(
     r"\b(?i:sold|traded(?:\s+in)?|replaced|swapped|ditched|dropped|got\s+rid\s+of|gave\s+away"
+    r"|stopped(?=\s+(?:my|the|our)\s+\S+(?:\s+\S+)?\s+(?:lessons|classes|course|subscription"
+    r"|membership|sessions|treatment|medication|tablets|pills)\b)"
     r"|cancell?ed|terminated|quit|quitted|(?:i'm|i\s+am)\s+off(?!\s+(?:on\s+)?(?:" + _DAYS + r"))"
     r"|gave\s+up(?:\s+on)?"
     r"|(?:switched|changed|upgraded|moved|transferred|shifted)\s+(?:away\s+)?"
@@ -199,7 +201,8 @@ names its successor ("and joined KPMG"), or of where the user works (:func:`left
 left Paris on Monday" is a trip (quitting is always giving up: "I quit Netflix")."""
 _COMPLETED = re.compile(
     rf"\b(?i:finished|completed|graduated\s+from|graduated\s+at|finished\s+at|finished\s+up\s+at)"
-    rf"\s+{_OWN}(?P<old>{_NAME})"
+    r"\s+(?:(?i:my|the|our)\s+(?:[a-z'-]+\s+){1,2}?(?i:at|in|from)\s+)?"
+    rf"{_OWN}(?P<old>{_NAME})"
 )
 """Finishing a thing the user was doing ("I finished The Expanse", "I graduated from
 UCL"): :func:`completed`."""
@@ -217,12 +220,14 @@ _BUT_NOT = re.compile(
 with a word of change: "I write Rust, not Python, on weekends" replaces nothing)."""
 _GAVE_UP = re.compile(
     r"\b(?i:gave\s+up(?:\s+on)?|quit|quitted|ditched|stopped|dropped\s+out\s+of"
-    r"|(?:sold|got\s+rid\s+of)|i'm\s+off|i\s+am\s+off"
-    r"(?=\s+(?:my|our)\b))\s+(?:(?i:my|our|the)\s+)?(?P<old>[a-z][a-z-]{2,})\b"
+    r"|(?:sold|got\s+rid\s+of)(?=\s+(?:my|our)\b)|i'm\s+off|i\s+am\s+off|cut\s+out"
+    r")\s+(?:(?i:my|our|the)\s+)?(?P<old>[a-z][a-z-]{2,})\b"
 )
 """Giving up a thing named with no capital: "I gave up the violin", "I quit nursing", "I
 stopped teaching piano", "I sold my bike" (found by the stems of its words: "nursing"
 in "I work as a nurse")."""
+_CUT_OUT = re.compile(r"\b(?i:cut)\s+(?:(?i:my|our|the)\s+)?(?P<old>[a-z][a-z-]{2,})\s+(?i:out)\b")
+"""Giving up a thing by cutting it out: "I've cut milk out completely"."""
 _THING_ENDS = re.compile(r"[,;.!?]|\b(?i:and|but|so|then|because|since|for|in\s+favou?r\s+of)\b")
 _WHEN = re.compile(
     r"\b(?:(?:last|this|next)\s+\w+|(?:a\s+few|a\s+couple\s+of|a|an|one|two|three|\d+)\s+"
@@ -247,6 +252,9 @@ _OWN_STATEMENT = re.compile(r"^(?:i|i'm|i'd|i've|my|we|we're|we've|our)\b")
 _DIED = re.compile(
     rf"^(?:(?i:my|our)\s+(?:[a-z]+\s+){{1,2}})?(?P<old>{_NAME})\s+(?:has\s+)?(?:sadly\s+)?"
     r"(?:passed\s+away|died)\b"
+    rf"|^(?i:we|i)(?:'ve|\s+have)?\s+(?i:(?:sadly|just|recently)\s+)?(?i:lost)\s+"
+    rf"(?:(?i:our|my)\s+(?:[a-z]+\s+)?)?(?P<lost>{_NAME})"
+    r"(?=\s*(?:[,.!;]|$|\s+(?i:in|on|last|this|to|after|a|two|three|\d|yesterday|recently)\b))"
 )
 """A death: "Max passed away last week", "our dog Rex died" (:func:`died`)."""
 _FOLLOWED = re.compile(
@@ -292,12 +300,14 @@ def _given_up(text: str) -> tuple[str, str] | None:
     coffee", ", now I drink tea") of "I stopped drinking coffee, now I drink tea"; None
     when it names no thing ("I quit *it*"; "I stopped *the* car": "stopped" gives up
     doing things)."""
-    found = _GAVE_UP.search(text)
+    found = _GAVE_UP.search(text) or _CUT_OUT.search(text)
     if found is None or found["old"] in _NOT_A_THING:
         return None
     if found.group(0).lower().startswith("stopped") and not found["old"].endswith("ing"):
         return None
     tail = text[found.start("old") :]
+    if found.re is _CUT_OUT:  # ("cut milk out completely": the thing is "milk")
+        tail = found["old"] + text[found.end() :]
     end = _THING_ENDS.search(tail)
     thing, more = (tail[: end.start()], tail[end.start() :]) if end else (tail, "")
     said = " ".join(_WHEN.sub(" ", thing).lower().split())
@@ -347,7 +357,8 @@ def ongoing(text: str, name: str) -> bool:
 _BROKE_UP = re.compile(
     rf"^(?:(?P<who>{_NAME})\s+and\s+(?i:i)|(?i:i|we))\s+(?i:(?:have|'ve)\s+)?"
     r"(?i:(?:just|finally|recently|officially)\s+)?(?i:broke\s+up|split\s+up|separated"
-    r"|divorced|called\s+it\s+(?:off|quits)|ended\s+things)"
+    r"|divorced|called\s+it\s+(?:off|quits)|ended\s+things|(?:are|'re)\s*(?:n't|\s+not|\s+no\s+longer)"
+    r"\s+together(?=\s*(?:any\s?more|now|[,.!;]|$)))"
     rf"(?:\s+(?i:with|from)\s+(?P<whom>{_NAME}))?\b"
     r"(?!\s+(?i:the|a|an|our|my|his|her|their|its|it|them|this|that)\b)"
 )
@@ -383,11 +394,41 @@ def partner_of_the_users(text: str, name: str) -> bool:
     )
 
 
+_RESCHEDULED = re.compile(
+    r"^(?:(?:my|our)\s+)?(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)(?:'s|\s+is|\s+has)?\s+"
+    r"(?:now\s+|been\s+)?(?:moved|changed|switched|shifted)\s+to\s+"
+    r"(?P<when>(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?"
+    r"|evenings?|afternoons?|nights?)\b"
+)
+"""A thing the user does that moved to another day ("Yoga's moved to Fridays")."""
+_WEEKLY = re.compile(
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?"
+    r"|evenings?|afternoons?|nights?)\b",
+    re.IGNORECASE,
+)
+
+
+def rescheduled(text: str) -> str | None:
+    """What ``text`` says moved to another day or time ("Yoga's moved to Fridays":
+    "yoga"), or None; it updates the user's statement of doing it then ("I do yoga on
+    Tuesdays")."""
+    found = _RESCHEDULED.match(_clean(text))
+    if found is None or found["what"] in _NOT_A_THING or found["what"] in _PEOPLE:
+        return None
+    return found["what"]
+
+
+def on_a_day(text: str, what: str) -> bool:
+    """Whether ``text`` states that the user does ``what`` on a day or at a time of day
+    ("I do yoga on Tuesdays")."""
+    return _WEEKLY.search(text) is not None and names(text, what)
+
+
 def died(text: str) -> str | None:
     """Who ``text`` says died ("Max passed away last week", "Our cat Kiwi died": "Max",
     "Kiwi"), or None."""
     found = _DIED.match(text.strip())
-    return found["old"] if found else None
+    return (found["old"] or found["lost"]) if found else None
 
 
 def of_the_users(text: str, name: str) -> bool:

@@ -28,12 +28,14 @@ from engram.stores.cold._changes import (
     left,
     names,
     of_the_users,
+    on_a_day,
     ongoing,
     partner_of_the_users,
     replaced,
+    rescheduled,
     switched_within_kind,
 )
-from engram.stores.cold._slots import mentions_slot, only_retracts, same_slot
+from engram.stores.cold._slots import mentions_slot, only_retracts, same_slot, stops_slot
 from engram.stores.cold.records import MemoryRecord
 
 
@@ -112,8 +114,11 @@ class RuleResolver:
        DELETE it. A death ("Max passed away") updates the fact that says Max is the
        user's ("I have a dog named Max"), a break-up ("Ellie and I broke up") the one
        that says Ellie is the user's partner, leaving a named place ("Left Initech in
-       May") where the user works, and finishing a thing ("I finished Middlemarch", "I
-       graduated from MIT") the statement that the user is in the middle of it.
+       May") where the user works, finishing a thing ("I finished Middlemarch", "I
+       graduated from MIT") the statement that the user is in the middle of it, and a
+       thing moved to another day ("Yoga's moved to Thursdays") the statement of doing
+       it on one. Not doing a one-word slot's thing any more ("I don't commute at all")
+       counts as naming that slot (:func:`stops_slot`).
     4. A slotless fact that says a slotless existing one changed (:func:`changes_value`:
        "now", the same subject and verb, a thing both speak of) → UPDATE it, or when it
        only retracts (as in 1) → DELETE it.
@@ -147,6 +152,10 @@ class RuleResolver:
                 if old.record.value.get("slot") == "employer" and names(old.record.text, gone[0]):
                     action = Action.UPDATE if gone[1] else Action.DELETE
                     return Resolution(action, old.record.key, f"says the user left {gone[0]!r}")
+        if not fact.slot and (what := rescheduled(fact.text)) is not None:
+            for old in existing:
+                if on_a_day(old.record.text, what):
+                    return Resolution(Action.UPDATE, old.record.key, f"says {what!r} moved")
         if (done := completed(fact.text)) is not None:
             for old in existing:
                 if ongoing(old.record.text, done):
@@ -197,7 +206,7 @@ class RuleResolver:
             e
             for e in existing
             if isinstance(slot := e.record.value.get("slot"), str)
-            and mentions_slot(fact.text, slot)
+            and (mentions_slot(fact.text, slot) or stops_slot(fact.text, slot))
         ]
 
     def _duplicate(self, fact: Fact, old: Existing) -> bool:

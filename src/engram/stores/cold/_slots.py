@@ -130,6 +130,13 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "home",
         re.compile(
+            rf"{_WE_HAVE}(?:bought|rent|rented|are\s+renting|'re\s+renting|own)\s+an?\s+"
+            r"(?:new\s+|little\s+|small\s+)?(?:place|house|flat|home|apartment|condo|cottage)\s+in\s+\S"
+        ),
+    ),
+    (
+        "home",
+        re.compile(
             rf"{_WE_HAVE}(?:moved|relocated)(?:\s+(?:house|home|out|away|cities|countries))?"
             rf"(?:\s+{_WHEN_MOVED})?$"
         ),
@@ -152,9 +159,17 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("occupation", re.compile(rf"^i(?:'m| am)?\s+{_NOW}work(?:ing)?\s+as\s+an?\s+\S")),
     ("occupation", re.compile(rf"{_IM}an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}(?:\s+now)?$")),
     ("occupation", re.compile(rf"{_IVE}(?:become|became)\s+an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}\b")),
+    ("occupation", re.compile(rf"{_IVE}(?:re-?trained|re-?qualified|qualified)\s+as\s+an?\s+\S")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}\s+(?:years?\s+old|y/?o)\b")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}(?:\s+now)?$")),
     ("age", re.compile(rf"{_IVE}turned\s+\d{{1,3}}\b")),
+    (
+        "age",
+        re.compile(
+            rf"{_IVE}(?:hit|reached)\s+\d{{1,3}}(?=\s*(?:[,.!;]|$|\s+(?:today|yesterday|last|this"
+            r"|on|in)\b))"
+        ),
+    ),
     (
         "age",
         re.compile(
@@ -260,6 +275,32 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("weight", re.compile(rf"^i\s+{_NOW}weigh\s+(?:about\s+|around\s+)?\d")),
     (
+        "salary",
+        re.compile(
+            rf"{_IM}(?:now\s+)?on\s+(?:about\s+|around\s+)?[$£€]?\d+(?:[.,]\d+)?\s*(?:k|grand"
+            r"|thousand)\b(?!\s+(?:followers|steps|words|miles|km|views|subscribers)\b)"
+        ),
+    ),
+    (
+        "shift",
+        re.compile(
+            rf"{_I}(?:work|do)\s+(?:the\s+)?(?:nights|days|lates|earlies|night\s+shifts?"
+            r"|day\s+shifts?|early\s+shifts?|late\s+shifts?)(?:\s+now)?$"
+        ),
+    ),
+    (
+        "shift",
+        re.compile(
+            rf"{_IM}(?:on\s+)?(?:the\s+)?(?:nights|days|lates|earlies|night\s+shift|day\s+shift"
+            r"|early\s+shift|late\s+shift)(?:\s+(?:now|again|these\s+days))?$"
+        ),
+    ),
+    (
+        "smoking",
+        re.compile(rf"{_IM}(?:an?\s+)?(?:heavy\s+|light\s+|social\s+)?(?:non-|ex-)?smoker\b"),
+    ),
+    ("smoking", re.compile(rf"^i(?:'m| am|'ve| have)?\s+{_NOW}(?:been\s+)?smoke-free\b")),
+    (
         "weight",
         re.compile(
             rf"{_IM}(?:down\s+to\s+|up\s+to\s+)?(?:about\s+|around\s+)?\d+(?:\.\d+)?\s*"
@@ -352,7 +393,8 @@ _OWNED = frozenset("car house flat apartment office company".split())  # noqa: S
 (but "my car is ..." says something of the car)."""
 _NAMED = frozenset(
     """wife husband partner girlfriend boyfriend fiance fiancee spouse boss manager
-    landlord landlady dog cat""".split()  # noqa: SIM905
+    landlord landlady dog cat doctor gp dentist therapist accountant lawyer mentor coach
+    tutor physio trainer""".split()  # noqa: SIM905
 )
 """Whom (or which pet) the user has one of: their name is an attribute of the user."""
 _KIN = frozenset(
@@ -385,11 +427,23 @@ _BEEN_AT = re.compile(
 )
 """"I've been at Meta since January": where the user works, named (not "at the gym"),
 since a month, season or year (not "at Heathrow since 6am")."""
-_MANAGES_ME = re.compile(
-    r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+(?i:(?:now|currently)\s+)?(?i:manages|supervises)"
-    r"\s+(?i:me)\b"
+_STARTED_AT = re.compile(
+    rf"^(?i:i(?:'ve|\s+have|'m|\s+am)?)\s+(?i:(?:just|now|recently)\s+)?(?i:started|starting)"
+    rf"\s+(?i:at|with)\s+{_PLACE}(?:\s*[,.!;]|\s+(?i:last|this|next|in|on|a|two|three|\d)|\s*$)"
 )
-""""Tom manages me now": the user's manager, by name."""
+""""I started at Revolut last month": where the user works, named."""
+_MANAGES_ME = re.compile(
+    r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+(?i:(?:now|currently)\s+)?"
+    r"(?P<verb>(?i:manages|supervises|mentors|coaches|tutors))\s+(?i:me)\b"
+)
+""""Tom manages me now", "Sam mentors me now": the user's manager or mentor, by name."""
+_WHO_DOES = {
+    "manages": "manager",
+    "supervises": "manager",
+    "mentors": "mentor",
+    "coaches": "coach",
+    "tutors": "tutor",
+}
 _DRIVES_NAMED = re.compile(
     r"^(?i:i)\s+(?i:(?:now|currently|just|still)\s+)?(?i:drive|lease)\s+(?i:an?)\s+"
     r"(?i:(?:new|used|old|second-hand|brand\s+new)\s+)?[A-Z0-9][\w-]*"
@@ -538,7 +592,7 @@ _SUBJECTLESS = re.compile(
     r"|switched|upgraded|downgraded|changed|started|finished|joined|turned|bought|traded"
     r"|swapped|dropped|ditched|cancell?ed|replaced|gave|took|picked|signed|stopped|relocated"
     r"|graduated|adopted|lost|became|began|went|had|celebrated|transferred|handed|been"
-    r"|retired|resigned|split|broke|packed|spent))\s+(?=[a-z0-9]|[A-Z][\w-]*\s+(?:[a-z]|$))"
+    r"|retired|resigned|split|broke|packed|spent|hit|retrained|cut|swapped|switched))\s+(?=[\w\"'])"
 )
 """A statement of the user's with its "I" left out, as people write notes and chat: "Left
 Deloitte in March", "Just turned 35", "Sold the Corsa", "Been at Meta since January"
@@ -662,11 +716,13 @@ def _first_person_slot(text: str) -> str | None:
     as_said = _PREFIX_ANY_CASE.sub("", text.strip())
     if _DRIVES_NAMED.match(as_said):
         return "car"
-    if _REPORTS_TO.match(as_said) or _MANAGES_ME.match(as_said):
+    if _REPORTS_TO.match(as_said):
         return "manager_name"
+    if does := _MANAGES_ME.match(as_said):
+        return f"{_WHO_DOES[does['verb'].lower()]}_name"
     if _HOME_IS.match(as_said):
         return "home"
-    if _BEEN_AT.match(as_said):
+    if _BEEN_AT.match(as_said) or _STARTED_AT.match(as_said):
         return "employer"
     changed = _SET_TO.search(clean)
     if changed and _A_SETTING.search(changed["value"]):
@@ -756,6 +812,7 @@ _SAME_SLOT = {
     "risk_appetite": "risk_tolerance",
     "risk_profile": "risk_tolerance",
     "boss_name": "manager_name",
+    "gp_name": "doctor_name",
     "line_manager_name": "manager_name",
 }
 """Names of one attribute ("My risk appetite is low" is the risk tolerance)."""
@@ -788,6 +845,27 @@ def mentions_slot(text: str, slot: str) -> bool:
         rf"\b{phrase}\s+{_COPULA}\s+\S",
     )
     return any(re.search(form, clean) for form in valued)
+
+
+def stops_slot(text: str, slot: str) -> bool:
+    """Whether ``text``, a statement of the user's, says they no longer do what a one-word
+    ``slot`` names ("I don't commute at all" of ``commute``, "I've stopped commuting"; not
+    now and then: "I don't commute on Fridays")."""
+    if "_" in slot or not re.fullmatch(r"[a-z]{3,}", slot):
+        return False
+    clean = _clean(text)
+    if re.match(_ALWAYS, clean) is None:
+        return False  # ("I don't commute on Fridays", "... when it snows")
+    doing = rf"{re.escape(slot.removesuffix('e'))}(?:e|es|ing)?"
+    return (
+        re.search(
+            rf"\b(?:i|we)(?:'ve)?\s+(?:(?:don't|do\s+not|no\s+longer|never|have\s+stopped|stopped"
+            r"|quit)\s+)"
+            rf"{doing}\b",
+            clean,
+        )
+        is not None
+    )
 
 
 def _singular(word: str) -> str:
