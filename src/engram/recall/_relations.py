@@ -309,11 +309,21 @@ def _chosen(text: str) -> set[tuple[str, str]]:
     return found
 
 
-def another_choice(question: str, text: str) -> bool:
+def choices_asked(question: str) -> frozenset[tuple[str, str]]:
+    """The chosen things of the user's ``question`` asks of (("favorite", "film") of
+    "What's my favourite movie?"); empty for most questions."""
+    return (
+        frozenset(_chosen(question))
+        if "my " in question.lower() or "our " in question.lower()
+        else frozenset()
+    )
+
+
+def another_choice(asked: frozenset[tuple[str, str]], text: str) -> bool:
     """Whether a memory of this ``text`` tells only other chosen things of the user's
-    than the one ``question`` asks of: "My favourite author is Terry Pratchett" for
-    "What's my favourite film?" (MiniLM: about 0.5), not "My favourite movie is Alien"."""
-    asked = _chosen(question)
+    than those ``asked`` (:func:`choices_asked`): "My favourite author is Terry
+    Pratchett" for "What's my favourite film?" (MiniLM: about 0.5), not "My favourite
+    movie is Alien"."""
     if not asked:
         return False
     told = _chosen(text)

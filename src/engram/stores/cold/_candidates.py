@@ -27,6 +27,7 @@ from engram.recall import (
     another_choice,
     as_named,
     as_relatives,
+    choices_asked,
     combiner,
     confidence,
     cosine_confidence,
@@ -210,7 +211,8 @@ def _confidences(
     floor = ranking.floor
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
-    chosen = [n for n, c in enumerate(candidates) if another_choice(query, c.text)]
+    choices = choices_asked(query)
+    chosen = [n for n, c in enumerate(candidates) if choices and another_choice(choices, c.text)]
     for n in chosen:  # ("My favourite author is ..." for "What's my favourite film?")
         coverage[n] = 0.0
     unheard = knows_none(names_in_query(query), docs, ranking.known)
