@@ -403,6 +403,15 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My mentor is Ada.", "Ada left, Raj mentors me now."),
         ("I work nights.", "I'm on days now."),
         ("I'm a smoker.", "I've been smoke-free since March."),
+        ("I drive a Polo.", "The Polo's gone, I've got a Yaris now."),
+        ("I'm a banker.", "I left banking to become a nurse."),
+        ("I have a budgie called Kiwi.", "Kiwi passed last month."),
+        ("I use Outlook.", "Moved everything over to Gmail."),
+        ("I play netball on Sundays.", "Netball's on Mondays now."),
+        ("My rent is 900.", "Rent's gone up to 975."),
+        ("I live with my parents.", "Finally got my own place!"),
+        ("I work part-time.", "I'm full-time now."),
+        ("I'm vegetarian.", "I've gone fully vegan."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -605,6 +614,12 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I do yoga on Tuesdays.", "My sister's yoga moved to Thursdays."),
         ("My salary is 40k.", "I'm on 5mg of it now."),
         ("I work nights.", "I work days on weekends."),
+        ("I have a budgie called Kiwi.", "I passed in June, first time!"),
+        ("My brother is Ian and I live in York.", "I passed last week."),
+        ("I drive a Polo.", "The Polo is gone too, sadly."),
+        ("I play netball on Sundays.", "Netball is on TV now."),
+        ("I work part-time.", "I work full-time on Fridays."),
+        ("I live with my parents.", "I live in York."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

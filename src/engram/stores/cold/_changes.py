@@ -212,6 +212,11 @@ _ONGOING = re.compile(
 )
 """How a statement of a thing the user is in the middle of starts ("I'm reading ...",
 "I'm studying at ...", "I'm a student at ...", "I study at ...")."""
+_GONE = re.compile(
+    rf"^(?i:the|my|our)\s+(?i:old\s+)?(?P<old>{_NAME})(?:['\u2019]s|\s+(?i:is|has))\s+(?i:gone|been\s+sold"
+    r"|been\s+scrapped|been\s+written\s+off)\b(?P<rest>.*)$"
+)
+"""A thing of the user's said to be gone: "The Fiesta's gone, I've got a Corsa now"."""
 _INSTEAD = re.compile(rf"\b(?i:instead\s+of|rather\s+than)\s+{_OWN}(?P<old>{_NAME})")
 _BUT_NOT = re.compile(
     rf",\s*(?i:not|no\s+longer)\s+{_OWN}(?P<old>{_NAME})(?P<rest>\s*(?i:any\s?more)?\s*[.!]?)$"
@@ -250,13 +255,15 @@ _NOT_A_THING = _FILLER | frozenset(
 _OWN_STATEMENT = re.compile(r"^(?:i|i'm|i'd|i've|my|we|we're|we've|our)\b")
 """How a statement of the user's own starts (once cleaned)."""
 _DIED = re.compile(
-    rf"^(?:(?i:my|our)\s+(?:[a-z]+\s+){{1,2}})?(?P<old>{_NAME})\s+(?:has\s+)?(?:sadly\s+)?"
-    r"(?:passed\s+away|died)\b"
+    rf"^(?:(?i:my|our)\s+(?:[a-z]+\s+){{1,2}})?(?!I\b|We\b|You\b)(?P<old>{_NAME})\s+(?:has\s+)?"
+    r"(?:sadly\s+)?"
+    r"(?:passed\s+away|died|passed(?=\s*(?:[,.!;]|$|\s+(?:last|in|on|this|yesterday|recently)\b)))\b"
     rf"|^(?i:we|i)(?:'ve|\s+have)?\s+(?i:(?:sadly|just|recently)\s+)?(?i:lost)\s+"
-    rf"(?:(?i:our|my)\s+(?:[a-z]+\s+)?)?(?P<lost>{_NAME})"
+    rf"(?:(?i:our|my)\s+(?:[a-z]+\s+)?)?(?!I\b)(?P<lost>{_NAME})"
     r"(?=\s*(?:[,.!;]|$|\s+(?i:in|on|last|this|to|after|a|two|three|\d|yesterday|recently)\b))"
 )
-"""A death: "Max passed away last week", "our dog Rex died" (:func:`died`)."""
+"""A death: "Max passed away last week", "our dog Rex died", "Nibbles passed last month",
+"We lost Pixel last week" (:func:`died`; never "I passed in June")."""
 _FOLLOWED = re.compile(
     r"^\s*(?:,\s*)?(?i:(?:and|then)\s+(?:\w+\s+)?"
     r"(?:bought|got|use|switched|moved|went|picked|joined|started|signed)"
@@ -284,6 +291,8 @@ def _switch(text: str) -> tuple[str, str] | None:
     Corolla"; None for any other text."""
     if found := _INSTEAD.search(text):
         return found.group("old"), text[: found.start()]
+    if found := _GONE.match(text.strip()):
+        return found.group("old"), found.group("rest") if _says_more(found.group("rest")) else ""
     if (found := _BUT_NOT.search(text)) and _CHANGE.search(text.lower()):
         return found.group("old"), text[: found.start()]
     if (found := _LEFT.search(text)) and _FOLLOWED.match(found.group("rest")):
@@ -395,12 +404,13 @@ def partner_of_the_users(text: str, name: str) -> bool:
 
 
 _RESCHEDULED = re.compile(
-    r"^(?:(?:my|our)\s+)?(?P<what>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)(?:'s|\s+is|\s+has)?\s+"
-    r"(?:now\s+|been\s+)?(?:moved|changed|switched|shifted)\s+to\s+"
+    r"^(?:(?:my|our)\s+)?(?P<what>[a-z][\w-]*(?:\s+(?!is\b|has\b)[a-z][\w-]*)?)(?:'s|\s+is|\s+has)?\s+"
+    r"(?:now\s+|been\s+)?(?:(?:moved|changed|switched|shifted)\s+to|on(?=.*\bnow\b))\s+"
     r"(?P<when>(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?"
     r"|evenings?|afternoons?|nights?)\b"
 )
-"""A thing the user does that moved to another day ("Yoga's moved to Fridays")."""
+"""A thing the user does that moved to another day ("Yoga's moved to Fridays", "Football's
+on Saturdays now")."""
 _WEEKLY = re.compile(
     r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?"
     r"|evenings?|afternoons?|nights?)\b",
@@ -466,6 +476,8 @@ def replaced(text: str) -> tuple[str, bool] | None:
     None for any other text, and for a one-off ("I'd like HTML instead of PDF this
     time")."""
     text = users_own(text)
+    if (gone := _GONE.match(text.strip())) is not None and not _ALSO.search(text.lower()):
+        return gone.group("old"), _says_more(gone.group("rest"))
     if not _said_of_the_user(text) or _ONCE.search(text.lower()):
         return None
     switch = _switch(text)
@@ -505,7 +517,8 @@ is also another thing's, "Google" or "Teams", is left out): the words alone cann
 which "I use ..." a switch replaces."""
 _SWITCHED_TO = re.compile(
     r"^(?:i|we)(?:'ve| have)?\s+(?:now\s+|just\s+|recently\s+|finally\s+)?(?:switched"
-    r"|moved(?:\s+over)?|migrated|gone\s+over|(?:changed|upgraded)(?:\s+my\s+[a-z]+)?)"
+    r"|moved(?:\s+(?:everything|it\s+all|all\s+my\s+[a-z]+|my\s+[a-z]+))?(?:\s+over)?|migrated"
+    r"|gone\s+over|(?:changed|upgraded)(?:\s+my\s+[a-z]+)?)"
     r"\s+to\s+(?:an?\s+|the\s+)?(?P<rest>.+)$"
 )
 _ON_NOW = re.compile(

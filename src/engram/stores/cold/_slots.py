@@ -45,6 +45,12 @@ days* is jasmine")."""
 _MY = re.compile(
     rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+(?:{_LATELY}\s+)?{_COPULA}\s+(?P<value>\S.*)$"
 )
+_BARE_CHANGE = re.compile(
+    rf"^(?:the\s+)?{_ATTRIBUTE}(?:'s|\s+has)\s+(?P<how>(?:gone|went)\s+(?:up|down)\s+to|(?:risen|fallen"
+    r"|dropped|increased|decreased)\s+to)\s+(?P<value>\d\S*.*)$"
+)
+"""An attribute said without "my" that went up or down to a number ("Rent's gone up to
+1250"): the user's."""
 _NOW = r"(?:now\s+|currently\s+|just\s+|recently\s+|finally\s+|no\s+longer\s+|don't\s+)?"
 """Words between the subject and the verb: when ("now"), or a retraction ("no longer")."""
 _NUMBER = r"(?:\d{1,2}|no|one|two|three|four|five|six|seven|eight|nine|ten)"
@@ -160,6 +166,32 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("occupation", re.compile(rf"{_IM}an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}(?:\s+now)?$")),
     ("occupation", re.compile(rf"{_IVE}(?:become|became)\s+an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}\b")),
     ("occupation", re.compile(rf"{_IVE}(?:re-?trained|re-?qualified|qualified)\s+as\s+an?\s+\S")),
+    (
+        "occupation",
+        re.compile(
+            rf"{_I}(?:left|quit|gave\s+up)\s+[a-z-]+(?:\s+[a-z-]+)?\s+to\s+(?:become|be|work\s+as)"
+            rf"\s+an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}\b"
+        ),
+    ),
+    (
+        "work_hours",
+        re.compile(rf"{_I}{_ALWAYS}work\s+(?:part[- ]time|full[- ]time)(?:\s+now)?$"),
+    ),
+    ("work_hours", re.compile(rf"{_IM}{_ALWAYS}(?:part[- ]time|full[- ]time)(?:\s+now)?$")),
+    (
+        "living_arrangement",
+        re.compile(
+            rf"{_I}{_ALWAYS}live\s+(?:alone|on\s+my\s+own|by\s+myself|with\s+(?:my\s+)?(?:parents"
+            r"|mum|mom|dad|family|flatmates?|roommates?|housemates?))\b"
+        ),
+    ),
+    (
+        "living_arrangement",
+        re.compile(
+            rf"{_IVE}(?:got|found|moved\s+into)\s+(?:a\s+place\s+of\s+my\s+own|my\s+own\s+(?:place"
+            r"|flat|apartment|house))\b"
+        ),
+    ),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}\s+(?:years?\s+old|y/?o)\b")),
     ("age", re.compile(r"^i(?:'m| am)\s+(?:now\s+)?\d{1,3}(?:\s+now)?$")),
     ("age", re.compile(rf"{_IVE}turned\s+\d{{1,3}}\b")),
@@ -204,7 +236,13 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("employer", re.compile(r"^i\s+(?:was|got|have\s+been)\s+(?:laid\s+off|fired|let\s+go)\b")),
     ("occupation", re.compile(rf"^i(?:'m| am|'ve| have)?\s+{_NOW}(?:retired|unemployed)\b")),
     ("diet", re.compile(rf"{_IM}(?:not\s+)?(?:an?\s+)?(?:strict\s+)?{_DIETS}\b")),
-    ("diet", re.compile(rf"{_IVE}(?:gone|turned|become|went)\s+{_DIETS}\b")),
+    (
+        "diet",
+        re.compile(
+            rf"{_IVE}(?:gone|turned|become|went)\s+(?:fully\s+|completely\s+|strictly\s+|full\s+)?"
+            rf"{_DIETS}\b"
+        ),
+    ),
     ("diet", re.compile(rf"{_I}(?:(?:do\s+not|don't|never)\s+)?eat\s+meat\b")),
     ("diet", re.compile(rf"{_IVE}(?:started|stopped|quit)\s+eating\s+meat\b")),
     (
@@ -741,7 +779,7 @@ def _first_person_slot(text: str) -> str | None:
         return f"{kin.group('who')}_age"
     if named := _named(clean) or _inverted(clean):
         return named
-    match = _MY.match(clean)
+    match = _MY.match(clean) or _BARE_CHANGE.match(clean)
     if match is None or _VALUE_STARTS.match(match.group("value")):
         return None
     found = re.search(re.escape(match.group("value")), text.replace("\u2019", "'"), re.I)
