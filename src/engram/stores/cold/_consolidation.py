@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -139,27 +139,13 @@ class RuleResolver:
         for old in existing:
             if self._duplicate(fact, old):
                 return Resolution(Action.NOOP, old.record.key, "near-duplicate of a stored fact")
-        if (who := died(fact.text)) is not None:
-            for old in existing:
-                if of_the_users(old.record.text, who):
-                    return Resolution(Action.UPDATE, old.record.key, f"says {who!r} died")
-        if (who := broke_up(fact.text)) is not None:
-            for old in existing:
-                if partner_of_the_users(old.record.text, who):
-                    return Resolution(Action.UPDATE, old.record.key, f"says {who!r} split up")
+        if (ended := _event(fact.text, existing)) is not None:
+            return ended
         if (gone := left(fact.text)) is not None:
             for old in existing:
                 if old.record.value.get("slot") == "employer" and names(old.record.text, gone[0]):
                     action = Action.UPDATE if gone[1] else Action.DELETE
                     return Resolution(action, old.record.key, f"says the user left {gone[0]!r}")
-        if not fact.slot and (what := rescheduled(fact.text)) is not None:
-            for old in existing:
-                if on_a_day(old.record.text, what):
-                    return Resolution(Action.UPDATE, old.record.key, f"says {what!r} moved")
-        if (done := completed(fact.text)) is not None:
-            for old in existing:
-                if ongoing(old.record.text, done):
-                    return Resolution(Action.UPDATE, old.record.key, f"says {done!r} is finished")
         # A fact with a slot replaces its slot's ("I now live in Paris, not London" leaves
         # "I work in London").
         gone = None if fact.slot else replaced(fact.text)
@@ -264,6 +250,29 @@ def parse_resolution(reply: str, existing: Sequence[Existing]) -> Resolution | N
     if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(existing):
         return None
     return Resolution(action, existing[target].record.key, reason)
+
+
+_EVENTS: tuple[tuple[Callable[[str], str | None], Callable[[str, str], bool], str], ...] = (
+    (died, of_the_users, "says {!r} died"),
+    (broke_up, partner_of_the_users, "says {!r} split up"),
+    (rescheduled, on_a_day, "says {!r} moved"),
+    (completed, ongoing, "says {!r} is finished"),
+)
+"""What happened to someone or something (read from the new fact), the stored statement
+it ends (the user's pet or partner, doing a thing on a day, being in the middle of a
+thing) and the reason said."""
+
+
+def _event(text: str, existing: Sequence[Existing]) -> Resolution | None:
+    """The update an event ``text`` tells makes (:data:`_EVENTS`: "Max passed away" of
+    "I have a dog named Max"), or None."""
+    for read, ends, says in _EVENTS:
+        if (what := read(text)) is None:
+            continue
+        for old in existing:
+            if ends(old.record.text, what):
+                return Resolution(Action.UPDATE, old.record.key, says.format(what))
+    return None
 
 
 def _named_rival(text: str, rivals: frozenset[str]) -> str | None:
