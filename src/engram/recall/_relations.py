@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 
 from engram.recall._lexical import Stems
@@ -138,37 +138,36 @@ def introductions(names: frozenset[str], texts: Iterable[str]) -> dict[str, froz
     daughter (:func:`_introduced`); a name no text introduces is left out."""
     if not names:
         return {}
-    known = _known()
-    found: dict[str, set[str]] = {}
     starts = {name[:3] for name in names}  # (a stem keeps its word's first letters)
+    # (most texts name none of them: no pattern to run)
+    naming = (text for text in texts if any(start in text.lower() for start in starts))
+    found: dict[str, set[str]] = {}
+    for said, who in _introduced_in(naming):
+        if (name := stem(said.lower())) in names:
+            found.setdefault(name, set()).add(who)
+    return {name: frozenset(who) for name, who in found.items()}
+
+
+def _introduced_in(texts: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """``(name as written, who that is to the user)`` for each introduction in ``texts``
+    (:func:`_introduced`: "my husband Gareth" -> ("Gareth", "husband"))."""
+    known = _known()
     for text in texts:
-        lowered = text.lower()
-        if not any(start in lowered for start in starts):
-            continue  # (most texts name none of them: no pattern to run)
+        if not _MENTIONS.search(text):
+            continue  # (every introduction says "my" or "our")
         for pattern in _introduced():
             for match in pattern.finditer(text):
-                said = match.group("name")
-                if said not in _NOT_NAMES and (name := stem(said.lower())) in names:
-                    who = known[re.sub(r"\s+", " ", match.group("who").lower())]
-                    found.setdefault(name, set()).add(who)
-    return {name: frozenset(who) for name, who in found.items()}
+                if (said := match.group("name")) not in _NOT_NAMES:
+                    yield said, known[re.sub(r"\s+", " ", match.group("who").lower())]
 
 
 def who_is_who(texts: Iterable[str]) -> dict[str, frozenset[str]]:
     """Who each name ``texts`` (the user's own memories recall found) introduce is to the
     user, by the name as written: "I live in Cardiff with my husband Gareth" makes
     "Gareth" the husband (:func:`_introduced`)."""
-    known = _known()
     found: dict[str, set[str]] = {}
-    for text in texts:
-        if not _MENTIONS.search(text):
-            continue  # (most memories introduce nobody: no pattern to run)
-        for pattern in _introduced():
-            for match in pattern.finditer(text):
-                said = match.group("name")
-                if said not in _NOT_NAMES:
-                    who = known[re.sub(r"\s+", " ", match.group("who").lower())]
-                    found.setdefault(said, set()).add(who)
+    for said, who in _introduced_in(texts):
+        found.setdefault(said, set()).add(who)
     return {name: frozenset(who) for name, who in found.items()}
 
 
@@ -292,8 +291,9 @@ _CHOSEN_SAME = {
     "dish": "food", "meal": "food", "beverage": "drink", "colour": "color", "tv show": "show",
     "series": "show", "program": "show", "programme": "show", "city": "place",
     "destination": "place", "spot": "place", "restaurant": "place", "team": "club",
+    "favourite": "favorite", "fave": "favorite",
 }  # fmt: skip
-"""Words for one chosen thing ("my favourite *movie*" is "my favourite *film*")."""
+"""Words for one chosen thing ("my favourite *movie*" is "my favorite *film*")."""
 
 
 def _chosen(text: str) -> set[tuple[str, str]]:
@@ -301,11 +301,9 @@ def _chosen(text: str) -> set[tuple[str, str]]:
     favourite movie"."""
     found = set()
     for match in _CHOICE.finditer(text):
-        kind = {"favourite": "favorite", "fave": "favorite"}.get(
-            match["kind"].lower(), match["kind"].lower()
-        )
+        kind = match["kind"].lower()
         what = re.sub(r"\s+", " ", match["what"].lower())
-        found.add((kind, _CHOSEN_SAME.get(what, what)))
+        found.add((_CHOSEN_SAME.get(kind, kind), _CHOSEN_SAME.get(what, what)))
     return found
 
 

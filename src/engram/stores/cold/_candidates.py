@@ -144,11 +144,10 @@ def in_context(
     the query's own cosine unblended, on another scale than the candidates beside it."""
     candidates = _candidates(found, boost, names_time(query, boost, ranking.today))
     names = names_in_query(query)
-    own = [c.text for c in candidates if not c.speaker]
-    introduced = (  # (a speaker's "my neighbour Anna" is the speaker's, not the user's)
-        introductions(names, own) if names else {}
-    )
     asked = people_named(query)
+    # (a speaker's "my neighbour Anna" is the speaker's, not the user's)
+    own = [c.text for c in candidates if not c.speaker] if names or asked else []
+    introduced = introductions(names, own) if names else {}
     people = who_is_who(own) if asked else {}  # ("my husband Gareth": Gareth, the husband)
     named = names_of(asked, people)
     topic = topic_query(query, candidates, boost, introduced, named)
@@ -212,7 +211,11 @@ def _confidences(
     docs = [stems_for(c.text, c.stems) for c in candidates]
     coverage = stem_coverage(query, docs)
     choices = choices_asked(query)
-    chosen = [n for n, c in enumerate(candidates) if choices and another_choice(choices, c.text)]
+    chosen = (
+        {n for n, c in enumerate(candidates) if another_choice(choices, c.text)}
+        if choices
+        else set()
+    )
     for n in chosen:  # ("My favourite author is ..." for "What's my favourite film?")
         coverage[n] = 0.0
     unheard = knows_none(names_in_query(query), docs, ranking.known)

@@ -34,7 +34,7 @@ from engram.stores.cold._slots import (
     users_own,
 )
 
-NOT_SINCE = (
+_NOT_SINCE = (
     r"\b(?:haven't|have\s+not|hasn't|has\s+not|not)\s+(?:been\s+)?[a-z]+\b"
     r"(?:\s+[a-z'-]+){0,4}?\s+since\s+(?!(?:this|today|yesterday|last\s+night|(?:mon|tues"
     r"|wednes|thurs|fri|satur|sun)day)\b)"
@@ -43,7 +43,7 @@ NOT_SINCE = (
 change, as "any more" is (not since a day: "I haven't seen Tom since Monday")."""
 _CHANGE = re.compile(
     r"\b(?:now|nowadays|these days|any ?more|instead|switched to|changed to|no longer"
-    r"|going forward|stopped|quit|after all)\b|" + NOT_SINCE
+    r"|going forward|stopped|quit|after all)\b|" + _NOT_SINCE
 )
 """Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
 _ALSO = re.compile(
@@ -291,8 +291,6 @@ def _switch(text: str) -> tuple[str, str] | None:
     Corolla"; None for any other text."""
     if found := _INSTEAD.search(text):
         return found.group("old"), text[: found.start()]
-    if found := _GONE.match(text.strip()):
-        return found.group("old"), found.group("rest") if _says_more(found.group("rest")) else ""
     if (found := _BUT_NOT.search(text)) and _CHANGE.search(text.lower()):
         return found.group("old"), text[: found.start()]
     if (found := _LEFT.search(text)) and _FOLLOWED.match(found.group("rest")):
@@ -338,7 +336,7 @@ def left(text: str) -> tuple[str, bool] | None:
     leaves a city for a trip."""
     text = users_own(text)
     found = _LEFT.search(text)
-    if found is None or not found.group(0).lower().startswith("left"):
+    if found is None:
         return None
     rest = _WHEN.sub(" ", found.group("rest")).strip()
     if not _said_of_the_user(text) or not (not rest or rest[0] in ",;.!" or _FOLLOWED.match(rest)):
@@ -403,19 +401,19 @@ def partner_of_the_users(text: str, name: str) -> bool:
     )
 
 
+_WEEKLY_TIMES = (
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?|evenings?"
+    r"|afternoons?|nights?)\b"
+)
+"""A day of the week or a time of day one does a thing on ("on Tuesdays", "in the mornings")."""
 _RESCHEDULED = re.compile(
     r"^(?:(?:my|our)\s+)?(?P<what>[a-z][\w-]*(?:\s+(?!is\b|has\b)[a-z][\w-]*)?)(?:'s|\s+is|\s+has)?\s+"
     r"(?:now\s+|been\s+)?(?:(?:moved|changed|switched|shifted)\s+to|on(?=.*\bnow\b))\s+"
-    r"(?P<when>(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?"
-    r"|evenings?|afternoons?|nights?)\b"
+    rf"(?P<when>{_WEEKLY_TIMES})"
 )
 """A thing the user does that moved to another day ("Yoga's moved to Fridays", "Football's
 on Saturdays now")."""
-_WEEKLY = re.compile(
-    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?"
-    r"|evenings?|afternoons?|nights?)\b",
-    re.IGNORECASE,
-)
+_WEEKLY = re.compile(rf"\b{_WEEKLY_TIMES}", re.IGNORECASE)
 
 
 def rescheduled(text: str) -> str | None:

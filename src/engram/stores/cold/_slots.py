@@ -46,7 +46,7 @@ _MY = re.compile(
     rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+(?:{_LATELY}\s+)?{_COPULA}\s+(?P<value>\S.*)$"
 )
 _BARE_CHANGE = re.compile(
-    rf"^(?:the\s+)?{_ATTRIBUTE}(?:'s|\s+has)\s+(?P<how>(?:gone|went)\s+(?:up|down)\s+to|(?:risen|fallen"
+    rf"^(?:the\s+)?{_ATTRIBUTE}(?:'s|\s+has)\s+(?:(?:gone|went)\s+(?:up|down)\s+to|(?:risen|fallen"
     r"|dropped|increased|decreased)\s+to)\s+(?P<value>\d\S*.*)$"
 )
 """An attribute said without "my" that went up or down to a number ("Rent's gone up to
@@ -311,7 +311,6 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|checking\s+)?accounts?\s+(?:over\s+)?to\s+\S"
         ),
     ),
-    ("weight", re.compile(rf"^i\s+{_NOW}weigh\s+(?:about\s+|around\s+)?\d")),
     (
         "salary",
         re.compile(
@@ -338,6 +337,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(rf"{_IM}(?:an?\s+)?(?:heavy\s+|light\s+|social\s+)?(?:non-|ex-)?smoker\b"),
     ),
     ("smoking", re.compile(rf"^i(?:'m| am|'ve| have)?\s+{_NOW}(?:been\s+)?smoke-free\b")),
+    ("weight", re.compile(rf"^i\s+{_NOW}weigh\s+(?:about\s+|around\s+)?\d")),
     (
         "weight",
         re.compile(
@@ -630,7 +630,7 @@ _SUBJECTLESS = re.compile(
     r"|switched|upgraded|downgraded|changed|started|finished|joined|turned|bought|traded"
     r"|swapped|dropped|ditched|cancell?ed|replaced|gave|took|picked|signed|stopped|relocated"
     r"|graduated|adopted|lost|became|began|went|had|celebrated|transferred|handed|been"
-    r"|retired|resigned|split|broke|packed|spent|hit|retrained|cut|swapped|switched))\s+(?=[\w\"'])"
+    r"|retired|resigned|split|broke|packed|spent|hit|retrained|cut))\s+(?=[\w\"'])"
 )
 """A statement of the user's with its "I" left out, as people write notes and chat: "Left
 Deloitte in March", "Just turned 35", "Sold the Corsa", "Been at Meta since January"
