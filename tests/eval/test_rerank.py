@@ -347,3 +347,37 @@ def test_a_dialogue_gets_the_neighbour_and_session_steps_by_default() -> None:
     ]
     assert plain.weighed(["Ann", "Bob"]) == (0.3, 0.5)
     assert plain.weighed(["Ann", "", "Ann"]) == (0.0, 0.0)
+
+
+def test_facts_without_a_session_are_not_lifted_by_each_other_in_a_dialogue() -> None:
+    """The session step lifts a turn by the best of its session; memories stored without
+    one are not all one session, so a relevant fact does not lift every other fact."""
+    turns = [_c("asks", 0.9, "S1", 4, "Ann"), _c("reply", 0.5, "S1", 5, "Bob")]
+    fact = Candidate("fact", 0.4, "", -1, "")
+    plain = ContextBoost(lexical=False, speaker=0)
+    alone = dict(rerank("q", [*turns, fact], plain))
+    beside = dict(rerank("q", [*turns, fact, Candidate("best", 0.95, "", -1, "")], plain))
+    assert alone["fact"] == beside["fact"] == pytest.approx(0.4)
+    assert beside["best"] == pytest.approx(0.95)
+
+
+def test_a_long_winded_speaker_gets_the_dialogue_steps_by_how_short_they_run() -> None:
+    """In a chat log of a user and an assistant, the assistant's replies run many times
+    a user's message: the reply beside a matching message is not lifted over the next
+    relevant message for its context. Speakers who say about as much as each other keep
+    the whole lift."""
+    reply = "Here is a long answer with many steps and details. " * 12
+    chat = [
+        Candidate("asks", 0.9, "S1", 4, "user", "how do I clean my bike chain"),
+        Candidate("reply", 0.45, "S1", 5, "assistant", reply),
+        Candidate("other", 0.5, "S2", 0, "user", "I oiled the chain last week"),
+        Candidate("more", 0.2, "S3", 0, "user", "my bike is a blue road bike"),
+    ]
+    plain = ContextBoost(lexical=False, speaker=0)
+    assert _ids(rerank("q", chat, plain)) == ["asks", "other", "reply", "more"]
+    people = [c._replace(speaker="Bob", text="about as many words") for c in chat]
+    people[0] = people[0]._replace(speaker="Ann")
+    assert _ids(rerank("q", people, plain))[:2] == ["asks", "reply"]
+    # Without the length rule the reply would win the second place: the lift is what moves.
+    short = [c._replace(text="short") if c.id == "reply" else c for c in chat]
+    assert _ids(rerank("q", short, plain))[:2] == ["asks", "reply"]

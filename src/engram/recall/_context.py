@@ -20,6 +20,10 @@ similarity, fused relevance and the session, position and speaker stored in each
    ``window`` positions before and after it in the same session, divided by the distance;
 3. *session*: each turn gains ``session`` x the best relevance in its session.
 
+Steps 2-3 lift a speaker's turns in proportion to how short they run against the typical
+candidate (:func:`_context_shares`): an assistant's long replies in a user's chat log are
+not promoted for their context over the short turns a budget holds several of.
+
 Steps 0-1 are recall's default (``ContextBoost()``, what ``LongTermStore.recall`` and
 ``engram.Memory.recall`` use): they lift both benchmarks at every budget (docs/eval/
 results.md). Steps 2-3 run by default only on a dialogue: candidates of two speakers or
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -323,16 +328,36 @@ def rerank(
     neighbours, session = boost.weighed(speakers)
     if not (neighbours or session):  # (facts, one speaker's log: no step adds to base)
         return _sorted([(c.id, base[c.id] + 0.0) for c in candidates])
-    best: dict[str, float] = defaultdict(float)
+    best: dict[str, float] = defaultdict(float)  # ("": no session, so none to lift by)
     for c in candidates:
-        best[c.session] = max(best[c.session], base[c.id])
+        if c.session:
+            best[c.session] = max(best[c.session], base[c.id])
     near = _near(candidates, base, boost.window)
+    share = _context_shares(candidates)
     scored = []
     for order, c in enumerate(candidates):
-        score = base[c.id] + neighbours * near[c.id] + session * best[c.session]
+        lift = neighbours * near[c.id] + session * best[c.session]
+        score = base[c.id] + share[c.speaker] * lift
         scored.append((-score, order, c.id))
     scored.sort()
     return [(cid, -neg) for neg, _, cid in scored]
+
+
+def _context_shares(candidates: Sequence[Candidate]) -> dict[str, float]:
+    """How much of the neighbour and session steps each speaker's turns get: the typical
+    candidate's length over the speaker's typical turn's, at most 1 (medians, in characters).
+
+    A turn is lifted for its context so that the reply beside the turn that matches comes
+    with it; a speaker whose turns run several times the typical one (an assistant's long
+    answers beside a user's short messages) would spend a context budget on one of them
+    where it holds several. Speakers who say about as much as each other (people talking)
+    keep nearly all of the lift."""
+    lengths = [len(c.text) or 1 for c in candidates]
+    typical = statistics.median(lengths)
+    spoken: dict[str, list[int]] = defaultdict(list)
+    for c, n in zip(candidates, lengths, strict=True):
+        spoken[c.speaker].append(n)
+    return {s: min(1.0, typical / statistics.median(ns)) for s, ns in spoken.items()}
 
 
 def names_time(query: str, boost: ContextBoost, today: date | None = None) -> bool:
