@@ -150,6 +150,20 @@ def test_real_benchmark_runs_end_to_end(benchmark: str, real_data: Path, tmp_pat
     assert doc["reference"]["full context"]["tokens"] > 4000
 
 
+def test_assistant_turns_store_the_replies_too(fixture_data: Path, tmp_path: Path) -> None:
+    args = ["eval", "longmemeval", "--data", str(fixture_data), "--embedder", "hash", "--quiet"]
+    _run([*args, "--out", str(tmp_path / "user")])
+    _run([*args, "--assistant-turns", "--out", str(tmp_path / "both")])
+    user = json.loads((tmp_path / "user" / "longmemeval.json").read_text())
+    both = json.loads((tmp_path / "both" / "longmemeval.json").read_text())
+    assert (user["config"]["assistant_turns"], both["config"]["assistant_turns"]) == (False, True)
+    assert both["config"]["turns"] == 2 * user["config"]["turns"]
+    assert both["config"]["questions"] == user["config"]["questions"]
+    locomo = ["eval", "locomo", "--data", str(fixture_data), "--assistant-turns"]
+    bad = CliRunner().invoke(main, [*locomo, "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "--assistant-turns" in bad.output
+
+
 def test_turn_context_adds_the_contextual_vectors_row(fixture_data: Path, tmp_path: Path) -> None:
     from engram.eval._engram import DEFAULT, turn_context_name
 

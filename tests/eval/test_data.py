@@ -74,6 +74,28 @@ def test_longmemeval_pools_user_turns_once_in_time_order(fixture_data: Path) -> 
     assert [t.id for t in haystack.turns[:3]] == [f"sharedsession_1#{i}" for i in (0, 2, 4)]
 
 
+def test_longmemeval_with_the_assistant_holds_both_speakers_in_turn_order(
+    fixture_data: Path,
+) -> None:
+    """``assistant=True`` keeps the assistant's replies between the user's turns (a chat
+    log of two speakers); the questions and their evidence are the same."""
+    users = load_longmemeval(fixture_data)
+    both = load_longmemeval(fixture_data, assistant=True)
+    assert len(both.turns) == 2 * LONGMEMEVAL.user_turns  # a reply after every message
+    assert {t.speaker for t in both.turns} == {"user", "assistant"}
+    assert [t for t in both.turns if t.speaker == "user"] == list(users.turns)
+    assert [(t.id, t.speaker) for t in both.turns[:3]] == [
+        ("sharedsession_1#0", "user"),
+        ("sharedsession_1#1", "assistant"),
+        ("sharedsession_1#2", "user"),
+    ]
+    assert both.questions == users.questions
+    from engram.eval._benchmarks import load
+
+    with pytest.raises(InvalidInputError, match="locomo has no assistant turns"):
+        load("locomo", fixture_data, None, assistant=True)
+
+
 def test_longmemeval_questions_name_sessions_and_skip_abstention(fixture_data: Path) -> None:
     haystack = load_longmemeval(fixture_data)
     assert len(haystack.questions) == LONGMEMEVAL.questions

@@ -55,6 +55,12 @@ _distractors = click.option(
     help="Each conversation's memory also holds the turns of the next N conversations "
     "(a user whose memory is several conversations long).",
 )
+_assistant_turns = click.option(
+    "--assistant-turns",
+    is_flag=True,
+    help="Store the assistant's replies as turns too, beside the user's (a chat log of "
+    "two speakers; by default the memory holds the user's turns only).",
+)
 _depth = click.option(
     "--depth",
     type=click.IntRange(1, 1000),
@@ -188,6 +194,7 @@ def _benchmark(
     turn_context_rule: TurnRule = "always",
     distractors: int = 0,
     depth: int = 300,
+    assistant_turns: bool = False,
     **answer_options: Any,
 ) -> None:
     from engram.eval import run_benchmark, write
@@ -209,6 +216,7 @@ def _benchmark(
             turn_context_rule=turn_context_rule,
             distractors=distractors,
             depth=depth,
+            assistant_turns=assistant_turns,
         )
     result["timings"]["total_s"] = round(time.perf_counter() - started, 1)
     for path in write(result, out, name):
@@ -256,6 +264,7 @@ def locomo(**options: Any) -> None:
 @_cache
 @_quiet
 @_depth
+@_assistant_turns
 @_backend
 @_turn_context
 @_turn_context_rule
@@ -265,6 +274,7 @@ def longmemeval(**options: Any) -> None:
     --answer-model, QA accuracy graded by a judge model too.
 
     Example: engram eval longmemeval --embedder minilm --out docs/eval
+    (a chat log with the assistant's replies: engram eval longmemeval --assistant-turns)
     """
     _benchmark("longmemeval", **options)
 

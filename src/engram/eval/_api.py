@@ -94,6 +94,7 @@ def run_benchmark(
     turn_context_rule: TurnRule = "always",
     distractors: int = 0,
     depth: int | None = None,
+    assistant_turns: bool = False,
 ) -> dict[str, Any]:
     """Evaluate every method on ``benchmark``; ``progress(total)`` returns an update callback.
 
@@ -107,11 +108,13 @@ def run_benchmark(
     as ``turn_context_rule`` says. ``distractors`` (LoCoMo) puts the turns of that many
     other conversations in each conversation's memory too. ``depth`` is how many turns each
     method ranks per question (the ``k`` of each recall; default: the benchmark's, 300).
+    ``assistant_turns`` (LongMemEval) stores the assistant's replies as turns too, beside
+    the user's: a chat log of two speakers.
 
     With ``answers``, a chat model also answers each question from the context each
     method recalled, and a judge model grades it (see :mod:`engram.eval._answers`).
     """
-    spec, chosen = load(benchmark, data, limit, haystacks, distractors)
+    spec, chosen = load(benchmark, data, limit, haystacks, distractors, assistant_turns)
     if depth is not None:
         spec = replace(spec, depth=check.integer("depth", depth, minimum=1))
     model = _cached(embedder, cache)
@@ -141,6 +144,7 @@ def run_benchmark(
         "turn_context": turn_context,
         "turn_context_rule": turn_context_rule,
         "distractors": distractors,
+        "assistant_turns": assistant_turns,
         "depth": spec.depth,
         "questions": sum(1 for c in chosen for q in c.questions if q.evidence),
         "haystacks": len(chosen),

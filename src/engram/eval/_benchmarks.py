@@ -119,16 +119,20 @@ def load(
     limit: int | None,
     haystacks: str | None = None,
     distractors: int = 0,
+    assistant: bool = False,
 ) -> tuple[Spec, list[Conversation]]:
     """The spec and haystacks of ``benchmark`` (``locomo`` or ``longmemeval``): only those
     ``haystacks`` selects by index (see :func:`parse_indices`), then the first ``limit``
     questions. ``distractors`` (LoCoMo): each conversation's memory also holds the turns
     of the next that many conversations (in index order, wrapping round; see
-    :func:`with_distractors`)."""
+    :func:`with_distractors`). ``assistant`` (LongMemEval): the assistant's replies are
+    turns of the memory too."""
+    if assistant and benchmark != "longmemeval":
+        raise InvalidInputError(f"{benchmark} has no assistant turns: only longmemeval does")
     spec, found = (
         (LOCOMO, load_locomo(data))
         if benchmark == "locomo"
-        else (LONGMEMEVAL, [load_longmemeval(data)])
+        else (LONGMEMEVAL, [load_longmemeval(data, assistant=assistant)])
     )
     if distractors and not 0 < distractors < len(found):
         raise InvalidInputError(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,7 +171,7 @@ def load_locomo(path: Path | None = None) -> list[Conversation]:
 # --- LongMemEval ----------------------------------------------------------------------
 
 
-def _lme_turns(record: dict[str, Any]) -> Iterator[Turn]:
+def _lme_turns(record: dict[str, Any], roles: Collection[str]) -> Iterator[Turn]:
     sessions = zip(
         record["haystack_session_ids"],
         record["haystack_dates"],
@@ -180,27 +180,32 @@ def _lme_turns(record: dict[str, Any]) -> Iterator[Turn]:
     )
     for session_id, date, session in sessions:
         for index, raw in enumerate(session):
-            if raw["role"] == "user":
-                yield Turn(
-                    f"{session_id}#{index}", str(session_id), str(date), "user", str(raw["content"])
-                )
+            if raw["role"] in roles:
+                turn_id = f"{session_id}#{index}"
+                role = str(raw["role"])
+                yield Turn(turn_id, str(session_id), str(date), role, str(raw["content"]))
 
 
-def load_longmemeval(path: Path | None = None, include_abstention: bool = False) -> Conversation:
-    """Read the LongMemEval oracle sample as ONE pooled haystack of user turns.
+def load_longmemeval(
+    path: Path | None = None, include_abstention: bool = False, assistant: bool = False
+) -> Conversation:
+    """Read the LongMemEval oracle sample as ONE pooled haystack of user turns (and the
+    assistant's replies too with ``assistant``: a chat log of two speakers, ``user`` and
+    ``assistant``).
 
     Every question's sessions go into the same memory, so the other questions' sessions
     are real distractors. A question's evidence is its answer session ids (session-level
     retrieval, as in LongMemEval's own retrieval metrics). Abstention questions
     (``_abs`` ids) are skipped unless ``include_abstention``.
     """
+    roles = ("user", "assistant") if assistant else ("user",)
     data = _read_json(resolve(path, LONGMEMEVAL_FILE))
     if not isinstance(data, list):
         raise InvalidInputError("LongMemEval file: expected a list of questions")
     turns: dict[str, Turn] = {}
     questions = []
     for record in data:
-        for turn in _lme_turns(record):
+        for turn in _lme_turns(record, roles):
             turns.setdefault(turn.id, turn)
         qid = str(record["question_id"])
         if qid.endswith("_abs") and not include_abstention:
