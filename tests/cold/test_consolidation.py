@@ -412,6 +412,13 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I live with my parents.", "Finally got my own place!"),
         ("I work part-time.", "I'm full-time now."),
         ("I'm vegetarian.", "I've gone fully vegan."),
+        ("My partner's name is Tom.", "My partner is Sam these days."),
+        ("My budget for the trip is 2000 euros.", "The trip budget is now 3500 euros."),
+        ("I live with two flatmates.", "I live on my own now."),
+        ("I work from the Leeds office.", "I'm fully remote now."),
+        ("I'm a junior developer at Acme.", "I got promoted to senior developer at Acme."),
+        ("I sleep about six hours a night.", "I'm getting eight hours of sleep a night now."),
+        ("I play five-a-side on Thursdays.", "Five-a-side has moved to Tuesdays."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -620,6 +627,10 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I play netball on Sundays.", "Netball is on TV now."),
         ("I work part-time.", "I work full-time on Fridays."),
         ("I live with my parents.", "I live in York."),
+        ("I'm a developer at Acme.", "I'm a tutor at the weekend."),
+        ("My budget for the trip is 2000 euros.", "My budget for food is 300 euros."),
+        ("My rent is 900.", "The kitchen is now painted blue."),
+        ("I live in York.", "Netball has moved to Tuesdays."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

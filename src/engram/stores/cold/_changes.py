@@ -28,6 +28,7 @@ from engram.stores.cold._slots import (
     _NOT_NAMES,
     _NUMBER,
     _OWNED,
+    _WEEKLY_TIMES,
     _clauses,
     _clean,
     _singular,
@@ -401,11 +402,6 @@ def partner_of_the_users(text: str, name: str) -> bool:
     )
 
 
-_WEEKLY_TIMES = (
-    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?|evenings?"
-    r"|afternoons?|nights?)\b"
-)
-"""A day of the week or a time of day one does a thing on ("on Tuesdays", "in the mornings")."""
 _RESCHEDULED = re.compile(
     r"^(?:(?:my|our)\s+)?(?P<what>[a-z][\w-]*(?:\s+(?!is\b|has\b)[a-z][\w-]*)?)(?:'s|\s+is|\s+has)?\s+"
     r"(?:now\s+|been\s+)?(?:(?:moved|changed|switched|shifted)\s+to|on(?=.*\bnow\b))\s+"

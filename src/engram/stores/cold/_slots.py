@@ -51,6 +51,15 @@ _BARE_CHANGE = re.compile(
 )
 """An attribute said without "my" that went up or down to a number ("Rent's gone up to
 1250"): the user's."""
+_THE_NOW = re.compile(rf"^the\s+(?!user\b){_ATTRIBUTE}(?:\s+is|'s)\s+now\s+(?P<value>\S.*)$")
+"""An attribute said with "the" and a new value ("The trip budget is now 3500 euros"): the
+user's, as "my" would say it."""
+_LATELY_LAST = re.compile(rf"\s+{_LATELY}$", re.IGNORECASE)
+_WEEKLY_TIMES = (
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|mornings?|evenings?"
+    r"|afternoons?|nights?)\b"
+)
+"""A day of the week or a time of day one does a thing on ("on Tuesdays", "in the mornings")."""
 _NOW = r"(?:now\s+|currently\s+|just\s+|recently\s+|finally\s+|no\s+longer\s+|don't\s+)?"
 """Words between the subject and the verb: when ("now"), or a retraction ("no longer")."""
 _NUMBER = r"(?:\d{1,2}|no|one|two|three|four|five|six|seven|eight|nine|ten)"
@@ -150,7 +159,8 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "home",
         re.compile(
-            rf"{_WE_HAVE}(?:[a-z]+(?:\s+[a-z]+){{0,3}}\s+and\s+)?(?:moved|relocated)\s+to\s+\S"
+            rf"{_WE_HAVE}(?:[a-z]+(?:\s+[a-z]+){{0,3}}\s+and\s+)?(?:moved|relocated)\s+to\s+"
+            rf"(?!{_WEEKLY_TIMES})\S"
         ),
     ),
     ("employer", re.compile(rf"{_I}work\s+(?:at|for)\s+\S")),
@@ -163,7 +173,14 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("occupation", re.compile(rf"^i(?:'m| am)?\s+{_NOW}work(?:ing)?\s+as\s+an?\s+\S")),
-    ("occupation", re.compile(rf"{_IM}an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}(?:\s+now)?$")),
+    (
+        "occupation",
+        re.compile(
+            rf"{_IM}an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}(?:\s+(?:at|for|with)\s+"
+            rf"(?!(?:the\s+)?{_WEEKLY_TIMES})[a-z0-9&.'-]+"
+            r"(?:\s+[a-z0-9&.'-]+){0,2})?(?:\s+now)?$"
+        ),
+    ),
     ("occupation", re.compile(rf"{_IVE}(?:become|became)\s+an?\s+(?:[a-z-]+\s+)?{_OCCUPATIONS}\b")),
     ("occupation", re.compile(rf"{_IVE}(?:re-?trained|re-?qualified|qualified)\s+as\s+an?\s+\S")),
     (
@@ -181,7 +198,8 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "living_arrangement",
         re.compile(
-            rf"{_I}{_ALWAYS}live\s+(?:alone|on\s+my\s+own|by\s+myself|with\s+(?:my\s+)?(?:parents"
+            rf"{_I}{_ALWAYS}live\s+(?:alone|on\s+my\s+own|by\s+myself|with\s+(?:my\s+)?"
+            rf"(?:{_NUMBER}\s+|a\s+|some\s+)?(?:parents"
             r"|mum|mom|dad|family|flatmates?|roommates?|housemates?))\b"
         ),
     ),
@@ -292,7 +310,8 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "work_location",
         re.compile(
             rf"{_I}{_ALWAYS}(?:mostly\s+|mainly\s+|fully\s+)?work\s+(?:from\s+home|at\s+home"
-            r"|remotely|remote|from\s+the\s+office|in\s+the\s+office|on[- ]site|hybrid)\b"
+            r"|remotely|remote|(?:from|in)\s+(?:the|our)\s+(?:[a-z-]+\s+){0,2}office|on[- ]site"
+            r"|hybrid)\b"
         ),
     ),
     ("work_location", re.compile(rf"{_IM}{_ALWAYS}(?:fully\s+)?(?:remote|hybrid)(?:\s+now)?$")),
@@ -348,7 +367,8 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "sleep_hour_per_night",
         re.compile(
-            rf"{_IVE}(?:get|getting)\s+(?:a\s+solid\s+|a\s+good\s+|about\s+|around\s+|only\s+)?"
+            rf"^i(?:'ve| have|'m| am)?\s+{_NOW}(?:get|getting)\s+"
+            r"(?:a\s+solid\s+|a\s+good\s+|about\s+|around\s+|only\s+)?"
             r"(?:\d+|five|six|seven|eight|nine|ten)\s+hours?\s+(?:of\s+)?sleep\b"
             r"(?:\s+(?:a|per|each|every)\s+night)?(?:\s+now)?$"
         ),
@@ -568,8 +588,18 @@ def _slot_name(attribute: str) -> str | None:
     words = _current(attribute)
     if not words or words[-1] in _NOT_ATTRIBUTES or words[0] in _NOT_ATTRIBUTES - _OWNED:
         return None
-    name = "_".join(words)
+    name = "_".join(_noun_first(words))
     return _SAME.get(name, name)
+
+
+def _noun_first(words: list[str]) -> list[str]:
+    """An attribute "<noun> for <one word>" as the word before the noun ("budget for the
+    trip" -> "trip budget"), so both ways of saying it are one slot."""
+    if len(words) >= 3 and words[1] == "for":
+        rest = words[3:] if words[2] in ("the", "my", "our", "a", "an") else words[2:]
+        if len(rest) == 1:
+            return [*rest, words[0]]
+    return words
 
 
 def _named(clean: str) -> str | None:
@@ -779,13 +809,14 @@ def _first_person_slot(text: str) -> str | None:
         return f"{kin.group('who')}_age"
     if named := _named(clean) or _inverted(clean):
         return named
-    match = _MY.match(clean) or _BARE_CHANGE.match(clean)
+    match = _MY.match(clean) or _BARE_CHANGE.match(clean) or _THE_NOW.match(clean)
     if match is None or _VALUE_STARTS.match(match.group("value")):
         return None
-    found = re.search(re.escape(match.group("value")), text.replace("\u2019", "'"), re.I)
+    said = _LATELY_LAST.sub("", match.group("value"))  # ("my partner is Sam these days")
+    found = re.search(re.escape(said), text.replace("\u2019", "'"), re.I)
     value = found.group(0) if found else ""
     return _value_named(match.group("attr"), value) or _of_value(
-        _slot_name(match.group("attr")), match.group("value")
+        _slot_name(match.group("attr")), said
     )
 
 
