@@ -419,6 +419,9 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I'm a junior developer at Acme.", "I got promoted to senior developer at Acme."),
         ("I sleep about six hours a night.", "I'm getting eight hours of sleep a night now."),
         ("I play five-a-side on Thursdays.", "Five-a-side has moved to Tuesdays."),
+        ("I'm based in Manchester.", "I moved down to Bristol in the autumn."),
+        ("I'm a teacher.", "I left teaching and I'm a data analyst now."),
+        ("My coffee order is a flat white.", "My usual coffee order these days is an oat latte."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -631,6 +634,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My budget for the trip is 2000 euros.", "My budget for food is 300 euros."),
         ("My rent is 900.", "The kitchen is now painted blue."),
         ("I live in York.", "Netball has moved to Tuesdays."),
+        ("I'm a teacher.", "My wife is a data analyst."),
+        ("I'm based in Manchester.", "I'm in Bristol for the weekend."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

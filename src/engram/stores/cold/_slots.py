@@ -159,7 +159,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "home",
         re.compile(
-            rf"{_WE_HAVE}(?:[a-z]+(?:\s+[a-z]+){{0,3}}\s+and\s+)?(?:moved|relocated)\s+to\s+"
+            rf"{_WE_HAVE}(?:[a-z]+(?:\s+[a-z]+){{0,3}}\s+and\s+)?(?:moved|relocated)\s+(?:down\s+|up\s+|over\s+|back\s+|out\s+)?to\s+"
             rf"(?!{_WEEKLY_TIMES})\S"
         ),
     ),
@@ -540,8 +540,9 @@ _SPELLING = {
     "theatre": "theater",
 }
 """British and American spellings of a word name the same attribute."""
-_FRESH = frozenset("new current present updated latest actual".split())  # noqa: SIM905
-"""Words that mark the current value, not name the attribute ("my *new* email address is ...")."""
+_FRESH = frozenset("new current present updated latest actual usual regular".split())  # noqa: SIM905
+"""Words that mark the current value, not name the attribute ("my *new* email address is ...",
+"my *usual* coffee order is ...")."""
 _FORMER = frozenset("old previous former last ex".split())  # noqa: SIM905
 """Words that mark a value as past: "my *old* phone number was ..." gives no current value."""
 _SAME = {
@@ -744,7 +745,8 @@ def infer_slot(text: str) -> str | None:
 
 
 _CLAUSE_BREAK = re.compile(
-    r"(?<=[.!?;])\s+|\n+|,\s*(?:so|and|but)\s+|,\s*(?=(?:i|we|my)\b|(?-i:[A-Z]))",
+    r"(?<=[.!?;])\s+|\n+|,\s*(?:so|and|but)\s+|,\s*(?=(?:i|we|my)\b|(?-i:[A-Z]))"
+    r"|\s+(?:and|but)\s+(?=(?:now\s+)?i(?:'m|\s+am)\b)",
     re.IGNORECASE,
 )
 _LABEL = re.compile(r"^[^:\n]{1,40}:\s")
