@@ -589,18 +589,8 @@ def _slot_name(attribute: str) -> str | None:
     words = _current(attribute)
     if not words or words[-1] in _NOT_ATTRIBUTES or words[0] in _NOT_ATTRIBUTES - _OWNED:
         return None
-    name = "_".join(_noun_first(words))
+    name = "_".join(words)
     return _SAME.get(name, name)
-
-
-def _noun_first(words: list[str]) -> list[str]:
-    """An attribute "<noun> for <one word>" as the word before the noun ("budget for the
-    trip" -> "trip budget"), so both ways of saying it are one slot."""
-    if len(words) >= 3 and words[1] == "for":
-        rest = words[3:] if words[2] in ("the", "my", "our", "a", "an") else words[2:]
-        if len(rest) == 1:
-            return [*rest, words[0]]
-    return words
 
 
 def _named(clean: str) -> str | None:
