@@ -422,6 +422,8 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("I'm based in Manchester.", "I moved down to Bristol in the autumn."),
         ("I'm a teacher.", "I left teaching and I'm a data analyst now."),
         ("My coffee order is a flat white.", "My usual coffee order these days is an oat latte."),
+        ("My head of department is Mrs. Evans.", "Mrs. Evans retired, Mr. Price is head of department now."),  # noqa: E501
+        ("My line manager is Ola.", "Ben is the manager now."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -636,6 +638,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I live in York.", "Netball has moved to Tuesdays."),
         ("I'm a teacher.", "My wife is a data analyst."),
         ("I'm based in Manchester.", "I'm in Bristol for the weekend."),
+        ("My manager is Priya.", "Dan is Priya's manager."),
+        ("My favourite opera is Tosca.", "Carmen is the favourite now."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -512,8 +512,9 @@ _CALLED = re.compile(
     rf"(?:now\s+)?(?:called|named))\s+\S"
 )
 _IS_MY = re.compile(
-    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?:\s+is|'s)\s+my\s+{_ATTRIBUTE}"
-    rf"(?:\s+(?:now|these\s+days|nowadays|currently|at\s+the\s+moment|lately))?$"
+    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?:\s+is|'s)\s+(?:my\s+{_ATTRIBUTE}"
+    rf"(?:\s+{_LATELY})?|(?:the\s+)?(?P<role>{_ATTRIBUTE.replace('attr', 'role_attr')})"
+    rf"\s+{_LATELY})$"
 )
 _NOT_SUBJECTS = frozenset("that this it he she who what there here which one".split())  # noqa: SIM905
 _PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
@@ -604,10 +605,14 @@ def _named(clean: str) -> str | None:
 
 def _inverted(clean: str) -> str | None:
     """The attribute of "<value> is my <attribute> (now)": "Tosca is my favourite
-    opera", "Ana is my manager now" (``manager_name``)."""
+    opera", "Ana is my manager now" (``manager_name``); without "my", only a person the
+    user has one of, and only said as now ("Mr. Price is head of department now")."""
     match = _IS_MY.match(clean)
     if match is None or match.group("subject").split()[0] in _NOT_SUBJECTS:
         return None
+    if match.group("role_attr") is not None:
+        who = _relation(match.group("role_attr"))
+        return None if who is None else f"{who}_name"
     attribute = match.group("attr")
     if (who := _relation(attribute)) is not None:
         return f"{who}_name"
@@ -622,10 +627,23 @@ def _value_named(attribute: str, value: str) -> str | None:
     return f"{who}_name" if who and _PROPER.match(value.strip().rstrip(".!")) else None
 
 
+_NAMED_AS = {
+    "head of department": "manager",
+    "line manager": "manager",
+    "team lead": "manager",
+    "team leader": "manager",
+    "supervisor": "manager",
+}
+"""Other names of a person of :data:`_NAMED` ("my line manager" is the user's manager)."""
+
+
 def _relation(attribute: str) -> str | None:
     """The one person or pet of :data:`_NAMED` that ``attribute`` is, marked current or
-    not ("manager", "new manager"); None for anything else, a former one included."""
+    not ("manager", "new manager", "line manager"); None for anything else, a former one
+    included."""
     words = _current(attribute)
+    if words and (who := _NAMED_AS.get(" ".join(words))) is not None:
+        return who
     return words[0] if words and len(words) == 1 and words[0] in _NAMED else None
 
 
