@@ -640,6 +640,8 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I'm based in Manchester.", "I'm in Bristol for the weekend."),
         ("My manager is Priya.", "Dan is Priya's manager."),
         ("My favourite opera is Tosca.", "Carmen is the favourite now."),
+        ("My project is a mobile app.", "The project is now finished."),
+        ("My flight is at 9.", "My flight is now delayed."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

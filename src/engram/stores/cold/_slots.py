@@ -841,9 +841,21 @@ def _one_of(attribute: str) -> str | None:
     return slot and f"{_ANY}{'phone_model' if attribute == 'phone' else slot}"
 
 
+_A_STATE = re.compile(
+    r"^(?:(?:now|all|finally|officially|completely|fully|almost|nearly)\s+)*(?:finished|done|over"
+    r"|complete|completed|ready|broken|fixed|repaired|sold|closed|open|delayed|cancell?ed"
+    r"|postponed|on\s+hold|late|overdue|paid|booked|full|empty)$"
+)
+"""A value that says how a thing is, not which it is ("My project is now finished" keeps "My
+project is a mobile app")."""
+
+
 def _of_value(slot: str | None, value: str) -> str | None:
     """``slot`` as the value says: a phone with no number in it is the phone the user
-    has ("My phone is an iPhone 12": ``phone_model``), not their number."""
+    has ("My phone is an iPhone 12": ``phone_model``), not their number; none for a state
+    (:data:`_A_STATE`)."""
+    if _A_STATE.match(value.strip()):
+        return None
     if slot == "phone" and len(re.findall(r"\d", value)) < 5:
         return "phone_model"
     return slot
@@ -919,11 +931,9 @@ def mentions_slot(text: str, slot: str) -> bool:
     if slot in _READ_BY_FORM or slot.endswith("_name"):
         return False
     phrase = r"\s+".join(re.escape(w) for w in slot.split("_"))
-    valued = (
-        rf"\bhave\s+(?:an?\s+)?(?:[\w'-]+\s+){{1,3}}{phrase}\b",
-        rf"\b{phrase}\s+{_COPULA}\s+\S",
-    )
-    return any(re.search(form, clean) for form in valued)
+    if (given := re.search(rf"\b{phrase}\s+{_COPULA}\s+(?P<value>\S.*)$", clean)) is not None:
+        return not _A_STATE.match(given["value"])  # ("my flight is now delayed": how it is)
+    return re.search(rf"\bhave\s+(?:an?\s+)?(?:[\w'-]+\s+){{1,3}}{phrase}\b", clean) is not None
 
 
 def stops_slot(text: str, slot: str) -> bool:
