@@ -843,7 +843,7 @@ def _one_of(attribute: str) -> str | None:
 
 _A_STATE = re.compile(
     r"^(?:(?:now|all|finally|officially|completely|fully|almost|nearly)\s+)*(?:finished|done|over"
-    r"|complete|completed|ready|broken|fixed|repaired|sold|closed|open|delayed|cancell?ed"
+    r"|complete|completed|ready|broken|fixed|repaired|closed|open|delayed|cancell?ed"
     r"|postponed|on\s+hold|late|overdue|paid|booked|full|empty)$"
 )
 """A value that says how a thing is, not which it is ("My project is now finished" keeps "My
