@@ -424,6 +424,9 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My coffee order is a flat white.", "My usual coffee order these days is an oat latte."),
         ("My head of department is Mrs. Evans.", "Mrs. Evans retired, Mr. Price is head of department now."),  # noqa: E501
         ("My line manager is Ola.", "Ben is the manager now."),
+        ("My daughter Emma is 5.", "Emma turned 6 last week."),
+        ("We have a son, Dylan, who is 6.", "Dylan turned 7 last week."),
+        ("Dylan is 6 now.", "My son Dylan just turned 7."),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -642,6 +645,9 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My favourite opera is Tosca.", "Carmen is the favourite now."),
         ("My project is a mobile app.", "The project is now finished."),
         ("My flight is at 9.", "My flight is now delayed."),
+        ("My son is 6.", "Emma turned 6 last week."),
+        ("My daughter Emma is 5.", "My niece Emma turned 6."),
+        ("My daughter Emma is 5.", "Emma's friend Lily turned 6."),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -35,7 +35,13 @@ from engram.stores.cold._changes import (
     rescheduled,
     switched_within_kind,
 )
-from engram.stores.cold._slots import mentions_slot, only_retracts, same_slot, stops_slot
+from engram.stores.cold._slots import (
+    mentions_slot,
+    only_retracts,
+    same_person,
+    same_slot,
+    stops_slot,
+)
 from engram.stores.cold.records import MemoryRecord
 
 
@@ -179,14 +185,20 @@ class RuleResolver:
         ]
 
     def _same_slot(self, fact: Fact, existing: Sequence[Existing]) -> list[Existing]:
-        """Existing facts of ``fact``'s slot; for a fact with none, those whose slot it
-        names ("I now have a high risk tolerance" and slot ``risk_tolerance``)."""
+        """Existing facts of ``fact``'s slot (a person's by name is their kin's when either
+        fact names them: "Emma turned 6" and "My daughter Emma is 5"); for a fact with
+        none, those whose slot it names ("I now have a high risk tolerance" and slot
+        ``risk_tolerance``)."""
         if fact.slot:
             return [
                 e
                 for e in existing
                 if isinstance(slot := e.record.value.get("slot"), str)
-                and same_slot(slot, fact.slot)
+                and (
+                    same_slot(slot, fact.slot)
+                    or same_person(fact.slot, slot, e.record.text)
+                    or same_person(slot, fact.slot, fact.text)
+                )
             ]
         return [
             e

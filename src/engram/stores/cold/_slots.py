@@ -462,7 +462,9 @@ _KIN = frozenset(
 """Whose age the user gives as one of theirs ("my daughter just turned 8")."""
 _AGE = r"(?:\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _KIN_AGE = re.compile(
-    rf"^my\s+(?P<who>{_WORD})\s+(?:is|'s|is\s+now|(?:has\s+)?(?:just\s+)?turned)\s+{_AGE}"
+    rf"^(?:my\s+(?P<who>{_WORD})(?:,?\s+{_WORD},)?(?:\s+{_WORD})??|(?:i|we)\s+have\s+an?\s+"
+    rf"(?P<had>{_WORD}),?\s+{_WORD},?\s+who)"
+    rf"\s+(?:is|'s|is\s+now|(?:has\s+)?(?:just\s+)?turned)\s+{_AGE}"
     r"(?:\s+(?:years?|months?)(?:\s+old)?|\s+y/?o)?"
     r"(?:\s+(?:now|today|yesterday|this\s+\w+|last\s+\w+|on\s+\w+))?$"
 )
@@ -740,6 +742,8 @@ def infer_slot(text: str) -> str | None:
     ("Carol lives in Lisbon", "Kim's favourite colour is blue") gets that person's slot
     (``carol_home``), which never supersedes the user's own (``home``). The user's own
     attribute counts first: "Fiona retired, Graham's my boss now" gives ``manager_name``."""
+    if kin := _kin_age(_clean(text)):  # (before a name after a comma starts a clause)
+        return kin
     theirs = None
     for clause in _clauses(text):
         if (own := _first_person_slot(clause)) is not None:
@@ -815,8 +819,8 @@ def _first_person_slot(text: str) -> str | None:
         return f"{_ANY}{unit}{what}_per_{level['period']}"
     if one := _CHANGED_ONE.match(clean) or _HAVE_NEW.match(clean):
         return _one_of(one["attr"])
-    if (kin := _KIN_AGE.match(clean)) and kin.group("who") in _KIN:
-        return f"{kin.group('who')}_age"
+    if kin := _kin_age(clean):
+        return kin
     if named := _named(clean) or _inverted(clean):
         return named
     match = _MY.match(clean) or _BARE_CHANGE.match(clean) or _THE_NOW.match(clean)
@@ -828,6 +832,14 @@ def _first_person_slot(text: str) -> str | None:
     return _value_named(match.group("attr"), value) or _of_value(
         _slot_name(match.group("attr")), said
     )
+
+
+def _kin_age(clean: str) -> str | None:
+    """``<kin>_age`` of "my daughter just turned 8", "my son Dylan is 6", "we have a son,
+    Dylan, who is 6" (the user's child, relative or pet of :data:`_KIN`), or None."""
+    kin = _KIN_AGE.match(clean)
+    who = kin and (kin["who"] or kin["had"])
+    return f"{who}_age" if who in _KIN else None
 
 
 def _one_of(attribute: str) -> str | None:
@@ -916,6 +928,19 @@ def _canonical(slot: str) -> str:
         if word in _OF and 0 < i < len(words) - 1:
             return "_".join(words[i + 1 :] + words[:i])
     return "_".join(words)
+
+
+def same_person(named: str, kin: str, text: str) -> bool:
+    """Whether the slot of a person by name (``named``: "emma_age", from "Emma turned 6")
+    is the slot of one of the user's kin (``kin``: "daughter_age") in ``text``, a fact
+    that names them ("My daughter Emma is 5")."""
+    relation, _, attribute = kin.partition("_")
+    if relation not in _KIN or not attribute or not named.endswith(f"_{attribute}"):
+        return False
+    name = named[: -len(attribute) - 1].replace("_", " ")
+    if not name or name in _KIN:
+        return False
+    return re.search(rf"\b{re.escape(name)}\b", text, re.IGNORECASE) is not None
 
 
 def mentions_slot(text: str, slot: str) -> bool:
