@@ -31,7 +31,8 @@ import re
 from engram.recall import stem
 
 _WORD = r"[a-z][a-z'-]*"
-_ATTRIBUTE = rf"(?P<attr>{_WORD}(?:\s+{_WORD}){{0,3}}?)"
+_WORDS = rf"{_WORD}(?:\s+{_WORD}){{0,3}}?"
+_ATTRIBUTE = rf"(?P<attr>{_WORDS})"
 _COPULA = (
     r"(?:is|are|was|were|has become|has changed to|changed to|is now|now is|'s"
     r"|(?:has\s+)?(?:went|gone|moved)\s+(?:up|down)\s+to|(?:has\s+)?(?:risen|rose|grown|grew"
@@ -159,8 +160,8 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "home",
         re.compile(
-            rf"{_WE_HAVE}(?:[a-z]+(?:\s+[a-z]+){{0,3}}\s+and\s+)?(?:moved|relocated)\s+(?:down\s+|up\s+|over\s+|back\s+|out\s+)?to\s+"
-            rf"(?!{_WEEKLY_TIMES})\S"
+            rf"{_WE_HAVE}(?:[a-z]+(?:\s+[a-z]+){{0,3}}\s+and\s+)?(?:moved|relocated)\s+"
+            rf"(?:down\s+|up\s+|over\s+|back\s+|out\s+)?to\s+(?!{_WEEKLY_TIMES})\S"
         ),
     ),
     ("employer", re.compile(rf"{_I}work\s+(?:at|for)\s+\S")),
@@ -515,7 +516,7 @@ _CALLED = re.compile(
 )
 _IS_MY = re.compile(
     rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?:\s+is|'s)\s+(?:my\s+{_ATTRIBUTE}"
-    rf"(?:\s+{_LATELY})?|(?:the\s+)?(?P<role>{_ATTRIBUTE.replace('attr', 'role_attr')})"
+    rf"(?:\s+{_LATELY})?|(?:the\s+)?(?P<role_attr>{_WORDS})"
     rf"\s+{_LATELY})$"
 )
 _NOT_SUBJECTS = frozenset("that this it he she who what there here which one".split())  # noqa: SIM905
