@@ -47,16 +47,19 @@ _CHANGE = re.compile(
     r"|going forward|stopped|quit|after all)\b|" + _NOT_SINCE
 )
 """Words that say a statement replaces an earlier one ("Bob *now* takes his coffee ...")."""
+_STARTED_DOING = re.compile(r"\b(?:started|begun|began)\s+[a-z]+ing\b")
+"""A doing begun ("I've started taking milk in my coffee"): a change of how one does it."""
 _ALSO = re.compile(
-    r"\b(?:also|too(?=\s*(?:[,.!?;]|$))|as well|another|more(?!\s+[a-z]+\s+(?:for|than|to|with)\b)"
-    r"|again and again)\b"
+    r"\b(?:also|too(?=\s*(?:[,.!?;]|$))|as well|another"
+    r"|(?<!or\s)more(?!\s+[a-z]+\s+(?:for|than|to|with)\b)|again and again)\b"
 )
 _FILLER = frozenset(
     """a an the my his her their our your its of in on at to for with and or but by from
     now nowadays these days anymore any more instead switched changed no longer not don't
     doesn't do does is are am was were be been has have had i me he she they we it this that
     haven't hasn't hadn't didn't never
-    just really very usually always often still currently mostly would will after all""".split()  # noqa: SIM905
+    just really very usually always often still currently mostly would will after all
+    only mainly generally normally typically""".split()  # noqa: SIM905
 )
 _CONTRACTED = re.compile(r"\b(i|we|you|he|she|they)'(d|m|ve|ll|re|s)\b")
 _EXPANDED = {"d": "would", "m": "am", "ve": "have", "ll": "will", "re": "are", "s": "is"}
@@ -103,7 +106,7 @@ def _clause(text: str) -> _Clause | None:
     if len(at) < 2 and not (at and stops):
         return None  # (but "I don't run anymore" says what stopped)
     rest = [words[i] for i in at]
-    if rest[0] in _STOPPED and len(rest) > 1 and rest[1].endswith("ing"):
+    if rest[0] in _STOPPED | _STARTED and len(rest) > 1 and rest[1].endswith("ing"):
         rest = rest[1:]  # ("I stopped drinking coffee": what stopped is drinking coffee)
     if rest[0] in _GO and len(rest) > 1 and rest[1].endswith("ing"):
         rest = [rest[1], *rest[1:]]  # ("I go running": running is done, and is the thing)
@@ -127,7 +130,21 @@ def _clause(text: str) -> _Clause | None:
     )
 
 
+def _one_verb(verb: str) -> str:
+    """``verb``'s stem, one for verbs of taking a thing one uses ("I *get* the 8:15 train now"
+    of "I *take* the 7:45 train")."""
+    return _TAKING.get(stemmed := stem(verb), stemmed)
+
+
+_TAKING = {"get": "take", "catch": "take", "use": "take"}
+_WHEN_DONE = re.compile(rf"{_WEEKLY_TIMES}|every|daily|weekly|week|day")
+"""When a thing is done ("on Mondays", "every morning"): no thing a habit begun shares with
+another ("I've started going to yoga on Mondays" leaves "I go to the gym on Mondays"; "I
+now drink coffee in the morning instead" is what "I drink tea in the morning" was)."""
 _STOPPED = frozenset("stopped quit quitted".split())  # noqa: SIM905
+_STARTED = frozenset("started begun began start".split())  # noqa: SIM905
+"""Verbs that say a doing began ("I've *started* taking milk in my coffee"): the doing is
+what is compared, and its beginning is a change."""
 _GO = frozenset("go goes went going".split())  # noqa: SIM905
 """Verbs before the one that says what is done: "I *go* running" runs."""
 _WHY = frozenset("because since due as after".split())  # noqa: SIM905
@@ -153,12 +170,48 @@ def changes_value(new: str, old: str) -> bool:
     frame (:data:`_FRAME`: "I commute by bus" → "These days I commute by bike"); never
     in a clause with "also" or "too" ("I now also like rock" adds to "I like jazz"; "We
     adopted another cat, so now I have three cats" gives the count)."""
-    if not _CHANGE.search(new.lower()):
+    began = _CHANGE.search(new.lower()) is None
+    if began and not _STARTED_DOING.search(new.lower()):
         return False
-    new, old = users_own(new), users_own(old)
+    new, old = _as_a_wish(users_own(new)), _as_a_wish(users_own(old))
     before = _clause(old)
     saying = [_clause(c) for c in _clauses(new) if not _ALSO.search(c.lower())]
+    if before is not None and began:  # (a habit begun is another unless it shares what is done)
+        before = before._replace(things=_what_is_done(before.things))
+        saying = [said._replace(things=_what_is_done(said.things)) for said in saying if said]
     return before is not None and any(_changes(said, before) for said in saying if said)
+
+
+def _what_is_done(things: frozenset[str]) -> frozenset[str]:
+    """``things`` without when they are done (:data:`_WHEN_DONE`)."""
+    return frozenset(thing for thing in things if not _WHEN_DONE.fullmatch(thing))
+
+
+_ASKED = re.compile(
+    r"^(?i:(?:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|(?:starting|from)\s+today"
+    r"|by\s+default)[, ]+)?(?i:please\s+|(?:can|could|would)\s+you\s+)?"
+    r"(?i:(?:always|just|only)\s+)?"
+    r"(?P<verb>(?i:send|give|show|use|make|keep|write|format|display|quote|email|deliver|put"
+    r"|present|list|share|sort|include|address|call|text|message|remind|alert|notify|warn"
+    r"|tell|ping|flag))\s+(?P<rest>\S.*)$"
+)
+"""A request of how things are to be done ("Please send my reports as Markdown", "Give me
+detailed reports instead of short summaries"): a wish, as "I want ..." says it."""
+_LASTING = re.compile(
+    r"\b(?i:from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|(?:starting|from)\s+today"
+    r"|instead|any\s?more|no\s+longer|by\s+default|always|every\s+time|from\s+here\s+on)\b"
+)
+"""What makes a request a lasting wish ("from now on"), not a task ("Send me the report now")."""
+
+
+def _as_a_wish(text: str) -> str:
+    """A lasting request (:data:`_ASKED`, :data:`_LASTING`) as the user's wish ("From now on
+    please send my reports as Markdown" → "I want my reports as Markdown from now on");
+    anything else as it is."""
+    asked = _ASKED.match(text.strip())
+    if asked is None or (_LASTING.search(text) is None and _CHANGE.search(text.lower())):
+        return text
+    return f"I want {asked['rest']}"
 
 
 def _changes(said: _Clause, before: _Clause) -> bool:
@@ -166,7 +219,7 @@ def _changes(said: _Clause, before: _Clause) -> bool:
     :func:`changes_value`): a statement of what one is only of the same thing ("I'm on
     the day shift now" of "I'm on the night shift", "I'm no longer allergic to cats"; not
     "I'm a fan of rock" of "I'm a fan of jazz")."""
-    if (said.subject, stem(said.verb)) != (before.subject, stem(before.verb)):
+    if (said.subject, _one_verb(said.verb)) != (before.subject, _one_verb(before.verb)):
         return False  # ("drinking" and "drink" are one verb)
     if said.verb == "be":
         return said.head == before.head
@@ -403,7 +456,8 @@ def partner_of_the_users(text: str, name: str) -> bool:
 
 
 _RESCHEDULED = re.compile(
-    r"^(?:(?:my|our)\s+)?(?P<what>[a-z][\w-]*(?:\s+(?!is\b|has\b)[a-z][\w-]*)?)(?:'s|\s+is|\s+has)?\s+"
+    r"^(?:(?:my|our)\s+)?(?P<what>(?:[a-z]+'s\s+)?[a-z][\w-]*(?:\s+(?!is\b|has\b)[a-z][\w-]*)?)"
+    r"(?:'s|\s+is|\s+has)?\s+"
     r"(?:now\s+|been\s+)?(?:(?:moved|changed|switched|shifted)\s+to|on(?=.*\bnow\b))\s+"
     rf"(?P<when>{_WEEKLY_TIMES})"
 )
@@ -426,6 +480,35 @@ def on_a_day(text: str, what: str) -> bool:
     """Whether ``text`` states that the user does ``what`` on a day or at a time of day
     ("I do yoga on Tuesdays")."""
     return _WEEKLY.search(text) is not None and names(text, what)
+
+
+_UPGRADED = re.compile(
+    r"^(?i:i|we)(?i:'ve|\s+have)?\s+(?i:(?:just|finally|now)\s+)?(?i:upgraded|downgraded"
+    r"|moved\s+(?:up|down)|switched\s+plans?)\s+(?i:to)\s+(?:(?i:the|a|an)\s+)?"
+    rf"(?P<brand>{_CAPITAL})\s+(?:{_CAPITAL}|(?i:plan|tier|subscription|package|membership"
+    r"|account|version|edition))\b"
+)
+"""A move to another plan of a thing the user has ("I upgraded to Spotify Premium"): the
+brand, whose stored plan it ends ("I'm on the basic Spotify plan")."""
+
+
+def upgraded(text: str) -> str | None:
+    """The brand ``text`` says the user moved to another plan of (:data:`_UPGRADED`), or
+    None ("My wife upgraded to Spotify Premium" is hers)."""
+    found = _UPGRADED.match(users_own(text).strip())
+    return None if found is None else found["brand"]
+
+
+_A_PLAN = re.compile(
+    r"\b(?i:plan|tier|subscription|package|membership|account|version|edition|free|basic|standard"
+    r"|premium|pro|plus|family|student|individual|lite|starter|business|enterprise)\b"
+)
+
+
+def on_a_plan(text: str, brand: str) -> bool:
+    """Whether ``text`` states the user has a plan of ``brand`` ("I'm on the basic Spotify
+    plan", "We have Netflix Standard"; not "I use Google Docs")."""
+    return _A_PLAN.search(text) is not None and names(text, brand)
 
 
 def died(text: str) -> str | None:

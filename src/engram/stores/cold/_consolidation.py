@@ -29,11 +29,13 @@ from engram.stores.cold._changes import (
     names,
     of_the_users,
     on_a_day,
+    on_a_plan,
     ongoing,
     partner_of_the_users,
     replaced,
     rescheduled,
     switched_within_kind,
+    upgraded,
 )
 from engram.stores.cold._slots import (
     mentions_slot,
@@ -269,10 +271,11 @@ _EVENTS: tuple[tuple[Callable[[str], str | None], Callable[[str, str], bool], st
     (broke_up, partner_of_the_users, "says {!r} split up"),
     (rescheduled, on_a_day, "says {!r} moved"),
     (completed, ongoing, "says {!r} is finished"),
+    (upgraded, on_a_plan, "says the plan of {!r} changed"),
 )
 """What happened to someone or something (read from the new fact), the stored statement
 it ends (the user's pet or partner, doing a thing on a day, being in the middle of a
-thing) and the reason said."""
+thing, having a plan of a thing) and the reason said."""
 
 
 def _event(text: str, existing: Sequence[Existing]) -> Resolution | None:

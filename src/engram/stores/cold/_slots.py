@@ -95,12 +95,42 @@ _WHEN_MOVED = (
 moved the meeting")."""
 _DESTINATION = r"(?:work|the\s+office|school|college|uni|university|campus|class)"
 """Where a commute goes."""
+_AN_OFFICE = r"(?:the|our|my)\s+(?:[a-z-]+\s+){0,2}office\b"
+"""An office of the user's employer ("the Leeds office"): where they work, not live."""
 _ALWAYS = (
     r"(?!.*\b(?:too|as\s+well|also|sometimes|occasionally|when|if|once|twice"
     r"|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|week(?:day|end)s?)\b)"
 )
 """A statement of how the user always does a thing, not now and then ("I cycle to work
 when it's sunny", "on Thursdays" is no new commute)."""
+_NOT_PART = r"(?!.*\b(?:also|too|as\s+well|some|part|a\s+bit|a\s+little|a\s+few)\b)"
+"""A statement of all or most of a thing, not a part added ("I also invest in gold", "I
+moved some of my savings into bonds")."""
+_CURRENCIES = (
+    r"(?:dollars?|usd|euros?|eur|pounds?(?:\s+sterling)?|sterling|gbp|yen|jpy|yuan|renminbi"
+    r"|rmb|cny|francs?|chf|rupees?|inr|won|krw|kronor|kroner|krona|sek|nok|dkk|cad|aud|nzd"
+    r"|pesos?|mxn|reais|brl|rand|zar|zloty|pln|hkd|sgd)"
+)
+_IN_A_CURRENCY = (
+    r"(?!.*\b(?:weigh|weight|kilos?|kg|lbs|lose|lost|gain|gained)\b)(?!.*\d)(?:.*?\s(?:in|to"
+    r"|into|use|using))?\s+(?:(?:us|american|canadian|australian|hong\s+kong|new\s+zealand"
+    rf"|singapore|swiss|british)\s+)?{_CURRENCIES}\b"
+)
+"""Money given in a currency ("prices in US dollars", "use EUR"): the currency the user
+wants figures in (not "pounds" of weight, nor an amount: "convert 500 dollars to euros")."""
+_WISH = (
+    r"(?:please\s+)?(?:(?:i|we)(?:\s+would|'d|\s+want|\s+prefer|\s+need)(?:\s+(?:like|prefer"
+    r"|rather))?\s+(?:to\s+)?(?:(?:see|get|have|receive)\s+)?|can\s+you\s+|could\s+you\s+)?"
+    r"(?:always\s+)?(?:show|give|quote|display|report|list|put|convert|express|price|use"
+    r"|keep|do|send|write|present|prices|figures|amounts|numbers|everything|all|reports?)\b"
+)
+"""How a user asks for how things are shown: "Show prices ...", "I'd like reports ...",
+"Please use ...", "I want figures ..."."""
+_A_SCHOOL = (
+    r"(?:[\w'-]+\s+){0,3}?(?:school|primary|secondary|academy|high|college|nursery|preschool"
+    r"|pre-school|kindergarten|elementary|middle|grammar|university|uni|daycare)\b"
+)
+"""A school, college or nursery, by its name or kind ("Oakwood Primary", "a new school")."""
 _OCCUPATIONS = (
     r"(?:teacher|nurse|doctor|physician|surgeon|dentist|pharmacist|lawyer|attorney|paralegal"
     r"|accountant|engineer|developer|programmer|designer|architect|scientist|researcher"
@@ -141,8 +171,31 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("home", re.compile(rf"{_WE}(?:live|reside)\s+in\s+\S")),
-    ("home", re.compile(rf"{_WE_ARE}(?:living|based|settled)\s+in\s+\S")),
+    ("home", re.compile(rf"{_WE_ARE}(?:living|based|settled)\s+in\s+(?!{_AN_OFFICE})\S")),
     ("home", re.compile(rf"{_WE_HAVE}been\s+(?:living|based)\s+in\s+\S")),
+    (
+        "home",
+        re.compile(
+            rf"{_WE_ARE}renting\s+(?:an?\s+(?:[a-z-]+\s+)?(?:place|house|flat|room|apartment"
+            r"|studio)\s+)?in\s+\S"
+        ),
+    ),
+    (
+        "team",
+        re.compile(
+            rf"^(?:i(?:'m| am)\s+{_NOW}(?:in|on|part\s+of)|i\s+{_NOW}work\s+(?:in|on|for)"
+            rf"|i(?:'ve| have)?\s+{_NOW}(?:moved|switched|transferred|been\s+moved)"
+            r"\s+(?:over\s+)?to"
+            rf"|i(?:'ve| have)?\s+{_NOW}joined)\s+(?:the|our)\s+(?:[a-z&-]+\s+){{1,3}}?team\b"
+        ),
+    ),
+    (
+        "allocation",
+        re.compile(
+            rf"{_IVE}(?:rebalanced|reallocated)\s+(?:(?:my|our|the)\s+(?:portfolio|investments"
+            r"|pension|savings|allocation)\s+)?(?:to|at|into)\s+\S"
+        ),
+    ),
     (
         "home",
         re.compile(
@@ -263,6 +316,13 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("diet", re.compile(rf"{_I}(?:(?:do\s+not|don't|never)\s+)?eat\s+meat\b")),
+    (
+        "diet",
+        re.compile(
+            rf"{_IVE}(?:come|came|gone|went|got)\s+off\s+(?:the\s+|my\s+)?(?:{_DIETS}"
+            r"|[a-z-]+\s+diet|diet)\b"
+        ),
+    ),
     ("diet", re.compile(rf"{_IVE}(?:started|stopped|quit)\s+eating\s+meat\b")),
     (
         "diet",
@@ -316,6 +376,14 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("work_location", re.compile(rf"{_IM}{_ALWAYS}(?:fully\s+)?(?:remote|hybrid)(?:\s+now)?$")),
+    ("work_location", re.compile(rf"{_IM}{_ALWAYS}based\s+(?:in|at|out\s+of)\s+{_AN_OFFICE}")),
+    (
+        "work_location",
+        re.compile(
+            rf"{_IVE}(?:been\s+)?(?:transferred|moved|relocated|switched)\s+(?:over\s+)?to\s+"
+            rf"{_AN_OFFICE}"
+        ),
+    ),
     (
         "work_location",
         re.compile(
@@ -375,16 +443,72 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("diet", re.compile(rf"^(?:now\s+)?{_DIETS}(?:\s+(?:now|again))?$")),
+    (
+        "wake_time",
+        re.compile(
+            rf"{_I}{_ALWAYS}(?:usually\s+|normally\s+|tend\s+to\s+)?(?:wake|get)\s+up\s+"
+            r"(?:at|around|about|by|before)\s+(?:about\s+|around\s+)?\d"
+        ),
+    ),
+    (
+        "bedtime",
+        re.compile(
+            rf"{_I}{_ALWAYS}(?:usually\s+|normally\s+|tend\s+to\s+)?(?:go\s+to\s+(?:bed|sleep)"
+            r"|turn\s+in)\s+(?:at|around|about|by|before)\s+(?:about\s+|around\s+)?\d"
+        ),
+    ),
+    (
+        "investment_focus",
+        re.compile(
+            rf"{_WE}{_NOT_PART}(?:mainly\s+|mostly\s+|primarily\s+|largely\s+|only\s+)?invest"
+            r"\s+(?:mainly\s+|mostly\s+|primarily\s+|largely\s+|only\s+)?in\s+\S"
+        ),
+    ),
+    (
+        "investment_focus",
+        re.compile(
+            rf"{_WE_ARE}{_NOT_PART}(?:mainly|mostly|primarily|largely|heavily|fully|all|now)\s+"
+            r"invested\s+in\s+\S"
+        ),
+    ),
+    (
+        "investment_focus",
+        re.compile(
+            rf"{_WE_HAVE}{_NOT_PART}(?:moved|shifted|put|rotated|switched|transferred|reallocated"
+            r"|reinvested)\s+(?:(?:most|all|the\s+bulk|the\s+majority|everything|the\s+lot)"
+            r"\s+(?:of\s+)?)?(?:my|our)\s+(?:portfolio|money|savings|investments|pension)\s+"
+            r"(?:in)?to\s+\S"
+        ),
+    ),
+    (
+        "investment_focus",
+        re.compile(
+            r"^(?:my|our)\s+portfolio\s+is\s+(?:now\s+)?(?:mostly|mainly|largely|all|entirely"
+            r"|heavily|primarily)\s+(?:in\s+)?\S"
+        ),
+    ),
+    ("currency", re.compile(rf"^{_WISH}{_IN_A_CURRENCY}")),
+    ("school", re.compile(rf"{_IM}(?:studying|enrolled|a\s+student)\s+at\s+{_A_SCHOOL}")),
+    ("school", re.compile(rf"{_I}(?:attend|study\s+at)\s+{_A_SCHOOL}")),
+)
+_HAD_TO = r"(?:(?:had|decided|chose|needed)\s+to\s+)?"
+_SET_VERBS = (
+    r"(?:raised|lowered|increased|decreased|reduced|cut|changed|updated|set|moved|bumped|upped"
+    r"|dropped|extended|shortened|adjusted|upgraded|downgraded|switched|transferred|raise|lower"
+    r"|increase|decrease|reduce|change|update|move|bump|drop|extend|shorten|adjust|upgrade"
+    r"|downgrade|switch|transfer)"
 )
 _SET_TO = re.compile(
-    rf"{_IVE}(?:raised|lowered|increased|decreased|reduced|cut|changed|updated|set|moved"
-    rf"|bumped|upped|dropped|extended|shortened|adjusted|upgraded|downgraded|switched|transferred"
-    rf")\s+(?:my|our|the)\s+{_ATTRIBUTE}"
-    rf"\s+(?:up\s+|down\s+|back\s+)?to\s+(?P<value>\S.*)"
+    rf"(?:^i(?:'ve| have)?\s+{_NOW}{_HAD_TO}{_SET_VERBS}\s+(?:my|our|the)"
+    rf"|^we(?:'ve| have)?\s+{_NOW}{_HAD_TO}{_SET_VERBS}\s+(?:my|our)"
+    r"|^(?:please\s+)?(?:raise|lower|increase|decrease|reduce|cut|change|update|set|switch"
+    r"|bump|extend|shorten|adjust)\s+my)"
+    rf"\s+{_ATTRIBUTE}\s+(?:up\s+|down\s+|back\s+)?to\s+(?P<value>\S.*)"
 )
-"""A new value given by what the user did to an attribute: "I raised my trip budget to
-$3,500", "I've set my alarm to 6:30", "I upgraded my phone to an iPhone 15", "I changed
-the wifi password to ..."."""
+"""A new value given by what the user did to an attribute of theirs, or asks to be done:
+"I raised my trip budget to $3,500", "I've set my alarm to 6:30", "I upgraded my phone to an
+iPhone 15", "We've had to cut our grocery spend to £60 a week", "Switch my currency to
+euros" (not "We moved the meeting to Friday": a meeting is no one's attribute)."""
 _A_SETTING = re.compile(r"\b(?:mode|silent|vibrate|mute|muted|settings?)\b")
 """A value that says how a thing is set, not which it is ("to silent mode", "to vibrate")."""
 _CHANGED_ONE = re.compile(
@@ -392,6 +516,16 @@ _CHANGED_ONE = re.compile(
 )
 """A change of whom or what the user has one of, said by its plural: "I changed
 *dentists*", "we switched *banks*", "I changed *jobs*"."""
+_NEW_LABEL = re.compile(rf"^(?:my\s+)?new\s+(?P<attr>{_WORD}(?:\s+{_WORD})?)\s*:\s*(?=\S)")
+"""A new value written as a note: "New number: 555-0199" (a speaker is never "New ...")."""
+_KIN_SCHOOL = re.compile(
+    rf"^my\s+(?P<who>{_WORD})\s+(?:now\s+|just\s+|recently\s+)?(?:goes\s+to|attends"
+    r"|is\s+(?:now\s+)?(?:at|in)|'s\s+(?:now\s+)?(?:at|in)|(?:has\s+)?(?:just\s+)?started\s+at"
+    r"|is\s+starting\s+at|(?:has\s+)?(?:moved|changed|transferred|switched)\s+to)\s+"
+    rf"{_A_SCHOOL}(?=\s*(?:$|[,;:!]|\s(?:in|on|since|this|last|next|now|from|and|but|near)\b))"
+)
+"""The school one of the user's kin goes to: "My daughter goes to Oakwood Primary", "my son
+started at Riverside Secondary in September" (not "my son is in the school play")."""
 _HAVE_NEW = re.compile(
     r"^(?:i|we)(?:'ve| have)?\s+(?:just\s+)?(?:have|got|hired)\s+an?\s+new\s+"
     r"(?!(?:dog|cat|puppy|kitten|pet|baby|car)\b)"
@@ -412,6 +546,16 @@ _RATE = re.compile(
 """How much of something the user does in a period, said last: "I run 10k a week", "I'm now
 running 30k a week", "I sleep 7 hours a night" (the verb, unit and period are the slot:
 "I spend 2 hours a day on email" says more, and gives none)."""
+_MONEY_RATE = re.compile(
+    rf"^(?:i|we)(?:'m| am|'re| are)?\s+{_NOW}(?:(?:still|usually|normally|about)\s+)?"
+    r"(?P<verb>sav(?:e|ing)|earn(?:ing)?|mak(?:e|ing)|invest(?:ing)?|contribut(?:e|ing)"
+    r"|put(?:ting)?\s+(?:away|aside))\s+(?:about\s+|around\s+|roughly\s+)?[£$€]?\s?\d[\d,.]*k?"
+    r"\s*(?:(?:pounds|dollars|euros|usd|gbp|eur)\s+)?(?:a|an|per|each|every)\s+"
+    r"(?P<period>week|month|year)(?:\s+(?:now|these\s+days|nowadays|at\s+the\s+moment))?$"
+)
+"""How much money the user puts by or earns in a period, said last: "I'm saving 500 a
+month", "I earn £3,000 a month" (``save_per_month``: one attribute with "my monthly
+savings"; not "I'm spending 300 a month on groceries", which says on what)."""
 _LEVEL = re.compile(
     rf"^(?:i|we)(?:'m| am|'re| are|'ve| have)?\s+{_NOW}(?:(?:cut|come|gone|got|been)\s+)?"
     r"(?:down|up|back)\s+to\s+(?:about\s+|around\s+|roughly\s+)?"
@@ -493,6 +637,13 @@ _STARTED_AT = re.compile(
     rf"\s+(?i:at|with)\s+{_PLACE}(?:\s*[,.!;]|\s+(?i:last|this|next|in|on|a|two|three|\d)|\s*$)"
 )
 """"I started at Revolut last month": where the user works, named."""
+_MOVED_ACCOUNT = re.compile(
+    r"^(?i:i|we)(?i:'ve|\s+have)?\s+(?i:(?:now|just|finally)\s+)?(?i:moved|transferred|switched)"
+    r"\s+(?i:my|our)\s+(?:(?i:(?:brokerage|trading|investment|stocks\s+and\s+shares)\s+account"
+    r"|isa|portfolio|investments|shares|pension)s?)\s+(?i:over\s+)?(?i:to)\s+[A-Z]"
+)
+""""I moved my ISA to Vanguard": whom the user invests through, named (not "my portfolio
+into bonds"; "my account" alone is a bank's)."""
 _MANAGES_ME = re.compile(
     r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+(?i:(?:now|currently)\s+)?"
     r"(?P<verb>(?i:manages|supervises|mentors|coaches|tutors))\s+(?i:me)\b"
@@ -520,7 +671,7 @@ _IS_MY = re.compile(
     rf"\s+{_LATELY})$"
 )
 _NOT_SUBJECTS = frozenset("that this it he she who what there here which one".split())  # noqa: SIM905
-_PROPER = re.compile(r"^[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
+_PROPER = re.compile(r"^(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
 """A value that is a name ("Sarah", "Ana Lima")."""
 _VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always)\b")
 _PREFIX = re.compile(
@@ -624,10 +775,24 @@ def _inverted(clean: str) -> str | None:
 
 def _value_named(attribute: str, value: str) -> str | None:
     """``<relation>_name`` of "my manager is Sarah" (the value is a name, in ``value``'s
-    own case; "my *new* manager is Tom" too); ``None`` for "my manager is strict" and
-    for a former one ("my old manager was Sarah")."""
-    who = _relation(attribute)
-    return f"{who}_name" if who and _PROPER.match(value.strip().rstrip(".!")) else None
+    own case; "my *new* manager is Tom" too), and of a role the user has one of for a
+    thing ("my piano teacher is Mrs. Hale": ``piano_teacher_name``); ``None`` for "my
+    manager is strict" and for a former one ("my old manager was Sarah")."""
+    if not _PROPER.match(value.strip().rstrip(".!")):
+        return None
+    if (who := _relation(attribute)) is not None:
+        return f"{who}_name"
+    words = [word.removesuffix("'s") for word in _current(attribute) or []]
+    if len(words) > 1 and words[-1] in _ROLES and not _NOT_ATTRIBUTES - _KIN & set(words[:-1]):
+        return "_".join([*words, "name"])  # ("my son's teacher": son_teacher_name)
+    return None
+
+
+_ROLES = _NAMED | frozenset(
+    """teacher instructor advisor adviser physiotherapist hairdresser barber vet nanny cleaner
+    babysitter agent broker optician surgeon consultant""".split()  # noqa: SIM905
+)
+"""Whom the user has one of for a thing ("piano *teacher*", "financial *advisor*")."""
 
 
 _NAMED_AS = {
@@ -799,6 +964,8 @@ def _first_person_slot(text: str) -> str | None:
     as_said = _PREFIX_ANY_CASE.sub("", text.strip())
     if _DRIVES_NAMED.match(as_said):
         return "car"
+    if _MOVED_ACCOUNT.match(as_said):
+        return "broker"
     if _REPORTS_TO.match(as_said):
         return "manager_name"
     if does := _MANAGES_ME.match(as_said):
@@ -814,6 +981,8 @@ def _first_person_slot(text: str) -> str | None:
         return _of_value(_slot_name(changed["attr"]), changed["value"])
     if rate := _RATE.match(clean):
         return _rate(rate)
+    if money := _MONEY_RATE.match(clean):
+        return f"{stem(money['verb'])}_per_{money['period']}"
     if level := _LEVEL.match(clean):
         unit = _UNITS.get(level["unit"], _singular(level["unit"]))
         what = f"_{_singular(level['what'])}" if level["what"] else ""
@@ -822,8 +991,11 @@ def _first_person_slot(text: str) -> str | None:
         return _one_of(one["attr"])
     if kin := _kin_age(clean):
         return kin
+    if (school := _KIN_SCHOOL.match(clean)) is not None and school["who"] in _KIN:
+        return f"{school['who']}_school"
     if named := _named(clean) or _inverted(clean):
         return named
+    clean = _NEW_LABEL.sub(lambda new: f"my new {new['attr']} is ", clean)
     match = _MY.match(clean) or _BARE_CHANGE.match(clean) or _THE_NOW.match(clean)
     if match is None or _VALUE_STARTS.match(match.group("value")):
         return None
@@ -913,6 +1085,9 @@ have a new hobby") is no new value of it."""
 
 
 _SAME_SLOT = {
+    "target_allocation": "allocation",
+    "asset_allocation": "allocation",
+    "portfolio_allocation": "allocation",
     "risk_appetite": "risk_tolerance",
     "risk_profile": "risk_tolerance",
     "boss_name": "manager_name",
@@ -922,9 +1097,19 @@ _SAME_SLOT = {
 """Names of one attribute ("My risk appetite is low" is the risk tolerance)."""
 
 
+_PERIODIC = frozenset("weekly monthly daily nightly yearly annual".split())  # noqa: SIM905
+"""How often an amount recurs, which the value says too ("£60 a week"): a weekly budget and
+a budget per week are one attribute, whatever the period."""
+_PER = re.compile(r"_per_(?:day|night|week|month|year|morning|evening|weekend)$")
+_SAME_WORD = {"spend": "budget", "earn": "salari", "incom": "salari", "pay": "salari"}
+"""Stems of an attribute's words that name one thing ("grocery spend" is the grocery
+budget, what one earns a month one's salary)."""
+
+
 def _canonical(slot: str) -> str:
-    slot = _SAME_SLOT.get(slot, slot)
-    words = [w for w in slot.split("_") if w not in _ARTICLES]
+    slot = _PER.sub("", _SAME_SLOT.get(slot, slot))
+    words = [w for w in slot.split("_") if w not in _ARTICLES and w not in _PERIODIC]
+    words = [_SAME_WORD.get(stemmed := stem(w), stemmed) for w in words] or [slot]
     for i, word in enumerate(words):
         if word in _OF and 0 < i < len(words) - 1:
             return "_".join(words[i + 1 :] + words[:i])
@@ -959,7 +1144,26 @@ def mentions_slot(text: str, slot: str) -> bool:
     phrase = r"\s+".join(re.escape(w) for w in slot.split("_"))
     if (given := re.search(rf"\b{phrase}\s+{_COPULA}\s+(?P<value>\S.*)$", clean)) is not None:
         return not _A_STATE.match(given["value"])  # ("my flight is now delayed": how it is)
-    return re.search(rf"\bhave\s+(?:an?\s+)?(?:[\w'-]+\s+){{1,3}}{phrase}\b", clean) is not None
+    if re.search(rf"\bhave\s+(?:an?\s+)?(?:[\w'-]+\s+){{1,3}}{phrase}\b", clean) is not None:
+        return True
+    *kind, head = slot.split("_")
+    return (
+        bool(kind)
+        and not _CHOSEN & set(kind)
+        and _A_NEW_AMOUNT.search(clean) is not None
+        and (
+            re.search(
+                rf"\ban?\s+(?:[\w'-]+\s+){{0,2}}?[\w'-]*\d[\w'-]*\s+{head}\b(?!\s+(?:for|of|on|to)\b)",
+                clean,
+            )
+            is not None
+        )
+    )
+
+
+_A_NEW_AMOUNT = re.compile(rf"\b{_LATELY}\b")
+"""A change said with no attribute named in full ("I'm *now* looking at a 10-year horizon" of
+``investment_horizon``): the amount then names it by its last word."""
 
 
 def stops_slot(text: str, slot: str) -> bool:
