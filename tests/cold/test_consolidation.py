@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
@@ -9,8 +11,10 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from engram import Principal
+from engram.recall import MiniLMEmbedder
 from engram.stores.cold import Action, Existing, Fact, LLMResolver, LongTermStore, RuleResolver
 from engram.stores.cold._slots import infer_slot, mentions_slot, same_slot
+from engram.stores.cold.records import MemoryRecord
 
 if TYPE_CHECKING:  # the fixtures' types, defined in conftest.py
     from conftest import Clock, StoreFactory
@@ -790,6 +794,75 @@ def test_a_mention_of_a_slot_counts_only_in_a_statement() -> None:
 
 def test_rule_resolver_is_pure() -> None:
     assert RuleResolver().resolve(Fact("hello"), []).action is Action.ADD
+
+
+def _stored(text: str) -> MemoryRecord:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    return MemoryRecord("id", ("t", "me"), "old", {"text": text}, text, now, now, now)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "similarity", "action"),
+    [
+        ("My emergency fund covers 3 months", "My emergency fund now covers 6 months", 0.9, "update"),  # noqa: E501
+        ("Send my weekly digest on Mondays", "Move my weekly digest to Fridays", 0.8, "update"),
+        ("My emergency fund covers 3 months", "My emergency fund now covers 6 months", 0.6, "add"),
+        ("My emergency fund covers 3 months", "My emergency fund covers 6 months", 0.9, "add"),
+        ("My credit card limit is 5000", "My wife's credit card limit was raised to 8000", 0.9, "add"),  # noqa: E501
+        ("My daughter's best friend is Maya", "My son's best friend is Zoe now", 0.9, "add"),
+        ("I walk the dog at 7am", "I walked the dog at 6 today, now I'm tired", 0.9, "add"),
+        ("I hold 20 stocks", "I now hold 3 ETFs too", 0.9, "add"),
+        ("I live in Leeds", "Do I now live in Leeds?", 0.9, "add"),
+    ],
+)  # fmt: skip
+def test_a_statement_restated_with_a_word_of_change_replaces_the_most_alike(
+    old: str, new: str, similarity: float, action: str
+) -> None:
+    """Step 5 reads only the words and the cosine it is given: alike enough, a word of
+    change, the same people, no "too", no one-off, no question."""
+    resolved = RuleResolver().resolve(Fact(new), [Existing(_stored(old), similarity)])
+    assert resolved.action == action, resolved.reason
+    off = RuleResolver(restated_threshold=1.0).resolve(Fact(new), [Existing(_stored(old), 0.99)])
+    assert off.action in ("add", "noop")
+
+
+def test_a_turn_of_a_conversation_is_never_restated() -> None:
+    """What was said in a conversation stays said: neither a stored turn (a value with a
+    speaker or session) nor a new labelled one is replaced by the restatement step."""
+    said = "My emergency fund covers 3 months"
+    turn = dataclasses.replace(_stored(said), value={"text": said, "speaker": "Ann"})
+    new = Fact("My emergency fund now covers 6 months")
+    assert RuleResolver().resolve(new, [Existing(_stored(said), 0.9)]).action is Action.UPDATE
+    assert RuleResolver().resolve(new, [Existing(turn, 0.9)]).action is Action.ADD
+    labelled = Fact("Ann: my emergency fund now covers 6 months")
+    assert RuleResolver().resolve(labelled, [Existing(_stored(said), 0.9)]).action is Action.ADD
+
+
+def test_a_restatement_picks_the_most_alike_of_several(
+    make_store: StoreFactory, minilm: MiniLMEmbedder
+) -> None:
+    """With all-MiniLM-L6-v2 cosines, in a memory of several facts: the one restated ends,
+    the others stay."""
+    store = make_store(embedder=minilm)
+    facts = [
+        "My emergency fund covers 3 months",
+        "I meditate for 10 minutes every morning",
+        "My mortgage rate is 4.2%",
+        "I read the FT every morning",
+    ]
+    keys = [r.record.key for r in (store.remember(ME, text) for text in facts) if r.record]
+    changed = store.remember(ME, "My emergency fund now covers 6 months")
+    assert changed.action == "updated" and changed.record is not None, changed.reason
+    assert changed.record.key == keys[0] and "restates" in (changed.reason or "")
+    kept = store.remember(ME, "I now read The Economist every weekend")
+    assert kept.action == "added", kept.reason
+    assert sorted(r.text for r in store.records(ME, limit=10)) == sorted(
+        [
+            *facts[1:],
+            "My emergency fund now covers 6 months",
+            "I now read The Economist every weekend",
+        ]
+    )
 
 
 def _fake(*replies: str) -> GenericFakeChatModel:

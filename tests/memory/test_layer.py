@@ -307,3 +307,18 @@ def test_each_fact_is_embedded_once_and_forget_drops_what_was_kept(
         report = memory.forget(ALICE)
         assert report.facts.caches_cleared >= 6
         assert kept.clear() == 0
+
+
+@pytest.mark.parametrize(("threshold", "action"), [(0.75, "updated"), (1.0, "added")])
+def test_the_layer_consolidates_with_the_resolver_it_is_given(
+    tmp_path: Path, threshold: float, action: str
+) -> None:
+    """``Memory(resolver=...)`` reaches the cold tier: the restatement step's threshold is
+    the caller's (``1.0`` turns it off)."""
+    from engram.recall import MiniLMEmbedder
+    from engram.stores.cold import RuleResolver
+
+    resolver = RuleResolver(restated_threshold=threshold)
+    with Memory.open(home=tmp_path, embedder=MiniLMEmbedder(), resolver=resolver) as memory:
+        memory.remember(ALICE, "My emergency fund covers 3 months")
+        assert memory.remember(ALICE, "My emergency fund now covers 6 months").action == action

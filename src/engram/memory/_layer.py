@@ -74,6 +74,7 @@ from engram.stores.cold import (
     MemoryRecord,
     NewFact,
     Provenance,
+    Resolver,
     Sensitivity,
     Source,
     View,
@@ -113,8 +114,10 @@ class Memory:
         fact_ttl: timedelta | None = None,
         counter: TokenCounter | None = None,
         participants: Sequence[ErasureParticipant] = (),
+        resolver: Resolver | None = None,
     ) -> None:
         self.where = where
+        self.resolver = resolver
         self.embedder = _embedder(embedder)
         self.policy = policy or WritePolicy(guard=PoisoningGuard(self.embedder))
         self.clock = clock
@@ -159,7 +162,8 @@ class Memory:
 
         ``options`` go to the constructor (``embedder=``, ``policy=``, ``clock=``,
         ``fact_ttl=``, ``counter=``, ``participants=``: other stores :meth:`forget`
-        erases, see :class:`ErasureParticipant`).
+        erases, see :class:`ErasureParticipant`; ``resolver=``: how a new fact is
+        consolidated, :class:`RuleResolver` by default, or an ``LLMResolver``).
         """
         if home is not None and url is not None:
             raise ConfigError("give home= or url=, not both")
@@ -184,6 +188,7 @@ class Memory:
                 embedder=self.embedder,
                 policy=self.policy,
                 clock=self.clock,
+                resolver=self.resolver,
             )
             store.setup()
             stack.callback(store.close)

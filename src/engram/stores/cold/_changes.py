@@ -138,9 +138,12 @@ def _one_verb(verb: str) -> str:
 
 _TAKING = {"get": "take", "catch": "take", "use": "take"}
 _WHEN_DONE = re.compile(rf"{_WEEKLY_TIMES}|every|daily|weekly|week|day")
-"""When a thing is done ("on Mondays", "every morning"): no thing a habit begun shares with
-another ("I've started going to yoga on Mondays" leaves "I go to the gym on Mondays"; "I
-now drink coffee in the morning instead" is what "I drink tea in the morning" was)."""
+"""When a thing is done ("on Mondays", "every morning"): no thing two statements share
+unless the new one says it replaces ("I now take vitamin D every day" and "I've started
+going to yoga on Mondays" leave "I take metformin every day" and "I go to the gym on
+Mondays"; "I now drink coffee in the morning *instead*" is what "I drink tea in the
+morning" was)."""
+_REPLACING = re.compile(r"\b(?:instead|rather|switched|changed|swapped|replaced)\b")
 _STOPPED = frozenset("stopped quit quitted".split())  # noqa: SIM905
 _STARTED = frozenset("started begun began start".split())  # noqa: SIM905
 """Verbs that say a doing began ("I've *started* taking milk in my coffee"): the doing is
@@ -173,13 +176,55 @@ def changes_value(new: str, old: str) -> bool:
     began = _CHANGE.search(new.lower()) is None
     if began and not _STARTED_DOING.search(new.lower()):
         return False
+    replacing = _REPLACING.search(new.lower()) is not None
     new, old = _as_a_wish(users_own(new)), _as_a_wish(users_own(old))
     before = _clause(old)
-    saying = [_clause(c) for c in _clauses(new) if not _ALSO.search(c.lower())]
-    if before is not None and began:  # (a habit begun is another unless it shares what is done)
+    saying = [
+        _clause(c) for c in _clauses(new) if not _ALSO.search(c.lower()) and not _ONE_OFF.search(c)
+    ]  # (not "I walked the dog at 6 today, now I'm tired")
+    if before is not None and not replacing:  # (what is done, not when: see _WHEN_DONE)
         before = before._replace(things=_what_is_done(before.things))
         saying = [said._replace(things=_what_is_done(said.things)) for said in saying if said]
     return before is not None and any(_changes(said, before) for said in saying if said)
+
+
+_RESTATED = re.compile(
+    r"\b(?:now|nowadays|these\s+days|lately|any\s?more|instead|no\s+longer|going\s+forward"
+    r"|(?:switch|chang|mov|swapp|replac|rais|lower|increas|decreas|upp|bump|reduc|dropp|tighten"
+    r"|loosen|extend|shorten)(?:e|es|ed)?|cut|risen|rose|fallen|fell|(?:up|down|back)\s+to"
+    r"|latest|new|become|became)\b"
+)
+"""Words that say a value is a new one ("My emergency fund *now* covers 6 months", "Move my
+weekly digest to Fridays", "The commute is *down to* 25 minutes")."""
+_ONE_OFF = re.compile(
+    r"\b(?i:today|tonight|yesterday|this\s+(?:time|morning|afternoon|evening|once)|for\s+once"
+    r"|just\s+this)\b"
+)
+_OWNER = re.compile(r"\b(?P<who>[a-z]+)(?:'s|s')?\b")
+_POSSESSIVE_NAME = re.compile(r"\b(?P<who>[A-Z][a-z]+)'s\b")
+
+
+def owners(text: str) -> frozenset[str]:
+    """Whose a statement is besides the user's: the people it names ("my *wife*'s
+    credit card", "my *son*'s best friend", "*Kim*'s car")."""
+    words = {m["who"] for m in _OWNER.finditer(text.lower().replace("\u2019", "'"))}
+    named = {m["who"].lower() for m in _POSSESSIVE_NAME.finditer(text)}
+    return frozenset(words & _PEOPLE | named)
+
+
+def restates(new: str, old: str) -> bool:
+    """Whether ``new`` could give a new value of what ``old`` stated, by its words alone:
+    a word of change (:data:`_RESTATED`), the same people (none, or the same kin), no
+    "also" or "too", no one-off ("today") and no question. Whether it is the same
+    statement is for the caller to judge (a sentence embedding's cosine)."""
+    said = new.lower().replace("\u2019", "'")
+    return (
+        _RESTATED.search(said) is not None
+        and not _ALSO.search(said)
+        and not _ONE_OFF.search(said)
+        and not new.strip().endswith("?")
+        and owners(new) == owners(old)
+    )
 
 
 def _what_is_done(things: frozenset[str]) -> frozenset[str]:

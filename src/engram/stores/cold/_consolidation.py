@@ -34,6 +34,7 @@ from engram.stores.cold._changes import (
     partner_of_the_users,
     replaced,
     rescheduled,
+    restates,
     switched_within_kind,
     upgraded,
 )
@@ -94,6 +95,12 @@ _RETRACTION = re.compile(
 )
 
 
+_TURN = re.compile(r"^[^:\n]{1,40}:\s")
+_SAID_IN = frozenset(("speaker", "session"))
+"""A turn of a conversation ("Ann: ...", or a value naming its speaker or session) is what
+was said then: no statement restates it."""
+
+
 def _retracts(text: str) -> bool:
     """Whether ``text`` is a retraction and nothing more (:func:`only_retracts`): "I no
     longer live in Berlin", not "..., I live in Munich now"."""
@@ -130,10 +137,19 @@ class RuleResolver:
     4. A slotless fact that says a slotless existing one changed (:func:`changes_value`:
        "now", the same subject and verb, a thing both speak of) → UPDATE it, or when it
        only retracts (as in 1) → DELETE it.
-    5. Otherwise → ADD.
+    5. A slotless fact with a word of change, about the same people, whose embedding is
+       within ``restated_threshold`` of a stored fact's (:func:`restates`: "My emergency
+       fund now covers 6 months", "The commute is down to 25 minutes") → UPDATE the most
+       alike.
+    6. Otherwise → ADD.
     """
 
     duplicate_threshold: float = 0.95
+    restated_threshold: float = 0.75
+    """How alike (cosine) a slotless fact said with a word of change must be to a stored one
+    to replace it (step 5); set for all-MiniLM-L6-v2's cosines, where unrelated facts of one
+    user score below 0.5 and the same statement with a new value about 0.7 to 0.95. Another
+    embedder may need its own; ``1.0`` turns the step off."""
 
     def resolve(self, fact: Fact, existing: Sequence[Existing]) -> Resolution:
         for old in self._same_slot(fact, existing):
@@ -173,7 +189,26 @@ class RuleResolver:
             if _retracts(fact.text):
                 return Resolution(Action.DELETE, old.record.key, "says a stored fact stopped")
             return Resolution(Action.UPDATE, old.record.key, "says a stored fact changed")
+        if (alike := self._restated(fact, existing)) is not None:
+            why = f"restates a stored fact with a new value (similarity {alike.similarity:.2f})"
+            return Resolution(Action.UPDATE, alike.record.key, why)
         return Resolution(Action.ADD, None, "new fact")
+
+    def _restated(self, fact: Fact, existing: Sequence[Existing]) -> Existing | None:
+        """The stored fact most like ``fact`` (cosine ≥ ``restated_threshold``) that ``fact``,
+        with no slot given (one read from its words that no stored fact has counts as none:
+        "My latest cholesterol reading was 5.1"), says has a new value (:func:`restates`), or
+        None."""
+        if (fact.slot and not fact.inferred) or _retracts(fact.text) or _TURN.match(fact.text):
+            return None
+        near = [
+            e
+            for e in existing
+            if e.similarity >= self.restated_threshold
+            and not _SAID_IN.intersection(e.record.value)
+            and restates(fact.text, e.record.text)
+        ]
+        return max(near, key=lambda e: e.similarity, default=None)
 
     def _changed(self, fact: Fact, existing: Sequence[Existing]) -> list[Existing]:
         """Slotless facts that ``fact``, slotless too, says have changed

@@ -673,7 +673,7 @@ _IS_MY = re.compile(
 _NOT_SUBJECTS = frozenset("that this it he she who what there here which one".split())  # noqa: SIM905
 _PROPER = re.compile(r"^(?:(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}$")
 """A value that is a name ("Sarah", "Ana Lima")."""
-_VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always)\b")
+_VALUE_STARTS = re.compile(r"^(?:\w+ing|called|named|also|still|not|never|always|(?:now\s+)?due)\b")
 _PREFIX = re.compile(
     r"^(?:(?:actually|now|nowadays|currently|these days|lately|today|yesterday|recently"
     r"|by the way|btw|(?:it\s+)?turn(?:s|ed)\s+out(?:\s+that)?"
@@ -1143,7 +1143,8 @@ def mentions_slot(text: str, slot: str) -> bool:
         return False
     phrase = r"\s+".join(re.escape(w) for w in slot.split("_"))
     if (given := re.search(rf"\b{phrase}\s+{_COPULA}\s+(?P<value>\S.*)$", clean)) is not None:
-        return not _A_STATE.match(given["value"])  # ("my flight is now delayed": how it is)
+        value = given["value"]  # ("my flight is now delayed": how it is; "... now due on")
+        return not _A_STATE.match(value) and not _VALUE_STARTS.match(value)
     if re.search(rf"\bhave\s+(?:an?\s+)?(?:[\w'-]+\s+){{1,3}}{phrase}\b", clean) is not None:
         return True
     *kind, head = slot.split("_")
