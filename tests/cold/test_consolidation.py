@@ -455,6 +455,10 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My son's football is on Saturdays", "My son's football moved to Sundays"),
         ("I'm renting in Brixton", "We bought a flat in Peckham"),
         ("I take my coffee black", "I've started taking milk in my coffee"),
+        ("My monthly rent is 1200", "Our landlord put the rent up to 1350"),
+        ("My favourite sector is tech", "Healthcare has become my favourite sector"),
+        ("My cholesterol is 6.2", "My latest cholesterol reading was 5.1"),
+        ("I bank with Barclays", "All my banking is with Monzo now"),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -704,6 +708,12 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("I'm in the marketing team", "My manager is in the product team"),
         ("Alert me when a stock drops 5%", "Alert me when Apple reports earnings"),
         ("I take the 7:45 train", "I took the 8:15 train today because I overslept"),
+        ("My rent is 1200 a month", "My rent is now due on the 1st"),
+        ("I take metformin every day", "I now take vitamin D every day"),
+        ("I read the FT every morning", "I now read The Economist every weekend"),
+        ("My car is a blue Golf", "My neighbour's car is now a red Golf"),
+        ("My laptop is a MacBook Air", "My work laptop is now a ThinkPad"),
+        ("My cholesterol is 6.2", "My father's cholesterol reading was 5.1"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

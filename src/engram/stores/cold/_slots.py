@@ -47,11 +47,17 @@ _MY = re.compile(
     rf"^(?:and\s+|but\s+|so\s+)?my\s+{_ATTRIBUTE}\s+(?:{_LATELY}\s+)?{_COPULA}\s+(?P<value>\S.*)$"
 )
 _BARE_CHANGE = re.compile(
-    rf"^(?:the\s+)?{_ATTRIBUTE}(?:'s|\s+has)\s+(?:(?:gone|went)\s+(?:up|down)\s+to|(?:risen|fallen"
-    r"|dropped|increased|decreased)\s+to)\s+(?P<value>\d\S*.*)$"
+    rf"^(?:the\s+)?{_ATTRIBUTE}(?:'s|\s+has|\s+is)\s+(?:now\s+)?(?:(?:gone|went)\s+(?:up|down)\s+to"
+    r"|(?:risen|fallen|dropped|increased|decreased)\s+to|(?:up|down)\s+to)\s+(?P<value>\d\S*.*)$"
 )
 """An attribute said without "my" that went up or down to a number ("Rent's gone up to
-1250"): the user's."""
+1250", "The commute is down to 25 minutes"): the user's."""
+_PUT_UP = re.compile(
+    rf"^(?:(?:our|my|the)\s+)?[a-z]+\s+(?:has\s+)?(?:put|pushed|bumped|brought)\s+(?:the|our|my)\s+"
+    rf"{_ATTRIBUTE}\s+(?:up|down)\s+to\s+(?P<value>\d\S*.*)$"
+)
+"""Someone put an attribute of the user's up or down to a number ("Our landlord put the rent
+up to 1350")."""
 _THE_NOW = re.compile(rf"^the\s+(?!user\b){_ATTRIBUTE}(?:\s+is|'s)\s+now\s+(?P<value>\S.*)$")
 """An attribute said with "the" and a new value ("The trip budget is now 3500 euros"): the
 user's, as "my" would say it."""
@@ -392,6 +398,7 @@ _RELATIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("bank", re.compile(rf"{_WE}bank\s+with\s+\S")),
+    ("bank", re.compile(r"^(?:all\s+)?(?:my|our)\s+banking\s+is\s+(?:now\s+|all\s+)*with\s+\S")),
     (
         "bank",
         re.compile(
@@ -666,7 +673,8 @@ _CALLED = re.compile(
     rf"(?:now\s+)?(?:called|named))\s+\S"
 )
 _IS_MY = re.compile(
-    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?:\s+is|'s)\s+(?:my\s+{_ATTRIBUTE}"
+    rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?:\s+is|'s|\s+has\s+become|\s+became)\s+"
+    rf"(?:my\s+{_ATTRIBUTE}"
     rf"(?:\s+{_LATELY})?|(?:the\s+)?(?P<role_attr>{_WORDS})"
     rf"\s+{_LATELY})$"
 )
@@ -996,7 +1004,12 @@ def _first_person_slot(text: str) -> str | None:
     if named := _named(clean) or _inverted(clean):
         return named
     clean = _NEW_LABEL.sub(lambda new: f"my new {new['attr']} is ", clean)
-    match = _MY.match(clean) or _BARE_CHANGE.match(clean) or _THE_NOW.match(clean)
+    match = (
+        _MY.match(clean)
+        or _BARE_CHANGE.match(clean)
+        or _THE_NOW.match(clean)
+        or _PUT_UP.match(clean)
+    )
     if match is None or _VALUE_STARTS.match(match.group("value")):
         return None
     said = _LATELY_LAST.sub("", match.group("value"))  # ("my partner is Sam these days")
@@ -1097,6 +1110,9 @@ _SAME_SLOT = {
 """Names of one attribute ("My risk appetite is low" is the risk tolerance)."""
 
 
+_MEASURED = frozenset("reading level levels figure result".split())  # noqa: SIM905
+"""Words for a measurement of a thing, which is the thing's value ("my cholesterol reading"
+is my cholesterol)."""
 _PERIODIC = frozenset("weekly monthly daily nightly yearly annual".split())  # noqa: SIM905
 """How often an amount recurs, which the value says too ("£60 a week"): a weekly budget and
 a budget per week are one attribute, whatever the period."""
@@ -1109,6 +1125,8 @@ budget, what one earns a month one's salary)."""
 def _canonical(slot: str) -> str:
     slot = _PER.sub("", _SAME_SLOT.get(slot, slot))
     words = [w for w in slot.split("_") if w not in _ARTICLES and w not in _PERIODIC]
+    if len(words) > 1 and words[-1] in _MEASURED:
+        words = words[:-1]
     words = [_SAME_WORD.get(stemmed := stem(w), stemmed) for w in words] or [slot]
     for i, word in enumerate(words):
         if word in _OF and 0 < i < len(words) - 1:
