@@ -823,6 +823,11 @@ def _stored(text: str) -> MemoryRecord:
         ("I walk the dog at 7am", "I walked the dog at 6 today, now I'm tired", 0.9, "add"),
         ("I hold 20 stocks", "I now hold 3 ETFs too", 0.9, "add"),
         ("I live in Leeds", "Do I now live in Leeds?", 0.9, "add"),
+        ("My car insurance renews in March", "My home insurance now renews in June", 0.9, "add"),
+        ("My laptop is a MacBook Air", "My work laptop is now a ThinkPad", 0.9, "add"),
+        ("My book club meets on Wednesdays", "My running club meets on Thursdays now", 0.9, "add"),
+        ("I have a cleaner every week", "We have the cleaner every other week now", 0.9, "update"),
+        ("I want reports every Friday", "Send reports every Monday instead", 0.9, "update"),
     ],
 )  # fmt: skip
 def test_a_statement_restated_with_a_word_of_change_replaces_the_most_alike(

@@ -212,10 +212,59 @@ def owners(text: str) -> frozenset[str]:
     return frozenset(words & _PEOPLE | named)
 
 
+_PARTICLES = frozenset(
+    "up down in on at to off out over back into onto from for of with by".split()  # noqa: SIM905
+)
+_DETERMINERS = frozenset("my our the a an his her their your".split())  # noqa: SIM905
+_HOW_MANY = frozenset("every each other per few some many all most more less half".split())  # noqa: SIM905
+"""How many or how often, a value ("every *other* week"), not which thing."""
+_PERIODIC_WORDS = frozenset("weekly monthly daily nightly yearly annual".split())  # noqa: SIM905
+
+
+def _another_of_its_kind(new: str, old: str) -> bool:
+    """Whether ``new`` speaks of another thing of the kind ``old`` speaks of: a word both
+    share comes after different words that say which ("my *car* insurance" and "my *home*
+    insurance"), or after such a word in one and "my", "the"... in the other ("my laptop"
+    and "my *work* laptop"); not "my weekly digest" twice, an adverb ("my fund *now*
+    covers"), nor 10 and 20 minutes (a value)."""
+    said, before = (re.findall(r"[a-z][a-z'-]*|\d\S*", t.lower()) for t in (new, old))
+
+    def which(words: list[str], at: str) -> str | None:
+        """The word that says which (a word of a phrase a determiner starts: "my *car*
+        insurance"), a determiner right before (""), or anything else (None: "send
+        reports", a verb)."""
+        i = words.index(at)
+        word = words[i - 1] if i else ""
+        if word in _DETERMINERS:
+            return ""
+        start = i - 1
+        while start > 0 and _a_modifier(words[start]):
+            start -= 1
+        in_a_phrase = start < i - 1 and words[start] in _DETERMINERS
+        if not in_a_phrase or word in _PERIODIC_WORDS or _RESTATED.fullmatch(word):
+            return None  # ("my *weekly* budget" and "my *monthly* budget": one budget)
+        return word
+
+    for word in dict.fromkeys(said):
+        if word not in before or word in _FILLER | _PARTICLES or _RESTATED.fullmatch(word):
+            continue
+        one, other = which(said, word), which(before, word)
+        if one is not None and other is not None and one != other:
+            return True
+    return False
+
+
+def _a_modifier(word: str) -> bool:
+    """Whether ``word`` may say which thing a phrase names ("car", "weekly"): a word, not a
+    filler or a particle."""
+    return word[:1].isalpha() and word not in _FILLER | _PARTICLES | _DETERMINERS | _HOW_MANY
+
+
 def restates(new: str, old: str) -> bool:
     """Whether ``new`` could give a new value of what ``old`` stated, by its words alone:
-    a word of change (:data:`_RESTATED`), the same people (none, or the same kin), no
-    "also" or "too", no one-off ("today") and no question. Whether it is the same
+    a word of change (:data:`_RESTATED`), the same people (none, or the same kin), the same
+    thing (:func:`_another_of_its_kind`), no "also" or "too", no one-off ("today") and no
+    question. Whether it is the same
     statement is for the caller to judge (a sentence embedding's cosine)."""
     said = new.lower().replace("\u2019", "'")
     return (
@@ -224,6 +273,7 @@ def restates(new: str, old: str) -> bool:
         and not _ONE_OFF.search(said)
         and not new.strip().endswith("?")
         and owners(new) == owners(old)
+        and not _another_of_its_kind(new, old)
     )
 
 
