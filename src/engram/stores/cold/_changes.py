@@ -204,7 +204,7 @@ _OWNER = re.compile(r"\b(?P<who>[a-z]+)(?:'s|s')?\b")
 _POSSESSIVE_NAME = re.compile(r"\b(?P<who>[A-Z][a-z]+)'s\b")
 
 
-def owners(text: str) -> frozenset[str]:
+def _owners(text: str) -> frozenset[str]:
     """Whose a statement is besides the user's: the people it names ("my *wife*'s
     credit card", "my *son*'s best friend", "*Kim*'s car")."""
     words = {m["who"] for m in _OWNER.finditer(text.lower().replace("\u2019", "'"))}
@@ -264,15 +264,15 @@ def restates(new: str, old: str) -> bool:
     """Whether ``new`` could give a new value of what ``old`` stated, by its words alone:
     a word of change (:data:`_RESTATED`), the same people (none, or the same kin), the same
     thing (:func:`_another_of_its_kind`), no "also" or "too", no one-off ("today") and no
-    question. Whether it is the same
-    statement is for the caller to judge (a sentence embedding's cosine)."""
+    question. Whether it is the same statement is for the caller to judge (a sentence
+    embedding's cosine)."""
     said = new.lower().replace("\u2019", "'")
     return (
         _RESTATED.search(said) is not None
         and not _ALSO.search(said)
         and not _ONE_OFF.search(said)
         and not new.strip().endswith("?")
-        and owners(new) == owners(old)
+        and _owners(new) == _owners(old)
         and not _another_of_its_kind(new, old)
     )
 
@@ -304,6 +304,8 @@ def _as_a_wish(text: str) -> str:
     please send my reports as Markdown" → "I want my reports as Markdown from now on");
     anything else as it is."""
     asked = _ASKED.match(text.strip())
+    # A request with "now" and nothing lasting is a task ("Send me the report now"); one
+    # with neither stands ("Show prices in US dollars").
     if asked is None or (_LASTING.search(text) is None and _CHANGE.search(text.lower())):
         return text
     return f"I want {asked['rest']}"
