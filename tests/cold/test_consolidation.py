@@ -459,6 +459,7 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My favourite sector is tech", "Healthcare has become my favourite sector"),
         ("My cholesterol is 6.2", "My latest cholesterol reading was 5.1"),
         ("I bank with Barclays", "All my banking is with Monzo now"),
+        ("My biggest holding is Apple", "Microsoft is now my biggest holding"),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -714,6 +715,7 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My car is a blue Golf", "My neighbour's car is now a red Golf"),
         ("My laptop is a MacBook Air", "My work laptop is now a ThinkPad"),
         ("My cholesterol is 6.2", "My father's cholesterol reading was 5.1"),
+        ("My biggest holding is Apple", "My smallest holding is Ford now"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -674,7 +674,7 @@ _CALLED = re.compile(
 )
 _IS_MY = re.compile(
     rf"^(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)(?:\s+is|'s|\s+has\s+become|\s+became)\s+"
-    rf"(?:my\s+{_ATTRIBUTE}"
+    rf"(?:(?:now\s+)?my\s+{_ATTRIBUTE}"
     rf"(?:\s+{_LATELY})?|(?:the\s+)?(?P<role_attr>{_WORDS})"
     rf"\s+{_LATELY})$"
 )
