@@ -28,6 +28,7 @@ from engram.stores.cold._slots import (
     _NOT_NAMES,
     _NUMBER,
     _OWNED,
+    _PERIODIC,
     _WEEKLY_TIMES,
     _clauses,
     _clean,
@@ -218,7 +219,6 @@ _PARTICLES = frozenset(
 _DETERMINERS = frozenset("my our the a an his her their your".split())  # noqa: SIM905
 _HOW_MANY = frozenset("every each other per few some many all most more less half".split())  # noqa: SIM905
 """How many or how often, a value ("every *other* week"), not which thing."""
-_PERIODIC_WORDS = frozenset("weekly monthly daily nightly yearly annual".split())  # noqa: SIM905
 
 
 def _another_of_its_kind(new: str, old: str) -> bool:
@@ -241,7 +241,7 @@ def _another_of_its_kind(new: str, old: str) -> bool:
         while start > 0 and _a_modifier(words[start]):
             start -= 1
         in_a_phrase = start < i - 1 and words[start] in _DETERMINERS
-        if not in_a_phrase or word in _PERIODIC_WORDS or _RESTATED.fullmatch(word):
+        if not in_a_phrase or word in _PERIODIC or _RESTATED.fullmatch(word):
             return None  # ("my *weekly* budget" and "my *monthly* budget": one budget)
         return word
 

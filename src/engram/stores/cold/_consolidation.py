@@ -39,6 +39,7 @@ from engram.stores.cold._changes import (
     upgraded,
 )
 from engram.stores.cold._slots import (
+    labelled,
     mentions_slot,
     only_retracts,
     same_person,
@@ -95,10 +96,9 @@ _RETRACTION = re.compile(
 )
 
 
-_TURN = re.compile(r"^[^:\n]{1,40}:\s")
 _SAID_IN = frozenset(("speaker", "session"))
-"""A turn of a conversation ("Ann: ...", or a value naming its speaker or session) is what
-was said then: no statement restates it."""
+"""A turn of a conversation (a value naming its speaker or session, or "Ann: ...":
+:func:`labelled`) is what was said then: no statement restates it."""
 
 
 def _retracts(text: str) -> bool:
@@ -199,7 +199,7 @@ class RuleResolver:
         with no slot given (one read from its words that no stored fact has counts as none:
         "My latest cholesterol reading was 5.1"), says has a new value (:func:`restates`), or
         None."""
-        if (fact.slot and not fact.inferred) or _retracts(fact.text) or _TURN.match(fact.text):
+        if (fact.slot and not fact.inferred) or _retracts(fact.text) or labelled(fact.text):
             return None
         near = [
             e

@@ -938,6 +938,11 @@ _CLAUSE_BREAK = re.compile(
 _LABEL = re.compile(r"^[^:\n]{1,40}:\s")
 
 
+def labelled(text: str) -> bool:
+    """Whether ``text`` is a turn that names its speaker ("Ann: yesterday I went ...")."""
+    return _LABEL.match(text.strip()) is not None
+
+
 def only_retracts(text: str, cue: re.Pattern[str]) -> bool:
     """Whether ``text`` says nothing but a retraction (the ``cue``): "I no longer live in
     Berlin" only retracts; "I no longer live in Berlin, I live in Munich now" and "I
@@ -959,7 +964,7 @@ def _clauses(text: str) -> list[str]:
     child, so I have three kids now", "I gave up coffee, I drink tea now": what the
     second says is what counts); a labelled turn
     ("Ann: ...") whole, so no clause of it reads as the user's own."""
-    if _LABEL.match(text.strip()):
+    if labelled(text):
         return [text]
     return [part for part in _CLAUSE_BREAK.split(text) if part.strip()] or [text]
 
