@@ -921,3 +921,52 @@ def test_llm_resolver_falls_back_on_garbage() -> None:
     )
     assert resolver.resolve(Fact("likes jazz"), [Existing(old)]).action is Action.NOOP
     assert resolver.resolve(Fact("likes rock"), [Existing(old)]).action is Action.ADD
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("My favourite colour is blue", "My favourite colour is red"),
+        ("I live in Berlin", "I moved to Munich"),
+        ("I work at Acme", "I now work at Globex"),
+        ("I drive a Toyota Corolla", "I sold my Corolla and bought a Tesla"),
+        ("I take my coffee black", "I now take my coffee with oat milk"),
+        ("I love pizza", "I love pizza"),
+    ],
+)
+def test_one_speaker_never_replaces_what_another_said(
+    store: LongTermStore, first: str, second: str
+) -> None:
+    """Turns of a conversation stored with a ``speaker`` value: "I" and "my" are each
+    speaker's own, so Bob's new value (or Bob saying the same words) leaves Ann's as she
+    said it; only the same speaker's word changes it."""
+    ann = store.remember(ME, first, value={"speaker": "Ann", "session": "S1"})
+    bob = store.remember(ME, second, value={"speaker": "Bob", "session": "S1"})
+    assert bob.action == "added", bob.reason
+    said = {(r.record.value.get("speaker"), r.record.text) for r in store.recall(ME, first, k=10)}
+    assert {("Ann", first), ("Bob", second)} <= said
+    again = store.remember(ME, second, value={"speaker": "Ann", "session": "S2"})
+    assert ann.record is not None and again.record is not None
+    assert again.action in ("updated", "noop") or first == second, again.reason
+    assert bob.record is not None and bob.record.key != again.record.key
+
+
+def test_a_speakers_turn_leaves_the_users_own_facts(store: LongTermStore) -> None:
+    """A fact remembered with no speaker is the user's; a turn some named speaker said is
+    not the user's word about it."""
+    mine = store.remember(ME, "I live in Berlin")
+    theirs = store.remember(ME, "I moved to Munich", value={"speaker": "Ann"})
+    assert mine.record is not None and theirs.action == "added", theirs.reason
+    assert store.get(ME, mine.record.key) is not None
+
+
+def test_a_speakers_own_fact_is_found_among_many_of_anothers(store: LongTermStore) -> None:
+    """The facts a turn is compared with are its speaker's, however many alike turns
+    another speaker said."""
+    ann = store.remember(ME, "I take my coffee black", value={"speaker": "Ann"})
+    for n in range(12):
+        said = f"I now take my coffee with oat milk, says my friend number {n}"
+        store.remember(ME, said, value={"speaker": "Bob"})
+    changed = store.remember(ME, "I now take my coffee with oat milk", value={"speaker": "Ann"})
+    assert ann.record is not None and changed.record is not None
+    assert (changed.action, changed.record.key) == ("updated", ann.record.key), changed.reason

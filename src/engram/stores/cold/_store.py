@@ -857,10 +857,16 @@ class LongTermStore(EngramLabels):
         return redacted, None
 
     def _neighbours(self, note: Note, qvec: Vector | None) -> list[Existing]:
+        """The current facts ``note`` is consolidated against: those of its slot, then the
+        nearest by vector and by keyword; only those of its speaker (a ``speaker`` value,
+        or none for the user's own facts): "I" and "my" in one speaker's turn say nothing
+        of what another said."""
         view = View(self.now())
-        scan = Scan(note.namespace, view)
+        speaker = note.extra.get("speaker")
+        said = {"speaker": speaker} if isinstance(speaker, str) else {}
+        scan = Scan(note.namespace, view, parse_filter(said))
         n = self.options.consolidation_neighbours
-        slot = parse_filter({"slot": note.slot}) if note.slot else ()
+        slot = parse_filter({"slot": note.slot, **said}) if note.slot else ()
         same_slot = self.backend.scan(Scan(note.namespace, view, slot, limit=n)) if slot else []
         sims: dict[str, float] = {}
         if self.embedder is not None and qvec is not None:
@@ -871,7 +877,8 @@ class LongTermStore(EngramLabels):
         seen: set[str] = set()
         out = []
         for record in [*same_slot, *near]:
-            if record.namespace == note.namespace and record.id not in seen:
+            said_by = record.value.get("speaker")
+            if record.namespace == note.namespace and record.id not in seen and said_by == speaker:
                 seen.add(record.id)
                 out.append(Existing(record, sims.get(record.id, 0.0)))
         return out
