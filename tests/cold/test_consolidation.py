@@ -970,3 +970,25 @@ def test_a_speakers_own_fact_is_found_among_many_of_anothers(store: LongTermStor
     changed = store.remember(ME, "I now take my coffee with oat milk", value={"speaker": "Ann"})
     assert ann.record is not None and changed.record is not None
     assert (changed.action, changed.record.key) == ("updated", ann.record.key), changed.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My favourite colour is blue", "My favourite colour\u200b is red"),
+        ("My favourite colour is blue", "My ｆａｖｏｕｒｉｔｅ colour is red"),
+        ("My favourite colour is blue", "My favou\u00adrite colour is red"),
+        ("My favourite colour is blue", "My\u2060 favourite colour is red\u202e"),
+        ("My favourite\u200b colour is blue", "My favourite colour is red"),
+        ("I take my coffee bl\u200back", "I now take my c\u200boffee with oat milk"),
+    ],
+)
+def test_invisible_and_styled_characters_change_nothing_of_the_reading(
+    store: LongTermStore, old: str, new: str
+) -> None:
+    """A zero-width character, a soft hyphen or fullwidth letters in either statement do not
+    hide that the new one gives a new value of the old one's attribute."""
+    first = store.remember(ME, old)
+    second = store.remember(ME, new)
+    assert first.record is not None and second.record is not None
+    assert (second.action, second.record.key) == ("updated", first.record.key), second.reason

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, overload
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from engram.policy import canonical
 from engram.stores.cold._changes import (
     broke_up,
     changes_value,
@@ -101,6 +102,19 @@ _SAID_IN = frozenset(("speaker", "session"))
 :func:`labelled`) is what was said then: no statement restates it."""
 
 
+@overload
+def readable(item: Fact) -> Fact: ...
+@overload
+def readable(item: Existing) -> Existing: ...
+def readable(item: Fact | Existing) -> Fact | Existing:
+    """``item`` with its text as a reader sees it (:func:`engram.policy.canonical`: NFKC,
+    invisible characters dropped): "My ｆａｖｏｕｒｉｔｅ colour\u200b is red" reads as
+    "My favourite colour is red"."""
+    if isinstance(item, Fact):
+        return replace(item, text=canonical(item.text))
+    return replace(item, record=replace(item.record, text=canonical(item.record.text)))
+
+
 def _retracts(text: str) -> bool:
     """Whether ``text`` is a retraction and nothing more (:func:`only_retracts`): "I no
     longer live in Berlin", not "..., I live in Munich now"."""
@@ -152,6 +166,10 @@ class RuleResolver:
     embedder may need its own; ``1.0`` turns the step off."""
 
     def resolve(self, fact: Fact, existing: Sequence[Existing]) -> Resolution:
+        """The rules read each text as a reader sees it (:func:`readable`)."""
+        return self._resolve(readable(fact), [readable(e) for e in existing])
+
+    def _resolve(self, fact: Fact, existing: Sequence[Existing]) -> Resolution:
         for old in self._same_slot(fact, existing):
             slot = old.record.value.get("slot")
             how = "" if fact.slot and not fact.inferred else " (inferred from the text)"

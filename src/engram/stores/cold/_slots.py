@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from engram.policy import canonical
 from engram.recall import stem
 
 _WORD = r"[a-z][a-z'-]*"
@@ -915,7 +916,9 @@ def infer_slot(text: str) -> str | None:
     A statement about "the user" reads as the user's own; one about a named person
     ("Carol lives in Lisbon", "Kim's favourite colour is blue") gets that person's slot
     (``carol_home``), which never supersedes the user's own (``home``). The user's own
-    attribute counts first: "Fiona retired, Graham's my boss now" gives ``manager_name``."""
+    attribute counts first: "Fiona retired, Graham's my boss now" gives ``manager_name``.
+    Read as a reader sees it: styled letters plain, invisible characters dropped."""
+    text = canonical(text)
     if kin := _kin_age(_clean(text)):  # (before a name after a comma starts a clause)
         return kin
     theirs = None
