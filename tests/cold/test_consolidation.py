@@ -460,6 +460,10 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My cholesterol is 6.2", "My latest cholesterol reading was 5.1"),
         ("I bank with Barclays", "All my banking is with Monzo now"),
         ("My biggest holding is Apple", "Microsoft is now my biggest holding"),
+        ("My salary is 50k", "I got a raise, I now make 58k"),
+        ("My salary is 50k", "I now earn 58k"),
+        ("I earn 50k a year", "My salary is now 60k"),
+        ("I'm paid $4,000 a month", "I now take home $4,400 a month"),
     ],
 )  # fmt: skip
 def test_a_paraphrased_new_value_supersedes_the_old(
@@ -716,6 +720,11 @@ def test_a_new_value_that_names_no_slot_keeps_the_attributes_slot(
         ("My laptop is a MacBook Air", "My work laptop is now a ThinkPad"),
         ("My cholesterol is 6.2", "My father's cholesterol reading was 5.1"),
         ("My biggest holding is Apple", "My smallest holding is Ford now"),
+        ("My salary is 50k", "I make 3 trips a year"),
+        ("My salary is 50k", "I make dinner at 7 now"),
+        ("My salary is 50k", "My wife now earns 58k"),
+        ("My salary is 50k", "I now make 20 dollars in tips on a good night"),
+        ("I run 5k every morning", "I now earn 50k a year"),
     ],
 )
 def test_different_things_are_not_superseded(store: LongTermStore, one: str, other: str) -> None:

@@ -564,6 +564,21 @@ _MONEY_RATE = re.compile(
 """How much money the user puts by or earns in a period, said last: "I'm saving 500 a
 month", "I earn £3,000 a month" (``save_per_month``: one attribute with "my monthly
 savings"; not "I'm spending 300 a month on groceries", which says on what)."""
+_MONEY = (
+    r"(?:[£$€]\s?\d[\d,.]*\s*(?:k|m|grand|thousand)?|\d[\d,.]*\s*(?:k|grand|thousand)"
+    r"|\d[\d,.]*\s*(?:pounds|dollars|euros|usd|gbp|eur))"
+)
+"""An amount that is money by its sign, its "k" or "grand", or its currency."""
+_EARNS = re.compile(
+    rf"^(?:i|we)(?:'m| am|'re| are)?\s+{_NOW}(?:(?:still|usually|normally)\s+)?"
+    r"(?:earn(?:ing)?|mak(?:e|ing)|(?:get(?:ting)?\s+)?paid|tak(?:e|ing)\s+home"
+    r"|bring(?:ing)?\s+(?:in|home))\s+(?:about\s+|around\s+|roughly\s+|over\s+|just\s+)?"
+    rf"{_MONEY}(?:\s+(?:a|an|per|each|every)\s+(?:week|month|year|annum))?"
+    r"(?:\s+(?:now|these\s+days|nowadays|at\s+the\s+moment|before\s+tax|after\s+tax))?$"
+)
+"""What the user earns, said with an amount that is money: "I now make 58k", "I'm paid
+$4,000 a month", "I take home £2,900 a month" (the ``salary``; not "I make 3 trips a
+year")."""
 _LEVEL = re.compile(
     rf"^(?:i|we)(?:'m| am|'re| are|'ve| have)?\s+{_NOW}(?:(?:cut|come|gone|got|been)\s+)?"
     r"(?:down|up|back)\s+to\s+(?:about\s+|around\s+|roughly\s+)?"
@@ -995,10 +1010,12 @@ def _first_person_slot(text: str) -> str | None:
         return None  # ("I switched my phone to silent mode": how it is set, not which it is)
     if changed and not _NOT_IN_ATTRIBUTE & set(changed["attr"].split()):
         return _of_value(_slot_name(changed["attr"]), changed["value"])
-    if rate := _RATE.match(clean):
-        return _rate(rate)
+    if _EARNS.match(clean):
+        return "salary"
     if money := _MONEY_RATE.match(clean):
         return f"{stem(money['verb'])}_per_{money['period']}"
+    if rate := _RATE.match(clean):
+        return _rate(rate)
     if level := _LEVEL.match(clean):
         unit = _UNITS.get(level["unit"], _singular(level["unit"]))
         what = f"_{_singular(level['what'])}" if level["what"] else ""
