@@ -234,3 +234,40 @@ def test_keyword_search_needs_no_embedder(
         store.write_text(ALICE, "a.md", "# Alpha\n\nthe gearbox rattles\n")
         assert [h.path for h in store.search(ALICE, "gearbox")] == ["a.md"]
         assert store.search(ALICE, "gearbox", mode="semantic") == []
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        {"title": "bad \ud800 title"},
+        {"title": "a\x00b"},
+        {"title": "a\x1bb"},
+        {"title": "a\x85b"},
+        {"title": "a\u2028b"},
+        {"tags": ["ok", "bad \udfff"]},
+        {"bad \ud800 key": "value"},
+    ],
+)
+def test_metadata_that_cannot_round_trip_is_refused_before_anything_is_written(
+    store: DocumentStore, metadata: dict[str, object]
+) -> None:
+    """A lone surrogate, a control character or a character YAML reads as a line break in
+    a metadata key or value: a typed error, and no file."""
+    with pytest.raises(InvalidInputError):
+        store.write(ALICE, "notes/bad.md", "hello there", metadata)
+    assert store.list(ALICE, "notes/**") == []
+
+
+@pytest.mark.parametrize(
+    "front",
+    ['title: "x \\uD800 y"', 'title: "a\\x00b"', 'title: "a\\u0085b"', 'tags: ["\\uDFFF"]'],
+)
+def test_front_matter_escapes_that_decode_to_bad_characters_are_refused(
+    store: DocumentStore, front: str
+) -> None:
+    """The text is plain ASCII, but its YAML escapes decode to a lone surrogate or a control
+    character: refused like the metadata itself."""
+    text = f"---\n{front}\n---\nhello there\n"
+    with pytest.raises(InvalidInputError):
+        store.write_text(ALICE, "notes/bad.md", text)
+    assert store.list(ALICE, "notes/**") == []

@@ -137,3 +137,22 @@ def test_cached_vectors_follow_writes_from_another_process(tmp_path: Path) -> No
     assert "b.md" in [h.path for h in second.search(ALICE, "llama", mode="semantic")]
     first.close()
     second.close()
+
+
+@pytest.mark.parametrize("front", ['title: "x \\uD800 y"', 'title: "a\\x00b"', "title: [unclosed"])
+def test_a_hand_written_front_matter_that_cannot_be_read_breaks_nothing(
+    store: FileDocumentStore, front: str
+) -> None:
+    """A file edited by hand whose front matter is malformed, or decodes to a lone surrogate
+    or a control character, indexes as plain text: its owner reads, lists, searches and
+    deletes it, and every other user of the tenant searches and lists as before."""
+    bob = Principal("acme", "bob")
+    store.write_text(bob, "users/bob/seats.md", "I prefer window seats\n")
+    (store.root(ALICE) / "notes/bad.md").write_text(f"---\n{front}\n---\nwombat facts\n")
+    assert [h.path for h in store.search(ALICE, "wombat")] == ["notes/bad.md"]
+    assert "wombat facts" in store.read_text(ALICE, "notes/bad.md")
+    assert "notes/bad.md" in [i.path for i in store.list(ALICE, "notes/*")]
+    assert [h.path for h in store.search(bob, "window seats")] == ["users/bob/seats.md"]
+    assert [i.path for i in store.list(bob, "users/bob/*")] == ["users/bob/seats.md"]
+    store.delete(ALICE, "notes/bad.md")
+    assert "notes/bad.md" not in [i.path for i in store.list(ALICE, "notes/*")]

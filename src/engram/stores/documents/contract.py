@@ -169,7 +169,7 @@ class DocumentStore(ABC):
         _check_visible(check.principal(principal), path)
         with _missing_as_not_found(path):
             text = self._read_text(principal, path)
-        if not visible_to(principal.user_id, path, split_front_matter(text)[0]):
+        if not visible_to(principal.user_id, path, parse_text(text).metadata):
             raise _not_found(path)
         return text
 
@@ -216,7 +216,7 @@ class DocumentStore(ABC):
         directory only what ``principal`` may see moves."""
         _check_visible(check.principal(principal), source)
         if not self._is_dir(principal, source):
-            metadata = split_front_matter(self.read_text(principal, source))[0]
+            metadata = parse_text(self.read_text(principal, source)).metadata
             _check_writable(principal, target, metadata)
             self._move(principal, source, target)
             return
@@ -250,9 +250,10 @@ class DocumentStore(ABC):
         return _mine(check.principal(principal), path) and self._is_dir(principal, path)
 
     def read(self, principal: Principal, path: str) -> Document:
-        """The document at ``path`` with its front matter parsed."""
-        metadata, body, _ = split_front_matter(self.read_text(principal, path))
-        return Document(path, body, metadata)
+        """The document at ``path`` with its front matter parsed (one that cannot be read,
+        written by hand, counts as body text)."""
+        parsed = parse_text(self.read_text(principal, path))
+        return Document(path, parsed.body, parsed.metadata)
 
     def write(
         self,

@@ -34,14 +34,34 @@ class Paragraph:
     line_end: int
 
 
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+"""Characters a metadata string may not hold: control characters but tab and newline
+(a database refuses NUL), and those YAML reads back as a line break (NEL, U+2028/9)."""
+
+
+def _plain(value: str) -> str:
+    """``value`` if it is a metadata string that survives a round trip through YAML and
+    every backend, else :class:`InvalidInputError`."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        bad = f"metadata is not valid Unicode (a lone surrogate): {value!r}"
+        raise InvalidInputError(bad) from None
+    if _UNSAFE.search(value):
+        raise InvalidInputError(f"metadata holds a control or line-break character: {value!r}")
+    return value
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {_plain(str(k)): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if isinstance(value, dt.date | dt.datetime):
         return value.isoformat()
-    if value is None or isinstance(value, str | int | float | bool):
+    if isinstance(value, str):
+        return _plain(value)
+    if value is None or isinstance(value, int | float | bool):
         return value
     raise InvalidInputError(f"metadata values must be plain data, got {type(value).__name__}")
 
