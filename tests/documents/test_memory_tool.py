@@ -9,7 +9,7 @@ import pytest
 from engram import ConflictError, InvalidInputError, NotFoundError, PathEscapeError, Principal
 from engram.errors import HeldForReviewError
 from engram.stores.documents import DocumentStore
-from engram.stores.documents.review import held_entries
+from engram.stores.documents.review import entry_parts, held_entries
 from engram.tools import DocumentGuard, MemoryTool, document_tools, memory_tool
 
 ALICE = Principal("acme", "alice")
@@ -196,7 +196,9 @@ def test_a_created_instruction_is_held_not_written(store: DocumentStore) -> None
     assert not store.exists(ALICE, "plan.md")
     (entry,) = held_entries(store, ALICE)
     assert "held for review" in entry and "[signal: pattern:" in entry
-    assert "document /memories/plan.md" in entry and "x@evil.example" not in entry
+    parts = entry_parts(entry)
+    assert parts is not None and parts[2] == {"document": "/memories/plan.md"}
+    assert "x@evil.example" not in entry
     assert held_entries(store, Principal("acme", "bob")) == []
 
 

@@ -1,12 +1,14 @@
 """The review queue as the memory layer sees it: held writes with ids, approved into
 long-term facts or discarded by a person.
 
-A queue line (:mod:`engram.stores.documents.review`) reads
-``<time> | <reason> | <origin> | <text>``; the origin of a held fact is
-``thread <id>, checkpoint <id>, as {"slot": ..., "source": ..., "tags": [...]}`` (what
+A queue line (:func:`engram.stores.documents.review.entry_line`) reads
+``<time> | <reason> | origin <JSON> | <text>``; the origin of a held fact is
+``{"thread": ..., "checkpoint": ..., "slot": ..., "source": ..., "tags": [...]}`` (what
 the write asked for, so approving it stores the same fact), that of a held document
-write ``document <path>``. An entry's id is a digest of its line: stable while it waits,
-the same for everyone who lists the queue.
+write ``{"document": <path>}``. Lines queued before the origin was JSON
+(``thread <id>, checkpoint <id>, as {...}`` or ``document <path>``) are still read. An
+entry's id is a digest of its line: stable while it waits, the same for everyone who
+lists the queue.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 from engram.errors import InvalidInputError, NotFoundError
 from engram.stores.cold import Provenance, Source
+from engram.stores.documents.review import entry_line, entry_parts
 
 HeldKind = Literal["fact", "document"]
 
@@ -85,10 +88,19 @@ def held_entry(
     tags: Sequence[str] = ("fact",),
 ) -> str:
     """One review-queue line for a held fact: time, reason, origin and the (redacted) text."""
-    flat = " ".join(text.split())
-    write = json.dumps({"slot": slot, "source": source, "tags": list(tags)}, sort_keys=True)
-    where = f"thread {provenance.thread_id or '-'}, checkpoint {provenance.checkpoint_id or '-'}"
-    return f"- {when.isoformat(timespec='seconds')} | {reason} | {where}, as {write} | {flat}"
+    origin = {
+        "thread": provenance.thread_id,
+        "checkpoint": provenance.checkpoint_id,
+        "slot": slot,
+        "source": source,
+        "tags": list(tags),
+    }
+    return entry_line(when.isoformat(timespec="seconds"), reason, origin, text)
+
+
+def held_document_entry(when: datetime, reason: str, path: str, text: str) -> str:
+    """One review-queue line for a held document write to ``path``."""
+    return entry_line(when.isoformat(timespec="seconds"), reason, {"document": path}, text)
 
 
 def entry_id(line: str) -> str:
@@ -98,6 +110,8 @@ def entry_id(line: str) -> str:
 
 def parse_entry(line: str) -> HeldWrite:
     """A queue line (without its ``- ``) as a :class:`HeldWrite`."""
+    if (found := entry_parts(line)) is not None:
+        return _from_origin(line, *found)
     parts = line.split(" | ")
     for at in range(2, len(parts) - 1):
         origin = _FACT.fullmatch(parts[at]) or _DOCUMENT.fullmatch(parts[at])
@@ -107,11 +121,46 @@ def parse_entry(line: str) -> HeldWrite:
     return HeldWrite(entry_id(line), parts[0], " | ".join(parts[1:]), "fact", "", line=line)
 
 
+def _from_origin(line: str, when: str, reason: str, origin: dict[str, Any], text: str) -> HeldWrite:
+    common: dict[str, Any] = {"id": entry_id(line), "held_at": when, "reason": reason}
+    if isinstance(path := origin.get("document"), str):
+        return HeldWrite(kind="document", text=text, path=path, line=line, **common)
+    tags, source = origin.get("tags"), origin.get("source")
+    return HeldWrite(
+        kind="fact",
+        text=text,
+        thread_id=_text_or_none(origin.get("thread")),
+        checkpoint_id=_text_or_none(origin.get("checkpoint")),
+        slot=_text_or_none(origin.get("slot")),
+        source=_source(source),
+        tags=tuple(tags) if isinstance(tags, list) and all(isinstance(t, str) for t in tags)
+        else ("fact",),
+        line=line,
+        **common,
+    )  # fmt: skip
+
+
+def _source(value: object) -> Source:
+    for known in get_args(Source):
+        if value == known:
+            return cast(Source, known)
+    return "user"
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _held(line: str, when: str, reason: str, text: str, origin: re.Match[str]) -> HeldWrite:
+    """A line queued before the origin was JSON."""
     common: dict[str, Any] = {"id": entry_id(line), "held_at": when, "reason": reason}
     if "path" in origin.groupdict():
         return HeldWrite(kind="document", text=text, path=origin["path"], line=line, **common)
-    write = json.loads(origin["write"]) if origin["write"] else {}
+    try:
+        write = json.loads(origin["write"]) if origin["write"] else {}
+    except ValueError:
+        write = {}
+    write = write if isinstance(write, dict) else {}
     return HeldWrite(
         kind="fact",
         text=text,

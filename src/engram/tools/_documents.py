@@ -37,7 +37,7 @@ from engram.errors import (
 from engram.policy import PoisoningGuard, redact
 from engram.stores.documents import DocumentStore
 from engram.stores.documents.paths import split_path
-from engram.stores.documents.review import queue_held
+from engram.stores.documents.review import entry_line, queue_held
 
 ROOT = "/memories"
 _SNIPPET = 4
@@ -78,8 +78,9 @@ class DocumentGuard:
         if hold is None:
             return
         reason = f"held for review: {hold.describe()}"
-        when = self.clock().isoformat(timespec="seconds")
-        entry = f"- {when} | {reason} | document {path} | {redact(text)[0]}"
+        entry = entry_line(
+            self.clock().isoformat(timespec="seconds"), reason, {"document": path}, redact(text)[0]
+        )
         queue_held(store, principal, entry)
         raise HeldForReviewError(
             f"Nothing was written to {path}: the text was {reason}. It waits in the user's "

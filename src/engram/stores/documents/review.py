@@ -1,12 +1,16 @@
 """The review queue: writes held by the poisoning guard, waiting for a person.
 
 One Markdown document per user, ``review/<user_id>.md``, one line per held write
-(``- <time> | <reason> | <where it came from> | <text, PII redacted>``). The memory
-layer queues held facts here and the memory-tool commands queue held documents;
-:meth:`engram.memory.Memory.held_for_review` lists them. Never recalled.
+(``- <time> | <reason> | origin <JSON> | <text, PII redacted>``: :func:`entry_line`).
+The memory layer queues held facts here and the memory-tool commands queue held
+documents; :meth:`engram.memory.Memory.held_for_review` lists them. Never recalled.
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
 
 from engram._principal import Principal
 from engram.stores.documents.contract import DocumentStore
@@ -16,6 +20,31 @@ REVIEW_DIR = "review/"
 """Where writes held by the poisoning guard wait for a human; never recalled."""
 
 _HEADER = "# Writes held for review\n\n"
+_ORIGIN = "origin "
+
+
+def entry_line(when: str, reason: str, origin: Mapping[str, Any], text: str) -> str:
+    """One queue line, ``- <when> | <reason> | origin <JSON> | <text>``, that splits back
+    into exactly these parts (:func:`entry_parts`) whatever the caller's strings hold: the
+    JSON of ``origin`` (thread, checkpoint, slot, tags, or a document's path) is written
+    with no space or "|" in it (escaped), the reason with none of "|", and the text last."""
+    where = json.dumps(dict(origin), sort_keys=True, separators=(",", ":"))
+    where = where.replace(" ", "\\u0020").replace("|", "\\u007c")
+    said = " ".join(reason.replace("|", "/").split())
+    return f"- {when} | {said} | {_ORIGIN}{where} | {' '.join(text.split())}"
+
+
+def entry_parts(line: str) -> tuple[str, str, dict[str, Any], str] | None:
+    """``(when, reason, origin, text)`` of a queue line written by :func:`entry_line`
+    (without its ``- ``), or None for any other line."""
+    parts = line.split(" | ", 3)
+    if len(parts) != 4 or not parts[2].startswith(_ORIGIN):
+        return None
+    try:
+        origin = json.loads(parts[2][len(_ORIGIN) :])
+    except ValueError:
+        return None
+    return (parts[0], parts[1], origin, parts[3]) if isinstance(origin, dict) else None
 
 
 def review_path(principal: Principal) -> str:
