@@ -271,3 +271,32 @@ def test_front_matter_escapes_that_decode_to_bad_characters_are_refused(
     with pytest.raises(InvalidInputError):
         store.write_text(ALICE, "notes/bad.md", text)
     assert store.list(ALICE, "notes/**") == []
+
+
+def _alias_bomb(levels: int) -> str:
+    lines = ["l0: &l0 [a, a, a, a, a, a, a, a, a, a]"]
+    for n in range(1, levels + 1):
+        lines.append(f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 10)}]")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    "front",
+    [
+        _alias_bomb(6),
+        "a: &a [*a]",
+        "- 1\n- 2",
+        ": :\n- [",
+        "!!python/object:os.system x",
+        "deep: " + "[" * 200 + "]" * 200,
+    ],
+)
+def test_front_matter_a_reader_cannot_take_cheaply_is_invalid_input(
+    store: DocumentStore, front: str
+) -> None:
+    """YAML aliases (a few hundred bytes that expand to millions of nodes, or refer to
+    themselves), front matter that is no mapping, malformed YAML and nesting past any
+    metadata's depth: a typed error at once, and no file."""
+    with pytest.raises(InvalidInputError):
+        store.write_text(ALICE, "notes/bad.md", f"---\n{front}\n---\nhello there\n")
+    assert store.list(ALICE, "notes/**") == []

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from engram.errors import InvalidInputError, PathEscapeError, SerializationError
+from engram.errors import InvalidInputError, PathEscapeError
 from engram.recall import rrf
 
 _FENCE = "---"
@@ -52,11 +52,17 @@ def _plain(value: str) -> str:
     return value
 
 
-def _jsonable(value: Any) -> Any:
+MAX_DEPTH = 32
+"""How deep metadata may nest (mappings and lists within each other)."""
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    if depth > MAX_DEPTH and isinstance(value, Mapping | list | tuple):
+        raise InvalidInputError(f"metadata nests deeper than {MAX_DEPTH} levels")
     if isinstance(value, Mapping):
-        return {_plain(str(k)): _jsonable(v) for k, v in value.items()}
+        return {_plain(str(k)): _jsonable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, depth + 1) for v in value]
     if isinstance(value, dt.date | dt.datetime):
         return value.isoformat()
     if isinstance(value, str):
@@ -69,8 +75,9 @@ def _jsonable(value: Any) -> Any:
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     """Split ``text`` into (metadata, body, number of lines the front matter took).
 
-    A file without a leading ``---`` line has no metadata. Malformed YAML raises
-    :class:`SerializationError` naming the problem.
+    A file without a leading ``---`` line has no metadata. Front matter that is malformed
+    YAML, no mapping, uses aliases or nests deeper than :data:`MAX_DEPTH` raises
+    :class:`InvalidInputError` naming the problem.
     """
     lines = text.split("\n")
     if not lines or lines[0].rstrip("\r") != _FENCE:
@@ -79,16 +86,20 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
         if lines[index].rstrip("\r") in (_FENCE, "..."):
             raw = "\n".join(lines[1:index])
             return _load_yaml(raw), "\n".join(lines[index + 1 :]), index + 1
-    raise SerializationError("front matter starts with '---' but has no closing '---' line")
+    raise InvalidInputError("front matter starts with '---' but has no closing '---' line")
 
 
 def _load_yaml(raw: str) -> dict[str, Any]:
+    """The front matter's mapping. Aliases are refused before anything is built: a few
+    hundred bytes of them expand to millions of nodes, or to a value that holds itself."""
     try:
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(raw, yaml.SafeLoader)):
+            raise InvalidInputError("front matter may not use YAML aliases (*name)")
         loaded = yaml.safe_load(raw) if raw.strip() else {}
     except yaml.YAMLError as exc:
-        raise SerializationError(f"front matter is not valid YAML: {exc}") from exc
+        raise InvalidInputError(f"front matter is not valid YAML: {exc}") from exc
     if not isinstance(loaded, Mapping):
-        raise SerializationError("front matter must be a YAML mapping (key: value lines)")
+        raise InvalidInputError("front matter must be a YAML mapping (key: value lines)")
     result: dict[str, Any] = _jsonable(loaded)
     return result
 
@@ -121,7 +132,7 @@ def parse_text(text: str) -> ParsedText:
     """Parse a document's text leniently: malformed front matter counts as body text."""
     try:
         metadata, body, offset = split_front_matter(text)
-    except (SerializationError, InvalidInputError):
+    except InvalidInputError:
         metadata, body, offset = {}, text, 0
     return ParsedText(metadata, body, offset + 1, digest(body, metadata))
 
