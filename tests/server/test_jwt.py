@@ -101,6 +101,7 @@ def test_a_jwks_file_works_too(tmp_path: Path) -> None:
         _token(iss="https://evil.example"),
         _token(exp=int(time.time()) - 5),
         _token(exp=None),
+        _token(exp=10**20),  # signed, but past any date a datetime holds
         _token(tenant_id=None),
         _token(tenant_id="../beta"),
         _token(sub=None),

@@ -209,3 +209,19 @@ def test_recall_min_score_leaves_out_what_the_query_is_not_about(alice: httpx.Cl
     assert strict == []
     for bad in (-0.1, 1.5, "high"):
         assert alice.post("/v1/recall", json={**query, "min_score": bad}).status_code == 422
+
+
+@pytest.mark.parametrize("as_of", ["9999-12-31T23:59:59-12:00", "0001-01-01T00:00:00+14:00"])
+def test_an_as_of_past_the_datetimes_utc_holds_is_invalid_input(
+    alice: httpx.Client, as_of: str
+) -> None:
+    answer = alice.post("/v1/recall", json={"query": "seat", "as_of": as_of})
+    assert answer.status_code == 422, answer.text
+    assert "outside the datetimes UTC can hold" in answer.text
+
+
+def test_front_matter_a_reader_cannot_take_cheaply_is_invalid_input(alice: httpx.Client) -> None:
+    for front in ("a: &a [*a]", "- 1\n- 2", "l0: &l0 [a, a]\nl1: [*l0, *l0]"):
+        body = {"path": "/memories/bad.md", "file_text": f"---\n{front}\n---\nhi\n"}
+        answer = alice.post("/v1/documents/create", json=body)
+        assert answer.status_code == 422, answer.text

@@ -108,8 +108,8 @@ class JWTVerifier:
                 options={"require": ["exp", "aud"] + (["iss"] if s.issuer else [])},
             )
             return self._map(payload)
-        except (jwt.PyJWTError, InvalidInputError, TypeError, ValueError) as exc:
-            raise AuthenticationError(REFUSED) from exc
+        except (jwt.PyJWTError, InvalidInputError, TypeError, ValueError, OverflowError) as exc:
+            raise AuthenticationError(REFUSED) from exc  # (an "exp" past any date: Overflow)
 
     def _map(self, payload: dict[str, Any]) -> Claims:
         s = self.settings

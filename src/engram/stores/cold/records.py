@@ -34,7 +34,12 @@ def utc(moment: datetime) -> datetime:
     """Return ``moment`` as an aware UTC datetime (naive datetimes are taken as UTC)."""
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # ("9999-12-31T23:59-12:00" is past the last UTC datetime)
+        raise InvalidInputError(
+            f"{moment.isoformat()} is outside the datetimes UTC can hold"
+        ) from None
 
 
 def to_epoch(moment: datetime | None) -> float | None:
