@@ -178,3 +178,32 @@ def test_serve_refuses_a_home_that_holds_nothing(tmp_path: Path) -> None:
     )
     assert result.returncode == 1 and "NotFoundError" in result.stderr
     assert not (tmp_path / "none").exists()
+
+
+def test_a_body_larger_than_the_server_reads_is_refused_before_it_is_read(
+    served: tuple[Server, Path],
+) -> None:
+    """17 MiB, declared or streamed without a length, with no credential or a good one:
+    a 413 problem, and the server answers the next request as before."""
+    from engram.server._limits import MAX_BODY_BYTES
+
+    server, home = served
+    good = open_keyring(home=home).create("acme", user_id="alice").token
+    big = b'{"observation": "' + b"x" * (MAX_BODY_BYTES + 1024 * 1024) + b'"}'
+
+    def streamed() -> Iterator[bytes]:
+        for start in range(0, len(big), 1024 * 1024):
+            yield big[start : start + 1024 * 1024]
+
+    for headers in ({}, {"Authorization": f"Bearer {good}"}):
+        for content in (big, streamed()):
+            answer = httpx.post(
+                server.url + "/v1/memories",
+                content=content,
+                headers={**headers, "Content-Type": "application/json"},
+                timeout=60.0,
+            )
+            assert answer.status_code == 413, answer.text[:200]
+            assert answer.json()["type"].endswith("too-large")
+    with server.client(good) as client:
+        assert "rooibos" in client.get("/v1/facts").text

@@ -56,6 +56,7 @@ TITLES = {
     403: "Forbidden",
     404: "Not Found",
     409: "Conflict",
+    413: "Content Too Large",
     422: "Unprocessable Content",
     500: "Internal Server Error",
     501: "Not Implemented",
@@ -124,7 +125,7 @@ async def _validation(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
-    slugs = {404: "not-found", 405: "method-not-allowed", 501: "not-implemented"}
+    slugs = {404: "not-found", 405: "method-not-allowed", 413: "too-large", 501: "not-implemented"}
     slug = slugs.get(exc.status_code, "http")
     return problem(request, exc.status_code, slug, str(exc.detail))
 

@@ -28,6 +28,7 @@ from engram.recall import embedder_from_name
 from engram.server import _problems
 from engram.server._access import AccessMiddleware
 from engram.server._deps import ServerState
+from engram.server._limits import BodyLimit
 from engram.server._models import Health, Problem
 from engram.server._routes_agent import router as agent
 from engram.server._routes_documents import router as documents
@@ -132,6 +133,7 @@ def create_app(
     # MCP at /mcp, its metadata at /.well-known/...
     mount_mcp(app, memory, authenticator, audit=audit)
     mount_inspector(app, served, session_secret or secrets.token_bytes(32))
+    app.add_middleware(BodyLimit)  # (inside the access log, which logs its 413s)
     app.add_middleware(AccessMiddleware)
     return app
 
