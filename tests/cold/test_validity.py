@@ -124,3 +124,49 @@ def test_a_time_named_relative_to_today_finds_what_was_remembered_then(
     assert [r.record.text for r in older][:1] == ["Bought a blender for the kitchen"]
     newer = store.recall(ME, "what did I buy for the kitchen yesterday", k=2)
     assert [r.record.text for r in newer][:1] == ["Bought a kettle for the kitchen"]
+
+
+def test_a_new_value_from_a_future_day_is_refused_and_leaves_the_current_one(
+    store: LongTermStore, clock: Clock
+) -> None:
+    """A version can only take over from now or the past: one dated later would hide the
+    current value until then with nothing in its place."""
+    import pytest
+
+    from engram.errors import InvalidInputError
+
+    first = store.remember(ME, "I live in Oslo", slot="home_city", tags=["profile"])
+    assert first.record is not None
+    with pytest.raises(InvalidInputError, match="future"):
+        store.remember(
+            ME, "I live in Paris", slot="home_city", valid_from=clock.now + timedelta(days=30)
+        )
+    with pytest.raises(InvalidInputError, match="future"):
+        store.update(
+            ME, first.record.key, "I live in Rome", valid_from=clock.now + timedelta(days=1)
+        )
+    assert [r.record.text for r in store.recall(ME, "where do I live")] == ["I live in Oslo"]
+
+
+def test_a_backdated_new_value_never_leaves_an_interval_that_ends_before_it_starts(
+    store: LongTermStore, clock: Clock
+) -> None:
+    first = store.remember(ME, "I drive a Golf", slot="car", tags=["profile"])
+    assert first.record is not None
+    clock.advance(days=2)
+    store.remember(ME, "I drive a Tesla", slot="car", valid_from=clock.now - timedelta(days=3))
+    for version in store.history(ME, first.record.key):
+        assert version.valid_to is None or version.valid_to >= version.valid_from
+    assert [r.record.text for r in store.recall(ME, "what do I drive")] == ["I drive a Tesla"]
+
+
+def test_an_expiry_that_has_passed_is_refused(store: LongTermStore, clock: Clock) -> None:
+    import pytest
+
+    from engram.errors import InvalidInputError
+
+    store.remember(ME, "My favourite colour is blue", slot="color", tags=["preference"])
+    for when in (clock.now - timedelta(days=1), clock.now):
+        with pytest.raises(InvalidInputError, match="expires_at"):
+            store.remember(ME, "My favourite colour is red", slot="color", expires_at=when)
+    assert [r.record.text for r in store.recall(ME, "colour")] == ["My favourite colour is blue"]

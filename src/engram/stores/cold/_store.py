@@ -330,7 +330,16 @@ class LongTermStore(EngramLabels):
             record = self._version(
                 namespace, key, value, text, now, previous, ttl, expires_at, fields
             )
-            closures = (Closure(previous.id, record.valid_from, record.id),) if previous else ()
+            if previous is not None and record.valid_from > now:
+                raise InvalidInputError(
+                    f"valid_from {record.valid_from.isoformat()} is in the future: a new value "
+                    f"of {key!r} takes over from now or an earlier moment (until then the "
+                    "current one would be hidden with nothing in its place)"
+                )
+            # (a value backdated before the one it replaces began leaves that one empty, never
+            # an interval that ends before it starts)
+            ends = max(record.valid_from, previous.valid_from) if previous else None
+            closures = (Closure(previous.id, ends, record.id),) if previous and ends else ()
             inserts = (NewVersion(record, vector),)
             self.backend.apply(ChangeSet(inserts=inserts, closures=closures))
         return record, previous
@@ -502,12 +511,20 @@ class LongTermStore(EngramLabels):
             check.choice("sensitivity", fact.sensitivity, get_args(Sensitivity)),
             check.number("importance", fact.importance, low=0.0, high=1.0),
             check.duration("ttl", fact.ttl),
-            check.moment("expires_at", fact.expires_at),
+            self._ahead("expires_at", fact.expires_at),
             check.moment("valid_from", fact.valid_from),
             _provenance(fact.provenance),
             valid_to=_valid_to(fact),
         )
         return note, check.optional_text("key", fact.key)
+
+    def _ahead(self, name: str, moment: object) -> datetime | None:
+        """``moment`` if it is a datetime still to come (an expiry that has passed would
+        store a fact no one sees, and end the current one it replaces)."""
+        when = check.moment(name, moment)
+        if when is not None and utc(when) <= self.now():
+            raise InvalidInputError(f"{name} {when.isoformat()} has passed")
+        return when
 
     def _ready(self, note: Note, key: str | None) -> tuple[Note, WriteResult | None]:
         """The note after the write policy (and its slot read from the text when it
