@@ -119,6 +119,22 @@ def test_the_expiry_policy_applies_to_every_fact(home, clock: Clock) -> None:  #
         assert memory.facts(ALICE) == []
 
 
+def test_a_facts_own_expiry_wins_over_the_default(home, clock: Clock) -> None:  # type: ignore[no-untyped-def]
+    """``fact_ttl`` is the expiry of a fact that names none: ``expires_at`` or ``ttl``
+    given with the fact is kept, shorter or longer."""
+    from datetime import timedelta
+
+    with Memory.open(home, clock=clock, fact_ttl=timedelta(days=90)) as memory:
+        soon = clock() + timedelta(days=2)
+        memory.remember(ALICE, "Dentist appointment on Friday", tags=("plan",), expires_at=soon)
+        memory.remember(
+            ALICE, "Gym membership runs this year", tags=("plan",), ttl=timedelta(days=200)
+        )
+        expiries = {f.text.split()[0]: f.expires_at for f in memory.facts(ALICE)}
+        assert expiries["Dentist"] == soon
+        assert expiries["Gym"] == clock() + timedelta(days=200)
+
+
 def test_what_users_say_of_themselves_is_kept_in_the_third_person() -> None:
     said = (
         "I work in healthcare, so I avoid pharma stocks. I prefer ETFs over single stocks. "

@@ -302,20 +302,23 @@ class Memory:
         ``batch_size`` items are embedded in one call while the batch before is stored.
         An item is consolidated against everything stored before it, earlier items of the
         same call included (a later value in a slot supersedes an earlier one).
-        ``progress(n)`` is called after each batch of ``n`` items is stored. When an error
-        stops the call, the writes held by the batches stored before it still join the
-        review queue."""
+        ``progress(n)`` is called after each batch of ``n`` items is stored, and the writes
+        that batch held have joined the review queue by then (one write of the queue per
+        batch that held any): what an error or a killed process stops later keeps them."""
         check.principal(principal)
         seen = [_observation(i, item) for i, item in enumerate(items)]
         facts = [self._new_fact(item, index) for index, item in enumerate(seen)]
         results: list[WriteResult] = []
-        try:
-            self.store.remember_many(
-                principal, facts, batch_size=batch_size, progress=progress, stored=results.extend
-            )
-        finally:  # the held writes of every committed batch, even when a later one failed
-            done = list(zip(seen, facts, results, strict=False))
-            queue_held(self.documents, principal, *self._held_entries(done))  # one write
+
+        def stored(batch: list[WriteResult]) -> None:
+            start = len(results)
+            results.extend(batch)
+            done = zip(seen[start:], facts[start:], batch, strict=False)
+            queue_held(self.documents, principal, *self._held_entries(list(done)))
+
+        self.store.remember_many(
+            principal, facts, batch_size=batch_size, progress=progress, stored=stored
+        )
         return [rec.to_remembered(result) for result in results]
 
     def _new_fact(self, seen: Observation, index: int | None = None) -> NewFact:
@@ -333,7 +336,7 @@ class Memory:
             raise InvalidInputError(f"{where}{exc}") from exc
         return NewFact(
             seen.text, seen.key, seen.slot, None, seen.tags, seen.source, seen.sensitivity,
-            seen.importance, seen.ttl if seen.ttl is not None else self.fact_ttl,
+            seen.importance, _ttl(seen.ttl, seen.expires_at, self.fact_ttl),
             seen.expires_at, seen.valid_from, seen.valid_to, provenance,
         )  # fmt: skip
 
@@ -780,3 +783,13 @@ class AsyncMemory:
     export = _in_thread(Memory.export)
     export_json = _in_thread(Memory.export_json)
     sweep = _in_thread(Memory.sweep)
+
+
+def _ttl(
+    ttl: timedelta | None, expires_at: datetime | None, default: timedelta | None
+) -> timedelta | None:
+    """A fact's time to live: its own, else none when it names its expiry, else the
+    memory's ``fact_ttl``."""
+    if ttl is not None or expires_at is not None:
+        return ttl
+    return default
