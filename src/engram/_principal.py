@@ -18,12 +18,18 @@ def validate_id(kind: str, value: str) -> str:
 
     Identifiers become namespace segments, SQL parameters and directory names,
     so they are restricted to a conservative character set (no ``/``, no dots
-    at the start, no whitespace, at most 128 characters).
+    at the start, no whitespace, at most 128 characters); a user may not be named
+    ``README`` in any case (the shared README of the review and profile folders).
     """
     if not isinstance(value, str) or not _ID.fullmatch(value):
         raise InvalidInputError(
             f"{kind} must be 1-128 characters of letters, digits and _.@:- "
             f"starting with a letter or digit; got {value!r}"
+        )
+    if kind == "user_id" and value.lower() == "readme":
+        raise InvalidInputError(
+            f"user_id {value!r} is reserved: review/README.md and user-profiles/README.md are "
+            "the tenant's (choose another id)"
         )
     return value
 

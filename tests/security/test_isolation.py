@@ -182,3 +182,13 @@ def test_the_cli_answers_for_the_named_user_only(world: tuple[Memory, MarketAnal
 def test_look_alike_ids_are_not_principals(spelling: str) -> None:
     with pytest.raises(InvalidInputError):
         Principal("acme", spelling)
+
+
+@pytest.mark.parametrize("name", ["README", "readme", "ReadMe"])
+def test_a_user_cannot_be_named_as_a_folders_shared_readme(name: str) -> None:
+    """``review/README.md`` and ``user-profiles/README.md`` are the tenant's: a user of that
+    name (in any case: some file systems do not tell them apart) would have no queue or
+    profile of their own."""
+    with pytest.raises(InvalidInputError, match="reserved"):
+        Principal("acme", name)
+    assert Principal("acme", "readme2").user_id == "readme2"
