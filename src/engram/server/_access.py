@@ -64,7 +64,14 @@ class AccessMiddleware:
         try:
             await self.app(scope, receive, sending)
         finally:
-            _log_line(scope, status[0], started, rid, state.get("key_id"))
+            _log_line(scope, status[0], started, rid, state.get("key_id") or _mcp_key(scope))
+
+
+def _mcp_key(scope: Scope) -> object:
+    """The key id of a request the MCP endpoint authenticated (its SDK's auth middleware
+    keeps the verified token as ``scope["user"]``), else None."""
+    token = getattr(scope.get("user"), "access_token", None)
+    return getattr(token, "client_id", None)
 
 
 def _log_line(scope: Scope, status: int, started: float, rid: str, key_id: object) -> None:
