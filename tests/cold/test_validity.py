@@ -170,3 +170,18 @@ def test_an_expiry_that_has_passed_is_refused(store: LongTermStore, clock: Clock
         with pytest.raises(InvalidInputError, match="expires_at"):
             store.remember(ME, "My favourite colour is red", slot="color", expires_at=when)
     assert [r.record.text for r in store.recall(ME, "colour")] == ["My favourite colour is blue"]
+
+
+def test_an_update_keeps_what_it_does_not_change(store: LongTermStore) -> None:
+    """A new version by key keeps the current version's tags, source, sensitivity and
+    importance unless the update names them (so a write policy that asks for a stable tag
+    lets it through)."""
+    first = store.remember(
+        ME, "I live in Oslo", tags=["profile"], sensitivity="high", importance=0.9
+    )
+    assert first.record is not None
+    kept = store.update(ME, first.record.key, "I live in Bergen")
+    assert kept.record is not None and kept.record.tags == ("profile",)
+    assert (kept.record.sensitivity, kept.record.importance) == ("high", 0.9)
+    changed = store.update(ME, first.record.key, "I live in Trondheim", tags=["fact"])
+    assert changed.record is not None and changed.record.tags == ("fact",)

@@ -569,12 +569,20 @@ class LongTermStore(EngramLabels):
             return self._enact(note, resolution, vector)
 
     def update(self, target: Target, key: str, text: str, **fields: Any) -> WriteResult:
-        """Write a new version of an existing ``key`` (the old one stays in history)."""
+        """Write a new version of an existing ``key`` (the old one stays in history); its
+        tags, source, sensitivity and importance are the current version's unless given."""
         namespace = pipe.namespace_of(target)
         key = check.text("key", key, line=True)
-        if key not in self.backend.heads(namespace, [key]):
+        current = self.backend.heads(namespace, [key]).get(key)
+        if current is None:
             raise NotFoundError(f"no memory {key!r} in {namespace}")
-        return self.remember(target, text, key=key, **fields)
+        kept = {
+            "tags": current.tags,
+            "source": current.source,
+            "sensitivity": current.sensitivity,
+            "importance": current.importance,
+        }
+        return self.remember(target, text, key=key, **{**kept, **fields})
 
     @_for_target
     def recall(
