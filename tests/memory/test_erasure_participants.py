@@ -46,3 +46,41 @@ def test_registered_participants_are_erased_and_reported(tmp_path: Path) -> None
     assert [c.asked for c in caches] == [[ALICE], [ALICE]]
     assert report.participants == {"cache": {"entries": 5}, "outbox": {"publications": 1}}
     assert outbox.publications(ALICE) == []
+
+
+@dataclass
+class Broken:
+    """A participant that fails the first time it is asked."""
+
+    name: str = "broken"
+    failures: int = 1
+
+    def erase(self, principal: Principal) -> dict[str, int]:
+        if self.failures:
+            self.failures -= 1
+            raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+        return {"entries": 0}
+
+
+def test_a_part_that_fails_leaves_no_other_part_unerased_and_nothing_recorded(
+    tmp_path: Path,
+) -> None:
+    """A failing participant (or tier) does not stop the erasure of the others; the
+    erasure is not recorded as done, and a second forget finishes it."""
+    import pytest
+
+    from engram.errors import BackendError
+
+    broken, cache = Broken(), Cache(held={ALICE: 3})
+    home = tmp_path / ".engram"
+    with Memory.open(home, embedder=HashEmbedder(), participants=[broken, cache]) as memory:
+        memory.remember(ALICE, "Follows NVDA", tags=["fact"])
+        memory.documents.write(ALICE, "users/alice/notes.md", "alice's notes")
+        with pytest.raises(BackendError, match=r"incomplete.*broken"):
+            memory.forget(ALICE)
+        assert memory.facts(ALICE) == [] and memory.documents.list(ALICE, "users/**") == []
+        assert cache.asked == [ALICE] and memory.erasure_log is not None
+        assert memory.erasure_log.list("acme") == []
+        report = memory.forget(ALICE)
+        assert report.participants["broken"] == {"entries": 0}
+        assert [r.user_id for r in memory.erasure_log.list("acme")] == ["alice"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -613,23 +613,56 @@ class Memory:
         if actor is not None:
             check.text("actor", actor, line=True)
         if keys is not None:
-            facts = self.store.forget(principal, check.texts("keys", keys))
-            return ErasureReport(*principal.namespace, facts, (), (), False, False)
-        facts = self.store.forget(principal)
-        paths = tuple(d.path for d in user_documents(self.documents, principal))
-        for path in paths:
-            self.documents.delete(principal, path)
+            chosen = self.store.forget(principal, check.texts("keys", keys))
+            return ErasureReport(*principal.namespace, chosen, (), (), False, False)
+        failed: list[str] = []
+
+        def failure(what: str, exc: Exception) -> None:
+            failed.append(f"{what}: {type(exc).__name__}: {exc}")
+
+        def step(what: str, erase: Callable[[], R]) -> R | None:
+            """One tier's part, whatever another's did: a failure is reported at the end."""
+            try:
+                return erase()
+            except Exception as exc:  # noqa: BLE001 (every other tier is still erased)
+                failure(what, exc)
+                return None
+
         hot = Threads(self.checkpointer)
-        with tenant_scope(principal.tenant_id):
-            threads = tuple(hot.delete_user_threads(principal))
-        docs_compacted = self.documents.compact()
-        hot_compacted = hot.compact()
-        others = erase_participants(participants(self.opened_at, self.participants), principal)
+
+        def threads_of_user() -> tuple[str, ...]:
+            with tenant_scope(principal.tenant_id):
+                return tuple(hot.delete_user_threads(principal))
+
+        def participants_of_user() -> dict[str, Mapping[str, int]]:
+            found = participants(self.opened_at, self.participants)
+            return erase_participants(found, principal, failure)
+
+        facts = step("facts", lambda: self.store.forget(principal))
+        paths = step("documents", lambda: self._delete_documents(principal))
+        threads = step("threads", threads_of_user)
+        docs_compacted = step("document compaction", self.documents.compact)
+        hot_compacted = step("thread compaction", hot.compact)
+        others = step("participants", participants_of_user)
+        if failed:
+            raise BackendError(
+                f"the erasure of {principal.tenant_id}/{principal.user_id} is incomplete, so "
+                f"it is not recorded ({'; '.join(failed)}); every other part was erased: "
+                "run forget again"
+            )
+        assert facts is not None and paths is not None and threads is not None
+        assert docs_compacted is not None and hot_compacted is not None and others is not None
         report = ErasureReport(
             *principal.namespace, facts, paths, threads, hot_compacted, docs_compacted, others
         )
         self._record(report, actor or local_actor("library"))
         return report
+
+    def _delete_documents(self, principal: Principal) -> tuple[str, ...]:
+        paths = tuple(d.path for d in user_documents(self.documents, principal))
+        for path in paths:
+            self.documents.delete(principal, path)
+        return paths
 
     def _record(self, report: ErasureReport, actor: str) -> None:
         """Append the record of a whole-user erasure to the log (when there is one)."""

@@ -5,7 +5,7 @@ content: :class:`ErasureParticipant`)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
@@ -156,12 +156,20 @@ def participants(
 
 
 def erase_participants(
-    found: Sequence[ErasureParticipant], principal: Principal
+    found: Sequence[ErasureParticipant],
+    principal: Principal,
+    failed: Callable[[str, Exception], None],
 ) -> dict[str, Mapping[str, int]]:
-    """Erase ``principal`` from each participant: counts by participant name."""
+    """Erase ``principal`` from each participant: counts by participant name. One that
+    fails is passed to ``failed`` and the others are still erased."""
     erased: dict[str, Counter[str]] = {}
     for participant in found:
-        erased.setdefault(participant.name, Counter()).update(participant.erase(principal))
+        try:
+            counts = participant.erase(principal)
+        except Exception as exc:  # noqa: BLE001 (the next participant is still erased)
+            failed(participant.name, exc)
+            continue
+        erased.setdefault(participant.name, Counter()).update(counts)
     return {name: dict(counts) for name, counts in erased.items()}
 
 
