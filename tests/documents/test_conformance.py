@@ -300,3 +300,26 @@ def test_front_matter_a_reader_cannot_take_cheaply_is_invalid_input(
     with pytest.raises(InvalidInputError):
         store.write_text(ALICE, "notes/bad.md", f"---\n{front}\n---\nhello there\n")
     assert store.list(ALICE, "notes/**") == []
+
+
+def test_a_shared_document_naming_another_user_is_hidden_everywhere_alike(
+    store: DocumentStore,
+) -> None:
+    """A document on a shared path whose front matter names a user (written before paths
+    said whose a document is, or by hand): read, list, search and a folder's delete treat
+    it as missing for every other user of the tenant, as they do for a private one."""
+    alice, bob = Principal("acme", "alice"), Principal("acme", "bob")
+    text = "---\nuser_id: alice\n---\nAlice is allergic to penicillin.\n"
+    store._write_text(alice, "notes/alice-health.md", text)  # (the tier's checks bypassed)
+    store.write_text(bob, "notes/menu.md", "The canteen serves penicillin-free soup.\n")
+    with pytest.raises(NotFoundError):
+        store.read_text(bob, "notes/alice-health.md")
+    assert [i.path for i in store.list(bob, "notes/*")] == ["notes/menu.md"]
+    assert {h.path for h in store.search(bob, "penicillin allergic")} == {"notes/menu.md"}
+    assert [i.path for i in store.list(alice, "notes/*")] == [
+        "notes/alice-health.md",
+        "notes/menu.md",
+    ]
+    assert "notes/alice-health.md" in {h.path for h in store.search(alice, "penicillin")}
+    assert store.delete(bob, "notes") == 1
+    assert [i.path for i in store.list(alice, "notes/*")] == ["notes/alice-health.md"]

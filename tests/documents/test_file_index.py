@@ -156,3 +156,29 @@ def test_a_hand_written_front_matter_that_cannot_be_read_breaks_nothing(
     assert [i.path for i in store.list(bob, "users/bob/*")] == ["users/bob/seats.md"]
     store.delete(ALICE, "notes/bad.md")
     assert "notes/bad.md" not in [i.path for i in store.list(ALICE, "notes/*")]
+
+
+def test_an_index_from_before_front_matter_was_indexed_learns_it_on_opening(
+    tmp_path: Path,
+) -> None:
+    """An index written before it kept the users a front matter names is brought up to
+    date when the store opens: every file is read once, and a shared document naming
+    another user is hidden from the rest of the tenant at once."""
+    import sqlite3
+
+    home = tmp_path / ".engram"
+    bob = Principal("acme", "bob")
+    with FileDocumentStore(home=home) as old:
+        old.write_text(bob, "notes/menu.md", "soup of the day\n")
+        (old.root(ALICE) / "notes/alice-health.md").write_text(
+            "---\nuser_id: alice\n---\nAlice is allergic to penicillin.\n"
+        )
+        old.refresh(ALICE)
+    index = next(home.rglob("documents.db"))
+    with sqlite3.connect(index) as conn:  # the index as the earlier version left it
+        conn.execute("ALTER TABLE doc_files DROP COLUMN users")
+        conn.execute("DELETE FROM doc_index_version WHERE version = 2")
+    with FileDocumentStore(home=home) as upgraded:
+        assert [i.path for i in upgraded.list(bob, "notes/*")] == ["notes/menu.md"]
+        assert upgraded.search(bob, "penicillin") == []
+        assert upgraded.refresh(bob).read == 0

@@ -58,18 +58,24 @@ MIGRATIONS: tuple[str, ...] = (
         VALUES ('delete', old.id, old.heading, old.body);
     END;
     """,
+    # the users a file's front matter names (a shared path naming another user is hidden
+    # from the rest of the tenant); every file is read again once to fill it in
+    """
+    ALTER TABLE doc_files ADD COLUMN users TEXT NOT NULL DEFAULT '';
+    UPDATE doc_files SET mtime_ns = -1, sha256 = '';
+    """,
 )
 
 _FTS_OPTIMIZE = "INSERT INTO doc_chunks_fts(doc_chunks_fts) VALUES ('optimize')"
 _VERSION_TABLE = "CREATE TABLE IF NOT EXISTS doc_index_version (version INTEGER NOT NULL)"
-_FILES = "SELECT path, mtime_ns, size, sha256, digest FROM doc_files WHERE tenant_id = ?"
+_FILES = "SELECT path, mtime_ns, size, sha256, digest, users FROM doc_files WHERE tenant_id = ?"
 _STATS = "SELECT path, mtime_ns, size FROM doc_files WHERE tenant_id = ?"
 _FILE = _FILES + " AND path = ?"
 _UPSERT_FILE = (
-    "INSERT INTO doc_files (tenant_id, path, mtime_ns, size, sha256, digest) "
-    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, path) DO UPDATE SET "
+    "INSERT INTO doc_files (tenant_id, path, mtime_ns, size, sha256, digest, users) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, path) DO UPDATE SET "
     "mtime_ns = excluded.mtime_ns, size = excluded.size, "
-    "sha256 = excluded.sha256, digest = excluded.digest"
+    "sha256 = excluded.sha256, digest = excluded.digest, users = excluded.users"
 )
 _DELETE_FILE = "DELETE FROM doc_files WHERE tenant_id = ? AND path = ?"
 _DELETE_CHUNKS = "DELETE FROM doc_chunks WHERE tenant_id = ? AND path = ?"
@@ -102,6 +108,12 @@ class IndexedFile:
     size: int
     sha256: str
     digest: str
+    users: str = ""
+    """The users its front matter names, space-separated (ids hold no space)."""
+
+    @property
+    def named(self) -> frozenset[str]:
+        return frozenset(self.users.split())
 
 
 def _vector_text(chunk: Paragraph | tuple[str, str]) -> str:
@@ -295,5 +307,7 @@ class DocumentIndex:
         ]
 
 
-def _fields(record: IndexedFile) -> tuple[str, int, int, str, str]:
-    return (record.path, record.mtime_ns, record.size, record.sha256, record.digest)
+def _fields(record: IndexedFile) -> tuple[str, int, int, str, str, str]:
+    return (
+        record.path, record.mtime_ns, record.size, record.sha256, record.digest, record.users
+    )  # fmt: skip

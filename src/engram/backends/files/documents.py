@@ -18,7 +18,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +56,7 @@ from engram.stores.documents import (
     SearchMode,
 )
 from engram.stores.documents.markdown import Paragraph, check_glob, glob_regex, parse_text
-from engram.stores.documents.paths import join, split_path
+from engram.stores.documents.paths import join, named_users, split_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +69,14 @@ class RefreshReport:
     removed: int
 
 
-def _parse(data: bytes) -> tuple[str, list[Paragraph]]:
-    """(digest, paragraphs) of a file's bytes; unparsable files index as plain text."""
+def _parse(data: bytes) -> tuple[str, list[Paragraph], str]:
+    """(digest, paragraphs, the users its front matter names) of a file's bytes;
+    unparsable files index as plain text."""
     try:
         parsed = parse_text(data.decode("utf-8"))
     except UnicodeDecodeError:
-        return hashlib.sha256(data).hexdigest(), []
-    return parsed.digest, parsed.paragraphs()
+        return hashlib.sha256(data).hexdigest(), [], ""
+    return parsed.digest, parsed.paragraphs(), " ".join(sorted(named_users(parsed.metadata)))
 
 
 @contextmanager
@@ -227,9 +228,9 @@ class FileDocumentStore(DocumentStore):
     def _index_bytes(
         self, tenant: str, path: str, info: os.stat_result, data: bytes
     ) -> IndexedFile:
-        fingerprint, chunks = _parse(data)
+        fingerprint, chunks, users = _parse(data)
         sha = hashlib.sha256(data).hexdigest()
-        record = IndexedFile(path, info.st_mtime_ns, len(data), sha, fingerprint)
+        record = IndexedFile(path, info.st_mtime_ns, len(data), sha, fingerprint, users)
         self._index.put(tenant, record, chunks)
         return record
 
@@ -242,6 +243,13 @@ class FileDocumentStore(DocumentStore):
             for f in sorted(files.values(), key=lambda f: f.path)
             if regex.match(f.path)
         ]
+
+    def _named_users(
+        self, principal: Principal, paths: Sequence[str]
+    ) -> Mapping[str, frozenset[str]]:
+        self._maybe_refresh(principal)
+        files = self._index.files(principal.tenant_id)
+        return {path: files[path].named for path in paths if path in files}
 
     def _is_dir(self, principal: Principal, path: str) -> bool:
         parts = split_path(path, allow_root=True)
@@ -320,7 +328,7 @@ class FileDocumentStore(DocumentStore):
         sha = hashlib.sha256(data).hexdigest()
         old = self._index.record(tenant, path)
         if old is not None and old.sha256 == sha:
-            record = IndexedFile(path, info.st_mtime_ns, len(data), sha, old.digest)
+            record = IndexedFile(path, info.st_mtime_ns, len(data), sha, old.digest, old.users)
             self._index.touch(tenant, record)
             return 0
         self._index_bytes(tenant, path, info, data)

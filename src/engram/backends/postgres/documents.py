@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -56,7 +56,7 @@ from engram.stores.documents.markdown import (
     parse_text,
     words,
 )
-from engram.stores.documents.paths import join, split_path
+from engram.stores.documents.paths import join, named_users, split_path
 
 try:
     import psycopg
@@ -129,6 +129,7 @@ _INSERT_CHUNK = (
     "line_start, line_end, model_id, embedding) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 _READ = "SELECT content FROM engram_documents WHERE tenant_id = %s AND path = %s"
+_METADATA = "SELECT path, metadata FROM engram_documents WHERE tenant_id = %s AND path = ANY(%s)"
 _LIST = (
     "SELECT path, size, digest FROM engram_documents "
     "WHERE tenant_id = %s AND starts_with(path, %s) ORDER BY path"
@@ -335,6 +336,16 @@ class PostgresDocumentStore(DocumentStore):
         with self.transaction(principal) as conn:
             rows = conn.execute(_LIST, (principal.tenant_id, prefix)).fetchall()
         return [DocumentInfo(str(p), _int(s), str(d)) for p, s, d in rows if regex.match(str(p))]
+
+    def _named_users(
+        self, principal: Principal, paths: Sequence[str]
+    ) -> Mapping[str, frozenset[str]]:
+        with self.transaction(principal) as conn:
+            rows = conn.execute(_METADATA, (principal.tenant_id, list(paths))).fetchall()
+        return {
+            str(path): frozenset(named_users(meta)) if isinstance(meta, dict) else frozenset()
+            for path, meta in rows
+        }
 
     def _is_dir(self, principal: Principal, path: str) -> bool:
         parts = split_path(path, allow_root=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,6 +157,30 @@ class DocumentStore(ABC):
     def close(self) -> None:
         """Release connections; the store can be opened again by using it."""
 
+    def _named_users(
+        self, principal: Principal, paths: Sequence[str]
+    ) -> Mapping[str, frozenset[str]]:
+        """The users the front matter of each document at ``paths`` names (none for one
+        that cannot be read). Reads each document; a backend that keeps the front matter
+        indexed answers from its index."""
+        named: dict[str, frozenset[str]] = {}
+        for path in paths:
+            try:
+                named[path] = frozenset(
+                    named_users(parse_text(self._read_text(principal, path)).metadata)
+                )
+            except NotFoundError:
+                continue
+        return named
+
+    def _seen(self, principal: Principal, paths: Sequence[str]) -> set[str]:
+        """Those of ``paths`` ``principal`` may see: the user's own, and shared ones whose
+        front matter names no other user (as :meth:`read_text` decides)."""
+        mine = [path for path in dict.fromkeys(paths) if _mine(principal, path)]
+        shared = [path for path in mine if private_to(path) is None]
+        named = self._named_users(principal, shared) if shared else {}
+        return {path for path in mine if named.get(path, frozenset()) <= {principal.user_id}}
+
     def compact(self) -> bool:
         """Make deleted bytes unrecoverable from storage (merge indexes, vacuum, truncate
         logs); True if the backend did something. The default does nothing."""
@@ -197,7 +221,9 @@ class DocumentStore(ABC):
         """Documents ``principal`` may see whose path matches the glob ``pattern``."""
         check.principal(principal)
         check.text("pattern", pattern, line=True)
-        return [i for i in self._list(principal, pattern) if _mine(principal, i.path)]
+        found = self._list(principal, pattern)
+        seen = self._seen(principal, [i.path for i in found])
+        return [i for i in found if i.path in seen]
 
     def delete(self, principal: Principal, path: str) -> int:
         """Delete a document, or every document of a directory that ``principal`` may see;
@@ -207,9 +233,10 @@ class DocumentStore(ABC):
             self.read_text(principal, path)  # NotFoundError, the same for another's
             return self._delete(principal, path)
         inside = self._list(principal, f"{path.rstrip('/')}/**")
-        if all(_mine(principal, i.path) for i in inside):
+        seen = self._seen(principal, [i.path for i in inside])
+        if all(i.path in seen for i in inside):
             return self._delete(principal, path)
-        return sum(self._delete(principal, i.path) for i in inside if _mine(principal, i.path))
+        return sum(self._delete(principal, i.path) for i in inside if i.path in seen)
 
     def move(self, principal: Principal, source: str, target: str) -> None:
         """Rename a document or directory; ConflictError if ``target`` exists. Within a
@@ -222,11 +249,12 @@ class DocumentStore(ABC):
             return
         inside = self._list(principal, f"{source.rstrip('/')}/**")
         _check_writable(principal, target, {})
-        if all(_mine(principal, i.path) for i in inside):
+        seen = self._seen(principal, [i.path for i in inside])
+        if all(i.path in seen for i in inside):
             self._move(principal, source, target)
             return
         prefix = source.rstrip("/") + "/"
-        for info in (i for i in inside if _mine(principal, i.path)):
+        for info in (i for i in inside if i.path in seen):
             self.move(principal, info.path, target.rstrip("/") + "/" + info.path[len(prefix) :])
 
     def search(
@@ -240,7 +268,8 @@ class DocumentStore(ABC):
         check.choice("mode", mode, ("hybrid", "keyword", "semantic"))
         while True:
             hits = self._search(principal, query, k=wanted, mode=mode)
-            kept = [h for h in hits if _mine(principal, h.path) and not is_heading(h.text)]
+            seen = self._seen(principal, [h.path for h in hits])
+            kept = [h for h in hits if h.path in seen and not is_heading(h.text)]
             if len(kept) >= k or len(hits) < wanted:
                 return kept[:k]
             wanted *= 4
