@@ -460,6 +460,7 @@ def test_slots_are_read_from_statements_about_oneself(text: str, slot: str | Non
         ("My cholesterol is 6.2", "My latest cholesterol reading was 5.1"),
         ("I bank with Barclays", "All my banking is with Monzo now"),
         ("My biggest holding is Apple", "Microsoft is now my biggest holding"),
+        ("My wife's name is Anna", "Anna and I divorced last year"),
         ("My salary is 50k", "I got a raise, I now make 58k"),
         ("My salary is 50k", "I now earn 58k"),
         ("I earn 50k a year", "My salary is now 60k"),

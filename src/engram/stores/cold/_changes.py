@@ -543,7 +543,8 @@ def partner_of_the_users(text: str, name: str) -> bool:
     text = users_own(text)
     return (
         re.search(
-            rf"\b(?i:my|our)\s+{_PARTNER}\s+(?:(?i:is|'s)\s+)?(?:(?i:called|named)\s+)?{said}\b"
+            rf"\b(?i:my|our)\s+{_PARTNER}(?:'s\s+(?i:name|first\s+name)\s+is|\s+(?:(?i:is|'s)\s+)?"
+            rf"(?:(?i:called|named)\s+)?)\s*{said}\b"
             rf"|^(?i:i'm|i\s+am|i)\s+(?:(?i:now|currently)\s+)?{_PARTNER}\s+{said}\b"
             rf"|\b{said}\s+(?i:is|'s)\s+(?i:my)\s+{_PARTNER}\b",
             text,
