@@ -126,7 +126,8 @@ def test_a_fork_belongs_to_who_forked_it(hot_url: str) -> None:
         fork = threads.fork("t1", first, "t1-copy", ALICE)
         assert threads.owner(fork.thread_id) == ALICE
         with pytest.raises(ConflictError):
-            story_graph(saver).invoke(None, thread_config("t1-copy", BOB))
+            story_graph(saver).invoke({"items": ["hijack"]}, thread_config("t1-copy", BOB))
+        assert saver.get_tuple(thread_config("t1-copy", BOB)) is None  # nothing to resume
 
 
 async def test_async_savers_refuse_the_same_writes(hot_url: str) -> None:
@@ -206,3 +207,29 @@ def test_threads_written_before_owners_were_recorded_keep_their_first_owner(
         assert threads.list_threads(BOB) == []
         with pytest.raises(ConflictError):
             _run(story_graph(saver), "old", BOB)
+
+
+@pytest.mark.parametrize("intruder", [BOB, MALLORY])
+def test_a_read_by_another_principal_finds_no_thread(hot_url: str, intruder: Principal) -> None:
+    """What a write is refused, a read does not get either: another principal's
+    ``get_state``, ``get_tuple`` and ``list`` see no thread, as for an id never used."""
+    with open_checkpointer(hot_url) as saver:
+        graph = story_graph(saver)
+        _run(graph, "t1", ALICE, "ALICE-SECRET")
+        assert graph.get_state(thread_config("t1", intruder)).values == {}
+        assert saver.get_tuple(thread_config("t1", intruder)) is None
+        assert list(saver.list(thread_config("t1", intruder))) == []
+        assert "ALICE-SECRET" in graph.get_state(thread_config("t1", ALICE)).values["items"]
+        assert saver.get_tuple(thread_config("t1")) is not None  # the application's own read
+        assert len(list(saver.list(thread_config("t1", ALICE)))) > 0
+
+
+async def test_an_async_read_by_another_principal_finds_no_thread(hot_url: str) -> None:
+    async with aopen_checkpointer(hot_url) as saver:
+        graph = story_graph(saver)
+        await graph.ainvoke({"items": ["ALICE-SECRET"]}, thread_config("t1", ALICE))
+        for intruder in (BOB, MALLORY):
+            assert (await graph.aget_state(thread_config("t1", intruder))).values == {}
+            assert await saver.aget_tuple(thread_config("t1", intruder)) is None
+            assert [t async for t in saver.alist(thread_config("t1", intruder))] == []
+        assert await saver.aget_tuple(thread_config("t1", ALICE)) is not None

@@ -192,8 +192,8 @@ def test_a_body_larger_than_the_server_reads_is_refused_before_it_is_read(
     big = b'{"observation": "' + b"x" * (MAX_BODY_BYTES + 1024 * 1024) + b'"}'
 
     def streamed() -> Iterator[bytes]:
-        for start in range(0, len(big), 1024 * 1024):
-            yield big[start : start + 1024 * 1024]
+        for offset in range(0, len(big), 1024 * 1024):
+            yield big[offset : offset + 1024 * 1024]
 
     for headers in ({}, {"Authorization": f"Bearer {good}"}):
         for content in (big, streamed()):

@@ -10,7 +10,15 @@ the rows, so one generator serves a sync and an async connection alike
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -248,9 +256,7 @@ def _named(key: str, config: RunnableConfig, metadata: Mapping[str, Any] | None)
     return next((s[key] for s in sources if s.get(key) is not None), None)
 
 
-def named_tenant(
-    config: RunnableConfig, metadata: Mapping[str, Any] | None = None
-) -> str | None:
+def named_tenant(config: RunnableConfig, metadata: Mapping[str, Any] | None = None) -> str | None:
     """The tenant a saver call names (``None`` when none, or not a string); lenient, for
     scoping reads: :func:`declared_owner` is the strict reading a write gets."""
     tenant = _named(TENANT_KEY, config, metadata)
@@ -491,10 +497,56 @@ def mark_owners_ready(saver: BaseCheckpointSaver[Any]) -> None:
     setattr(saver, _OWNERS_READY, True)
 
 
+def _reader(config: RunnableConfig | None) -> tuple[Principal | None, str | None]:
+    """The principal a read acts for (``None``: the application's own read) and the
+    thread it names (``None``: every thread)."""
+    if config is None:
+        return None, None
+    thread = config.get("configurable", {}).get("thread_id")
+    return declared_owner(config), None if thread is None else str(thread)
+
+
+def _theirs(reader: Principal | None, metadata: Mapping[str, Any] | None) -> bool:
+    """Whether a checkpoint listed across threads is another principal's."""
+    if reader is None:
+        return False
+    tenant, user = owner_of(metadata or {})
+    return tenant is not None and (tenant, user) != reader.namespace
+
+
 class OwnedSaver(BaseCheckpointSaver[str]):
     """Sync half of the guard every engram saver carries: a checkpoint or pending write
     for a thread owned by another principal is refused before it is stored; the first
-    scoped write of a new thread fixes its owner (one atomic claim per write)."""
+    scoped write of a new thread fixes its owner (one atomic claim per write). A read
+    that acts for a principal (``thread_config(thread_id, principal)``) finds no thread
+    another principal owns, as for an id never used."""
+
+    def _hidden(self, config: RunnableConfig | None) -> tuple[bool, Principal | None]:
+        reader, thread = _reader(config)
+        if reader is None or thread is None:
+            return False, reader
+        admin = self.owner_admin()
+        owner = admin.run(admin.owner(thread))
+        return owner is not None and owner != reader, reader
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        hidden, _ = self._hidden(config)
+        return None if hidden else super().get_tuple(config)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        hidden, reader = self._hidden(config)
+        if hidden:
+            return
+        for found in super().list(config, filter=filter, before=before, limit=limit):
+            if not _theirs(reader, found.metadata):
+                yield found
 
     def owner_admin(self) -> HotAdmin:
         """The backend admin that records owners: the tier's :func:`admin_for` this saver."""
@@ -531,12 +583,39 @@ class OwnedSaver(BaseCheckpointSaver[str]):
 
 
 class AsyncOwnedSaver(BaseCheckpointSaver[str]):
-    """Async half of :class:`OwnedSaver` (same rule, awaited)."""
+    """Async half of :class:`OwnedSaver` (same rules, awaited)."""
 
     def owner_admin(self) -> HotAdmin:
         from engram.stores.hot._open import admin_for
 
         return admin_for(self)
+
+    async def _ahidden(self, config: RunnableConfig | None) -> tuple[bool, Principal | None]:
+        reader, thread = _reader(config)
+        if reader is None or thread is None:
+            return False, reader
+        admin = self.owner_admin()
+        owner = await admin.arun(admin.owner(thread))
+        return owner is not None and owner != reader, reader
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        hidden, _ = await self._ahidden(config)
+        return None if hidden else await super().aget_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        hidden, reader = await self._ahidden(config)
+        if hidden:
+            return
+        async for found in super().alist(config, filter=filter, before=before, limit=limit):
+            if not _theirs(reader, found.metadata):
+                yield found
 
     async def aadmit(self, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> None:
         thread_id, writer = thread_of(config), declared_owner(config, metadata)
