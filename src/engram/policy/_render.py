@@ -123,9 +123,20 @@ def neutralise(text: str) -> str:
 
 
 def _attribute(name: str, value: str) -> str:
+    """`` name="value"``: the value neutralised as a text is (a thread or message id is the
+    caller's string), with every look-alike bracket escaped, a tag or not."""
     if not regex.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise InvalidInputError(f"attribute name {name!r} must be lowercase letters, digits, _")
-    return f' {name}="{html.escape(value, quote=True)}"'
+    value = _SENTENCE.sub(
+        lambda m: IMITATION_MARKER if _imitates_notice(m.group()) else m.group(),
+        strip_invisible(value),
+    )
+    table = _brackets()
+    escaped = "".join(
+        {"<": "&lt;", ">": "&gt;"}.get(table.get(char, ""), char)
+        for char in html.escape(value, quote=True)
+    )
+    return f' {name}="{escaped}"'
 
 
 def render_block(item: RenderItem | str, tag: str = "memory") -> str:
