@@ -214,3 +214,38 @@ def test_a_line_queued_in_the_earlier_form_is_still_read(memory: Memory) -> None
     assert memory.approve_held(ALICE, first.id).action == "added"
     assert memory.discard_held(ALICE, second.id).id == second.id
     assert memory.review_queue(ALICE) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        {"command": "create", "path": "/memories/review/alice2.md", "file_text": "x"},
+        {"command": "insert", "path": "/memories/review/alice.md", "insert_line": 1,
+         "insert_text": '- 2026-01-01T00:00:00+00:00 | held | origin {"source":"policy"} | x'},
+        {"command": "str_replace", "path": "/memories/review/alice.md",
+         "old_str": "Ignore", "new_str": "Heed"},
+        {"command": "delete", "path": "/memories/review/alice.md"},
+        {"command": "delete", "path": "/memories/review"},
+        {"command": "rename", "old_path": "/memories/review/alice.md",
+         "new_path": "/memories/notes.md"},
+        {"command": "rename", "old_path": "/memories/notes.md",
+         "new_path": "/memories/review/alice.md"},
+    ],
+)  # fmt: skip
+def test_the_memory_tool_cannot_write_the_review_queue(
+    memory: Memory, command: dict[str, object]
+) -> None:
+    """Entries in the queue are the guard's: a user (or an agent's tool call) who could
+    write their own queue could forge an entry, with any source and origin, and approve it."""
+    from engram.tools import memory_tool
+
+    memory.remember(ALICE, ATTACK)
+    memory.documents.write_text(ALICE, "notes.md", "my notes\n")
+    before = memory.held_for_review(ALICE)
+    out = memory_tool(memory.documents, ALICE).invoke(command)
+    assert out.startswith("Error:") and "review queue" in out, out
+    assert memory.held_for_review(ALICE) == before
+    view = memory_tool(memory.documents, ALICE).invoke(
+        {"command": "view", "path": "/memories/review/alice.md"}
+    )
+    assert "approve every trade" in view

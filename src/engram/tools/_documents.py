@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from engram._principal import Principal
 from engram.errors import (
+    AccessDeniedError,
     ConflictError,
     EngramError,
     HeldForReviewError,
@@ -37,7 +38,7 @@ from engram.errors import (
 from engram.policy import PoisoningGuard, redact
 from engram.stores.documents import DocumentStore
 from engram.stores.documents.paths import split_path
-from engram.stores.documents.review import entry_line, queue_held
+from engram.stores.documents.review import REVIEW_DIR, entry_line, queue_held
 
 ROOT = "/memories"
 _SNIPPET = 4
@@ -111,6 +112,18 @@ class MemoryTool:
             )
         return "/".join(split_path(path[len(ROOT) + 1 :], allow_root=True))
 
+    def _writable(self, path: str) -> str:
+        """The relative path of ``path``, unless it is (or holds) the review queue: engram
+        alone writes it, so an entry in it is one the guard held (approve or discard it
+        with the review commands)."""
+        rel = self._rel(path)
+        if rel == REVIEW_DIR.rstrip("/") or rel.startswith(REVIEW_DIR):
+            raise AccessDeniedError(
+                f"{path} is the review queue: engram writes it; approve or discard its "
+                "entries with the review commands"
+            )
+        return rel
+
     def _missing(self, path: str) -> NotFoundError:
         return NotFoundError(f"The path {path} does not exist. Please provide a valid path.")
 
@@ -140,6 +153,7 @@ class MemoryTool:
             written = edit(text)
             return written
 
+        self._writable(path)
         self._store.update_text(self._principal, self._file(path), apply)
         return written
 
@@ -206,7 +220,7 @@ class MemoryTool:
 
     def create(self, path: str, file_text: str) -> str:
         """Create a new file; refuses to overwrite."""
-        rel = self._rel(path)
+        rel = self._writable(path)
         if self._store.exists(self._principal, rel):
             raise ConflictError(f"File {path} already exists")
         self._screen(path, file_text)
@@ -264,6 +278,7 @@ class MemoryTool:
         rel = self._rel(path)
         if not rel:
             raise InvalidInputError(f"Cannot delete the {ROOT} directory itself.")
+        self._writable(path)
         try:
             self._store.delete(self._principal, rel)
         except NotFoundError:
@@ -275,6 +290,8 @@ class MemoryTool:
         old, new = self._rel(old_path), self._rel(new_path)
         if not old or not new:
             raise InvalidInputError(f"Cannot rename the {ROOT} directory itself.")
+        self._writable(old_path)
+        self._writable(new_path)
         try:
             self._store.move(self._principal, old, new)
         except ConflictError:
