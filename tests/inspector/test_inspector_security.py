@@ -339,3 +339,40 @@ def test_a_session_sealed_under_another_secret_or_expired_opens_nothing() -> Non
     later = time.time() + MAX_AGE + 1
     assert Sealer(b"a" * 32).open(sealed, now=later) is None
     assert "secret" not in sealed and "egk_x" not in sealed
+
+
+def test_a_sign_in_posted_from_another_site_is_refused(app: TestClient, world: World) -> None:
+    """A page on another port of this host can plant the sign-in cookie (cookies ignore
+    ports) and post the form with a key of its own: the browser marks that post
+    same-site, and it signs no one in."""
+    client = client_of(app)
+    form = client.get("/ui/login")
+    token = csrf_of(form.text)
+    for site in ("same-site", "cross-site"):
+        answer = client.post(
+            "/ui/login",
+            data={"token": world.tokens["alice"], "csrf": token},
+            headers={"Sec-Fetch-Site": site},
+        )
+        assert answer.status_code == 403 and SESSION_COOKIE not in client.cookies
+    answer = client.post(
+        "/ui/login",
+        data={"token": world.tokens["alice"], "csrf": token},
+        headers={"Sec-Fetch-Site": "same-origin"},
+    )
+    assert answer.status_code == 303 and SESSION_COOKIE in client.cookies
+
+
+def test_a_request_without_the_session_cookie_leaves_it_alone(
+    app: TestClient, world: World
+) -> None:
+    """A link from another site arrives without the (SameSite=Strict) cookie: the answer
+    sends the browser to sign in, and does not delete the session it still holds."""
+    stranger = client_of(app)
+    answer = stranger.get("/ui/facts")
+    assert answer.status_code == 303
+    assert SESSION_COOKIE not in answer.headers.get("set-cookie", "")
+    client = client_of(app)
+    sign_in(client, world.tokens["alice"])
+    client.cookies.set(SESSION_COOKIE, "not-a-session")
+    assert SESSION_COOKIE in client.get("/ui/facts").headers.get("set-cookie", "")

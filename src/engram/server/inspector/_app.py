@@ -99,7 +99,8 @@ def _signin(request: Request) -> Response:
         answer: Response = Response(status_code=401, headers={"HX-Redirect": base + "/login"})
     else:
         answer = RedirectResponse(base + "/login", status_code=303)
-    answer.delete_cookie(SESSION_COOKIE, path=base or "/")
+    if SESSION_COOKIE in request.cookies:  # (a link from another site brings none: keep it)
+        answer.delete_cookie(SESSION_COOKIE, path=base or "/")
     return answer
 
 

@@ -81,6 +81,8 @@ def login_form(request: Request, parts: Parts) -> Response:
 @router.post("/login")
 def login(request: Request, parts: Parts, token: Text, csrf: Text) -> Response:
     """Verify the key, then seal it in the session cookie."""
+    if not _from_this_origin(request):
+        raise CsrfError("the sign-in form was posted from another site: sign in here")
     if not same_token(request.cookies.get(LOGIN_COOKIE, ""), csrf):
         raise CsrfError("the sign-in form is stale: reload the page")
     try:
@@ -92,6 +94,14 @@ def login(request: Request, parts: Parts, token: Text, csrf: Text) -> Response:
     _keep(request, answer, parts, Session.start(token.strip()))
     answer.delete_cookie(LOGIN_COOKIE, path=_path(request))
     return answer
+
+
+def _from_this_origin(request: Request) -> bool:
+    """Whether the browser says the form came from this origin. A page on another port of
+    the same host can plant the sign-in cookie (cookies ignore ports) and post the form
+    with it; the browser marks that post ``Sec-Fetch-Site: same-site``. A client that
+    sends no such header (no browser) has no cookie to be tricked with."""
+    return request.headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
 
 
 @router.post("/logout")
