@@ -9,7 +9,6 @@ summary or a trim can never drop them.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +19,8 @@ from typing import Annotated, Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
+
+from engram.policy import neutralise
 
 PinKind = Literal["constraint", "approval", "effect", "source"]
 FLAG = "engram"  # additional_kwargs namespace for explicit pins
@@ -113,6 +114,10 @@ class PinRules:
     source_tools: frozenset[str] | None = None  # None: every tool's URLs count as sources
     url: str = _URL
     max_text: int = 240
+    """How much of a tool's result an effect pin keeps."""
+    max_said: int = 2000
+    """How much of a user's constraint or approval a pin keeps: the whole sentence, unless
+    it runs past this (then it is cut, and says so and which message said it)."""
 
     def pattern(self, name: str) -> re.Pattern[str]:
         return _compile(str(getattr(self, name)))
@@ -196,10 +201,16 @@ def _human_pins(message: HumanMessage, rules: PinRules) -> list[Pin]:
     pins = []
     for sentence in split_sentences(message.text):
         if rules.pattern("approval").match(sentence):
-            pins.append(make_pin("approval", sentence[: rules.max_text], message.id))
+            pins.append(make_pin("approval", _said(sentence, message, rules), message.id))
         elif _is_constraint(sentence, rules):
-            pins.append(make_pin("constraint", sentence[: rules.max_text], message.id))
+            pins.append(make_pin("constraint", _said(sentence, message, rules), message.id))
     return pins
+
+
+def _said(sentence: str, message: BaseMessage, rules: PinRules) -> str:
+    if len(sentence) <= rules.max_said:
+        return sentence
+    return f"{sentence[: rules.max_said]}… (cut: message {message.id or 'unnamed'})"
 
 
 def _is_constraint(sentence: str, rules: PinRules) -> bool:
@@ -254,7 +265,7 @@ def render_pins(state: Mapping[str, Any], *, max_sources: int = 20) -> str:
         if field_name == "sources":
             pins = pins[-max_sources:]
         if pins:
-            lines = "\n".join(f"- {html.escape(pin['text'], quote=False)}" for pin in pins)
+            lines = "\n".join(f"- {_shown(pin)}" for pin in pins)
             sections.append(f"{heading}:\n{lines}")
     if not sections:
         return ""
@@ -263,6 +274,13 @@ def render_pins(state: Mapping[str, Any], *, max_sources: int = 20) -> str:
         "<pinned-state>\nAuthoritative state of this conversation, kept outside its history "
         f"and summary.\n\n{body}\n</pinned-state>"
     )
+
+
+def _shown(pin: Mapping[str, Any]) -> str:
+    """A pin's text safe inside the block (:func:`engram.policy.neutralise`: markup and
+    look-alike brackets escaped), an effect's own ``name(args) -> result`` arrow kept."""
+    text = neutralise(str(pin["text"]))
+    return text.replace(" -&gt; ", " -> ", 1) if pin.get("kind") == "effect" else text
 
 
 def pins_of(state: Mapping[str, Any]) -> PinFields:
