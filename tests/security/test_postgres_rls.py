@@ -370,3 +370,36 @@ def test_the_async_saver_scopes_reads_and_refuses_another_tenants_thread(
     mine, theirs, listed = asyncio.run(run())
     assert mine is not None and mine.checkpoint["channel_values"]["note"] == "globex state"
     assert theirs is None and listed == []
+
+
+def test_thread_methods_given_the_owner_find_its_thread_as_the_app_role(
+    database: Database,
+) -> None:
+    """Under row-level security a method given a principal acts for that principal's
+    tenant: the owner finds their own thread (history, get, diff, prune, fork, sizes)
+    with no tenant_scope of the caller's, and another tenant's user still finds none."""
+    import asyncio
+
+    from engram.errors import NotFoundError
+    from engram.stores.hot import AsyncThreads, aopen_checkpointer
+
+    with open_checkpointer(database.app_url, encryption_key=None) as saver:
+        graph = _graph().compile(checkpointer=saver)
+        graph.invoke({"n": 1}, thread_config("run-1", ALICE))
+        graph.invoke({"n": 5}, thread_config("run-1", ALICE))
+        threads = Threads(saver)
+        history = threads.history("run-1", ALICE)
+        assert len(history) >= 4 and threads.get("run-1", principal=ALICE) is not None
+        oldest = history[-1].checkpoint_id
+        assert threads.diff("run-1", oldest, principal=ALICE) is not None
+        assert threads.fork("run-1", history[0].checkpoint_id, "run-2", ALICE).thread_id == "run-2"
+        assert {s.thread_id for s in threads.sizes(principal=ALICE)} >= {"run-1", "run-2"}
+        assert threads.prune("run-1", 1, principal=ALICE).deleted_checkpoints >= 1
+        with pytest.raises(NotFoundError):
+            threads.history("run-1", BOB)
+
+    async def run() -> int:
+        async with aopen_checkpointer(database.app_url, encryption_key=None) as saver:
+            return len(await AsyncThreads(saver).history("run-1", ALICE))
+
+    assert asyncio.run(run()) >= 1

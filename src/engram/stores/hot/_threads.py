@@ -8,14 +8,16 @@ call the saver and run backend statements; the logic lives in
 
 from __future__ import annotations
 
+import functools
+import inspect
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from engram import _validate as check
-from engram._principal import Principal, validate_id
+from engram._principal import Principal, tenant_scope, validate_id
 from engram.stores.hot._open import admin_for
 from engram.stores.hot.contract import (
     CheckpointInfo,
@@ -66,6 +68,44 @@ def _fork_result(plan: ForkPlan, source: CheckpointTuple) -> ForkResult:
     )
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _principal_of(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    bound = inspect.signature(func).bind_partial(*args, **kwargs)
+    return bound.arguments.get("principal")
+
+
+def _acting(func: Callable[P, R]) -> Callable[P, R]:
+    """Run a method taking ``principal`` for that principal's tenant (PostgreSQL's
+    row-level security: the owner's own thread is found where the tenant is set)."""
+
+    @functools.wraps(func)
+    def scoped(*args: P.args, **kwargs: P.kwargs) -> R:
+        principal = _principal_of(func, args, kwargs)
+        if not isinstance(principal, Principal):
+            return func(*args, **kwargs)
+        with tenant_scope(principal.tenant_id):
+            return func(*args, **kwargs)
+
+    return scoped
+
+
+def _aacting(func: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """:func:`_acting` for a coroutine method."""
+
+    @functools.wraps(func)
+    async def scoped(*args: P.args, **kwargs: P.kwargs) -> R:
+        principal = _principal_of(func, args, kwargs)
+        if not isinstance(principal, Principal):
+            return await func(*args, **kwargs)
+        with tenant_scope(principal.tenant_id):
+            return await func(*args, **kwargs)
+
+    return scoped
+
+
 class _Base:
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self.saver = saver
@@ -75,6 +115,7 @@ class _Base:
 class Threads(_Base):
     """Sync thread inspection and retention. Methods taking ``principal`` scope to that user."""
 
+    @_acting
     def list_threads(self, principal: Principal | None = None) -> list[ThreadInfo]:
         """Threads newest first; with ``principal``, only that user's threads."""
         return self._admin.run(self._admin.list_threads(_scope(principal)))
@@ -83,11 +124,13 @@ class Threads(_Base):
         """Who owns ``thread_id`` (fixed by its first scoped checkpoint); ``None`` if no one."""
         return self._admin.run(self._admin.owner(_thread(thread_id)))
 
+    @_acting
     def check_owner(self, principal: Principal, thread_id: str) -> None:
         """Raise :class:`ConflictError` (the saver's own answer to such a write) unless
         ``thread_id`` is new or ``principal``'s: the check to run before a graph run."""
         admit_write(thread_id, _principal(principal), self.owner(thread_id) or principal)
 
+    @_acting
     def get(
         self, thread_id: str, checkpoint_id: str | None = None, principal: Principal | None = None
     ) -> CheckpointTuple:
@@ -96,6 +139,7 @@ class Threads(_Base):
         tup = self.saver.get_tuple(checkpoint_config(thread_id, checkpoint_id))
         return require(tup, thread_id, checkpoint_id)
 
+    @_acting
     def history(
         self, thread_id: str, principal: Principal | None = None, limit: int | None = None
     ) -> list[CheckpointInfo]:
@@ -104,6 +148,7 @@ class Threads(_Base):
         found = self.saver.list(checkpoint_config(thread_id), limit=limit)
         return [checkpoint_info(t) for t in found]
 
+    @_acting
     def diff(
         self,
         thread_id: str,
@@ -115,6 +160,7 @@ class Threads(_Base):
         before = self.get(thread_id, from_checkpoint, principal)
         return diff_states(before, self.get(thread_id, to_checkpoint))
 
+    @_acting
     def fork(
         self,
         thread_id: str,
@@ -134,6 +180,7 @@ class Threads(_Base):
             self.saver.put_writes(saved, writes, task_id)
         return _fork_result(plan, source)
 
+    @_acting
     def prune(
         self, thread_id: str, keep_last: int, principal: Principal | None = None
     ) -> PruneReport:
@@ -142,6 +189,7 @@ class Threads(_Base):
         self._owned(principal, thread_id)
         return self._admin.run(self._admin.prune(thread_id, keep), write=True)
 
+    @_acting
     def sizes(
         self, thread_ids: Sequence[str] | None = None, principal: Principal | None = None
     ) -> list[ThreadSize]:
@@ -149,6 +197,7 @@ class Threads(_Base):
         chosen = check.optional_texts("thread_ids", thread_ids)
         return self._admin.run(self._admin.sizes(chosen, _scope(principal)))
 
+    @_acting
     def delete_user_threads(self, principal: Principal) -> list[str]:
         """Delete every thread of ``principal`` (the ones :meth:`list_threads` lists),
         whole: every namespace, pending write and blob. Returns their ids, newest first."""
@@ -171,16 +220,19 @@ class Threads(_Base):
 class AsyncThreads(_Base):
     """Async twin of :class:`Threads` (same methods, awaited)."""
 
+    @_aacting
     async def list_threads(self, principal: Principal | None = None) -> list[ThreadInfo]:
         return await self._admin.arun(self._admin.list_threads(_scope(principal)))
 
     async def owner(self, thread_id: str) -> Principal | None:
         return await self._admin.arun(self._admin.owner(_thread(thread_id)))
 
+    @_aacting
     async def check_owner(self, principal: Principal, thread_id: str) -> None:
         owner = await self.owner(thread_id)
         admit_write(thread_id, _principal(principal), owner or principal)
 
+    @_aacting
     async def get(
         self, thread_id: str, checkpoint_id: str | None = None, principal: Principal | None = None
     ) -> CheckpointTuple:
@@ -188,6 +240,7 @@ class AsyncThreads(_Base):
         tup = await self.saver.aget_tuple(checkpoint_config(thread_id, checkpoint_id))
         return require(tup, thread_id, checkpoint_id)
 
+    @_aacting
     async def history(
         self, thread_id: str, principal: Principal | None = None, limit: int | None = None
     ) -> list[CheckpointInfo]:
@@ -195,6 +248,7 @@ class AsyncThreads(_Base):
         found = self.saver.alist(checkpoint_config(thread_id), limit=limit)
         return [checkpoint_info(t) async for t in found]
 
+    @_aacting
     async def diff(
         self,
         thread_id: str,
@@ -205,6 +259,7 @@ class AsyncThreads(_Base):
         before = await self.get(thread_id, from_checkpoint, principal)
         return diff_states(before, await self.get(thread_id, to_checkpoint))
 
+    @_aacting
     async def fork(
         self,
         thread_id: str,
@@ -225,6 +280,7 @@ class AsyncThreads(_Base):
             await self.saver.aput_writes(saved, writes, task_id)
         return _fork_result(plan, source)
 
+    @_aacting
     async def prune(
         self, thread_id: str, keep_last: int, principal: Principal | None = None
     ) -> PruneReport:
@@ -232,12 +288,14 @@ class AsyncThreads(_Base):
         await self._owned(principal, thread_id)
         return await self._admin.arun(self._admin.prune(thread_id, keep), write=True)
 
+    @_aacting
     async def sizes(
         self, thread_ids: Sequence[str] | None = None, principal: Principal | None = None
     ) -> list[ThreadSize]:
         chosen = check.optional_texts("thread_ids", thread_ids)
         return await self._admin.arun(self._admin.sizes(chosen, _scope(principal)))
 
+    @_aacting
     async def delete_user_threads(self, principal: Principal) -> list[str]:
         statements = self._admin.delete_threads(_principal(principal))
         return await self._admin.arun(statements, write=True)
