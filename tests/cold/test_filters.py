@@ -83,3 +83,12 @@ def test_filters_apply_to_ranked_search(store: LongTermStore) -> None:
 def test_bad_filters_raise(store: LongTermStore, bad: dict[str, Any]) -> None:
     with pytest.raises(InvalidInputError):
         store.search(("f",), filter=bad)
+
+
+def test_an_integer_past_64_bits_is_a_filter_like_any_other(store: LongTermStore) -> None:
+    """SQLite binds integers of 64 bits: a larger operand is compared as the number it is
+    (it raised a bare OverflowError)."""
+    store.put(("f", "x"), "big", {"n": 10**20})
+    store.put(("f", "x"), "small", {"n": 7})
+    assert {it.key for it in store.search(("f",), filter={"n": {"$gt": 10**19}})} == {"big"}
+    assert {it.key for it in store.search(("f",), filter={"n": {"$lt": 10**19}})} == {"small"}

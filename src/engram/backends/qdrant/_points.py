@@ -237,6 +237,8 @@ def value_fields(value: Mapping[str, Any]) -> dict[str, Any]:
             typed["s"][key] = item
         elif kind == "number" and _finite(item):
             typed["n"][key] = item
+        elif kind == "number" and isinstance(item, int) and abs(item) < 2**1023:
+            typed["n"][key] = float(item)  # (past 64 bits: compared as the number it is)
         elif kind in ("true", "false"):
             typed["b"][key] = int(item)
         elif kind == "null":

@@ -221,7 +221,14 @@ class SQLiteFilterDialect:
         return "json_type(m.value, ?) IS NOT NULL", (_json_path(path),)
 
     def compare(self, path: tuple[str, ...], kind: Kind, sql_op: str, operand: Scalar) -> Fragment:
+        if isinstance(operand, int) and not isinstance(operand, bool) and not _int64(operand):
+            operand = float(operand)  # (what json_extract reads such a stored integer as)
         return f"json_extract(m.value, ?) {sql_op} ?", (_json_path(path), operand)
+
+
+def _int64(number: int) -> bool:
+    """Whether SQLite binds ``number`` as an INTEGER (a larger one overflows)."""
+    return -(2**63) <= number < 2**63
 
 
 DIALECT = SQLiteFilterDialect()
