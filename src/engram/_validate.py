@@ -115,6 +115,28 @@ def mapping(name: str, value: object) -> Mapping[str, Any] | None:
     return value
 
 
+def storable(name: str, value: object, *, depth: int = 0) -> None:
+    """Raise :class:`InvalidInputError` unless every string in ``value`` (a stored value:
+    mappings, lists and scalars), keys included, is valid Unicode without NUL: one that
+    is not would be stored by one backend, refused by another and matched by none."""
+    if depth > 64:
+        raise InvalidInputError(f"{name} nests deeper than 64 levels")
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidInputError(f"{name} holds a NUL character: {_show(value)}")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(f"{name} is not valid Unicode (a lone surrogate)") from None
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            storable(name, key, depth=depth + 1)
+            storable(f"{name}.{key}", item, depth=depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            storable(name, item, depth=depth + 1)
+
+
 def choice(name: str, value: T, options: Collection[T]) -> T:
     if value not in options:
         known = ", ".join(sorted(str(o) for o in options))

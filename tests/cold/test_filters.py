@@ -92,3 +92,17 @@ def test_an_integer_past_64_bits_is_a_filter_like_any_other(store: LongTermStore
     store.put(("f", "x"), "small", {"n": 7})
     assert {it.key for it in store.search(("f",), filter={"n": {"$gt": 10**19}})} == {"big"}
     assert {it.key for it in store.search(("f",), filter={"n": {"$lt": 10**19}})} == {"small"}
+
+
+@pytest.mark.parametrize("value", [{"s": "a\x00b"}, {"a\x00": 1}, {"l": ["ok", "\ud800"]}])
+def test_a_value_no_backend_can_match_is_refused_alike(
+    store: LongTermStore, value: dict[str, Any]
+) -> None:
+    """A NUL or a lone surrogate in a stored value: PostgreSQL cannot store it and SQLite
+    stored it where no filter matched it; every backend now refuses it, with the same
+    typed error, before anything is written."""
+    with pytest.raises(InvalidInputError):
+        store.put(("f", "x"), "k", value)
+    with pytest.raises(InvalidInputError):
+        store.remember(("f", "x"), "a fact", value=value)
+    assert store.search(("f",), limit=10) == []

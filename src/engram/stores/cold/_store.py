@@ -286,6 +286,7 @@ class LongTermStore(EngramLabels):
             else pipe.text_of(op.value, op.index or self.options.index_fields)
         )
         ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
+        check.storable("value", op.value)
         value, vector = dict(op.value), self._embed(text)
         on_conflict(lambda: self._store(namespace, op.key, value, text, ttl=ttl, vector=vector))
 
@@ -505,7 +506,7 @@ class LongTermStore(EngramLabels):
             namespace,
             check.text("text", fact.text),
             check.optional_text("slot", fact.slot),
-            dict(check.mapping("value", fact.value) or {}),
+            _stored_value(fact.value),
             check.texts("tags", fact.tags),
             check.choice("source", fact.source, get_args(Source)),
             check.choice("sensitivity", fact.sensitivity, get_args(Sensitivity)),
@@ -988,3 +989,10 @@ def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:
         record.recorded_at,
         score,
     )
+
+
+def _stored_value(value: object) -> dict[str, Any]:
+    """A fact's ``value`` mapping, checked to be storable on every backend."""
+    mapping = dict(check.mapping("value", value) or {})
+    check.storable("value", mapping)
+    return mapping
