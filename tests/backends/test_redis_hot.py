@@ -81,6 +81,25 @@ def test_erasing_a_user_leaves_no_key_of_their_threads(redis_url: str) -> None:
     assert {k for k in before if "{b1}" in k or "{n1}" in k} <= set(after)
 
 
+def test_an_expired_thread_id_taken_by_another_is_not_the_old_owners(redis_url: str) -> None:
+    """With thread_ttl, Alice's thread can expire while her index still names it, and Bob
+    can take the id: her sizes leave his thread out, and erasing her leaves no key naming
+    her (nor his thread touched)."""
+    with open_checkpointer(redis_url + "?thread_ttl=2") as saver:
+        graph = story_graph(saver)
+        graph.invoke({"items": ["x"]}, thread_config("t1", ALICE))
+        time.sleep(1.2)
+        graph.invoke({"items": ["kept"]}, thread_config("keep", ALICE))
+        time.sleep(1.2)  # t1 expired, 'keep' alive: Alice's index lives on, naming t1
+        graph.invoke({"items": [MARKER]}, thread_config("t1", NAMESAKE))
+        threads = Threads(saver)
+        assert threads.owner("t1") == NAMESAKE
+        assert {s.thread_id for s in threads.sizes(principal=ALICE)} == {"keep"}
+        assert threads.delete_user_threads(ALICE) == ["keep"]
+        assert not [k for k in _keys(redis_url) if "acme:alice" in k]
+        assert MARKER in threads.get("t1", principal=NAMESAKE).checkpoint["channel_values"]["items"]
+
+
 def test_compaction_rewrites_the_aof_without_the_erased_bytes(server: RedisServer) -> None:
     with open_checkpointer(server.url) as saver:
         _fill(saver)

@@ -130,8 +130,9 @@ def _size(thread_id: str, records: dict[str, dict[bytes, bytes]]) -> ThreadSize 
 
 def sizes(thread_ids: Sequence[str] | None, owner: Principal | None) -> Commands[list[ThreadSize]]:
     ids = list(thread_ids) if thread_ids is not None else (yield from _threads_of(None))
-    if owner is not None:
-        owned = set((yield from _threads_of(owner)))
+    if owner is not None:  # (the threads the owner record names: an index entry may be
+        # stale, its id expired and taken by another since)
+        owned = {t.thread_id for t in (yield from list_threads(owner))}
         ids = [t for t in ids if t in owned]
     found = []
     for thread_id in sorted(set(ids)):
@@ -230,6 +231,7 @@ def delete_threads(owner: Principal) -> Commands[list[str]]:
     found = [t.thread_id for t in (yield from list_threads(owner))]
     for thread_id in found:
         yield from drop_thread(thread_id)
+    yield multi(("DEL", user_index(owner)))  # (what is left in it names others' threads)
     return found
 
 
