@@ -109,6 +109,20 @@ def test_a_rerun_of_lines_that_name_their_version_adds_nothing(tmp_path: Path) -
         assert len(memory.review_queue(ALICE)) == 1
 
 
+def test_a_line_whose_expiry_has_passed_is_ignored_not_an_error(tmp_path: Path) -> None:
+    """An export read back after some of its facts expired: those lines are ignored (a
+    fact that has expired is dropped, as it would have been), the rest are stored."""
+    home = tmp_path / ".engram"
+    lines = [
+        {"text": "Trip to Rome in spring", "expires_at": "2001-01-01T00:00:00Z"},
+        {"text": "Follows NVDA closely", "expires_at": "2999-01-01T00:00:00Z"},
+    ]
+    out = _ok(home, str(_jsonl(tmp_path / "old.jsonl", lines)), "--user", "alice")
+    assert out.splitlines()[-1] == "1 stored, 0 superseded, 1 ignored, 0 deleted, 0 held, 0 refused"
+    with Memory.open(home, embedder=HashEmbedder()) as memory:
+        assert [f.text for f in memory.facts(ALICE)] == ["Follows NVDA closely"]
+
+
 def test_an_export_round_trips_through_import(tmp_path: Path) -> None:
     home = tmp_path / ".engram"
     _ok(home, str(_jsonl(tmp_path / "facts.jsonl", LINES)), "--user", "alice")

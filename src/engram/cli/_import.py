@@ -96,7 +96,7 @@ def _import(
     update: Callable[[int], object],
 ) -> Counter[str]:
     """Remember ``group``'s new lines for ``principal``; the counts of what happened."""
-    done = _already(memory, principal, group)
+    done = _already(memory, principal, group) | _expired(memory, group)
     update(len(done))
     fresh = [line for line in group if line.number not in done]
     facts = [line.fact for line in fresh]
@@ -114,6 +114,17 @@ def _counted(result: RememberResult) -> str:
     if result.stored:
         return "stored"
     return "refused" if result.action == "rejected" else result.action
+
+
+def _expired(memory: Memory, group: list[Line]) -> set[int]:
+    """Numbers of the lines whose ``expires_at`` has passed (a fact that would already
+    have been dropped: an export read back late)."""
+    now = memory.now()
+    return {
+        line.number
+        for line in group
+        if line.fact.expires_at is not None and line.fact.expires_at <= now
+    }
 
 
 def _already(memory: Memory, principal: Principal, group: list[Line]) -> set[int]:
