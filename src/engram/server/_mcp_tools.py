@@ -161,10 +161,8 @@ Slot = Annotated[
 ]
 Tags = Annotated[
     list[str] | None,
-    Field(
-        description="Tags (default: fact); profile, preference and constraint facts "
-        "lead every recall"
-    ),
+    Field(description="Tags (default: fact); profile, preference and constraint facts "
+          "lead every recall"),
 ]
 ThreadId = Annotated[str, Field(description="A thread id (from thread_list)")]
 CheckpointId = Annotated[str, Field(description="A checkpoint id (from thread_history)")]
@@ -218,18 +216,13 @@ class FactTools:
         k: Annotated[int, Field(ge=1, le=100, description="Facts to consider")] = 8,
         include_profile: Annotated[
             bool | None,
-            Field(
-                description="true: every profile fact; false: none; null: those the query is about"
-            ),
+            Field(description="true: every profile fact; false: none; "
+                  "null: those the query is about"),
         ] = None,
         min_score: Annotated[
             float,
-            Field(
-                ge=0.0,
-                le=1.0,
-                description="Leave out memories whose calibrated "
-                "relevance is below this (0: keep all)",
-            ),
+            Field(ge=0.0, le=1.0, description="Leave out memories whose calibrated "
+                  "relevance is below this (0: keep all)"),
         ] = DEFAULT_MIN_SCORE,
     ) -> str:
         """Recall what is known about the user for a task: profile facts, then matching
@@ -238,13 +231,8 @@ class FactTools:
         block = await self.service.run(
             "read",
             lambda p: self.memory.recall(
-                p,
-                query,
-                budget_tokens,
-                k=k,
-                as_of=as_of,
-                include_profile=include_profile,
-                min_score=min_score,
+                p, query, budget_tokens, k=k, as_of=as_of,
+                include_profile=include_profile, min_score=min_score,
             ),
         )
         footer = f"-- {block.tokens_used}/{block.budget_tokens} tokens, {block.dropped} left out"
@@ -315,9 +303,8 @@ def _in_tenant(memory: Memory, work: Callable[[Threads, Principal], R]) -> Calla
     return run
 
 
-def _history(
-    threads: Threads, principal: Principal, thread_id: str, limit: int | None
-) -> ThreadHistory:
+def _history(threads: Threads, principal: Principal, thread_id: str, limit: int | None
+             ) -> ThreadHistory:
     threads.get(thread_id, None, principal)  # an unknown thread is an error, not []
     found = threads.history(thread_id, principal, limit)
     return ThreadHistory(

@@ -172,7 +172,9 @@ def mount_mcp(
         base = os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL
         resource_url = base.rstrip("/") + MCP_PATH
     host = urlsplit(resource_url).hostname or "127.0.0.1"
-    inner = mcp_http_app(memory, authenticator, resource_url=resource_url, host=host, audit=audit)
+    inner = mcp_http_app(
+        memory, authenticator, resource_url=resource_url, host=host, audit=audit
+    )
     for path in (MCP_PATH, METADATA_PATH):
         app.router.routes.append(Route(path, endpoint=inner, include_in_schema=False))
     outer = app.router.lifespan_context

@@ -256,7 +256,9 @@ def _named(key: str, config: RunnableConfig, metadata: Mapping[str, Any] | None)
     return next((s[key] for s in sources if s.get(key) is not None), None)
 
 
-def named_tenant(config: RunnableConfig, metadata: Mapping[str, Any] | None = None) -> str | None:
+def named_tenant(
+    config: RunnableConfig, metadata: Mapping[str, Any] | None = None
+) -> str | None:
     """The tenant a saver call names (``None`` when none, or not a string); lenient, for
     scoping reads: :func:`declared_owner` is the strict reading a write gets."""
     tenant = _named(TENANT_KEY, config, metadata)
