@@ -40,14 +40,20 @@ def text(name: str, value: object, *, blank: bool = False, line: bool = False) -
     characters (``line``: without tab or newline either); empty only when ``blank``."""
     if not isinstance(value, str):
         raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"{name} is not valid Unicode (a lone surrogate)") from None
+    unicode(name, value)
     if (_ANY_CONTROL if line else _CONTROL).search(value):
         raise InvalidInputError(f"{name} holds a control character: {_show(value)}")
     if not blank and not value.strip():
         raise InvalidInputError(f"{name} must not be empty")
+    return value
+
+
+def unicode(name: str, value: str) -> str:
+    """``value`` if it is valid Unicode (no lone surrogate, which no backend stores)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{name} is not valid Unicode (a lone surrogate)") from None
     return value
 
 
@@ -124,10 +130,7 @@ def storable(name: str, value: object, *, depth: int = 0) -> None:
     if isinstance(value, str):
         if "\x00" in value:
             raise InvalidInputError(f"{name} holds a NUL character: {_show(value)}")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidInputError(f"{name} is not valid Unicode (a lone surrogate)") from None
+        unicode(name, value)
     elif isinstance(value, Mapping):
         for key, item in value.items():
             storable(name, key, depth=depth + 1)

@@ -98,11 +98,6 @@ def held_entry(
     return entry_line(when.isoformat(timespec="seconds"), reason, origin, text)
 
 
-def held_document_entry(when: datetime, reason: str, path: str, text: str) -> str:
-    """One review-queue line for a held document write to ``path``."""
-    return entry_line(when.isoformat(timespec="seconds"), reason, {"document": path}, text)
-
-
 def entry_id(line: str) -> str:
     """The id of a queue line: the first hex digits of its SHA-256."""
     return hashlib.sha256(line.encode("utf-8")).hexdigest()[:_ID_CHARS]

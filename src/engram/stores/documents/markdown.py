@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from engram import _validate as check
 from engram.errors import InvalidInputError, PathEscapeError
 from engram.recall import rrf
 
@@ -42,11 +43,7 @@ _UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 def _plain(value: str) -> str:
     """``value`` if it is a metadata string that survives a round trip through YAML and
     every backend, else :class:`InvalidInputError`."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        bad = f"metadata is not valid Unicode (a lone surrogate): {value!r}"
-        raise InvalidInputError(bad) from None
+    check.unicode("metadata", value)
     if _UNSAFE.search(value):
         raise InvalidInputError(f"metadata holds a control or line-break character: {value!r}")
     return value
