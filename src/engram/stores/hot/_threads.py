@@ -12,6 +12,7 @@ import functools
 import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, ParamSpec, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
@@ -72,21 +73,24 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def _principal_of(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    bound = inspect.signature(func).bind_partial(*args, **kwargs)
-    return bound.arguments.get("principal")
+def _tenant_of(
+    signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> AbstractContextManager[object]:
+    """The tenant scope of a call's ``principal`` argument (none given: no scope)."""
+    principal = signature.bind_partial(*args, **kwargs).arguments.get("principal")
+    if isinstance(principal, Principal):
+        return tenant_scope(principal.tenant_id)
+    return nullcontext()
 
 
 def _acting(func: Callable[P, R]) -> Callable[P, R]:
     """Run a method taking ``principal`` for that principal's tenant (PostgreSQL's
     row-level security: the owner's own thread is found where the tenant is set)."""
+    signature = inspect.signature(func)
 
     @functools.wraps(func)
     def scoped(*args: P.args, **kwargs: P.kwargs) -> R:
-        principal = _principal_of(func, args, kwargs)
-        if not isinstance(principal, Principal):
-            return func(*args, **kwargs)
-        with tenant_scope(principal.tenant_id):
+        with _tenant_of(signature, args, kwargs):
             return func(*args, **kwargs)
 
     return scoped
@@ -94,13 +98,11 @@ def _acting(func: Callable[P, R]) -> Callable[P, R]:
 
 def _aacting(func: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     """:func:`_acting` for a coroutine method."""
+    signature = inspect.signature(func)
 
     @functools.wraps(func)
     async def scoped(*args: P.args, **kwargs: P.kwargs) -> R:
-        principal = _principal_of(func, args, kwargs)
-        if not isinstance(principal, Principal):
-            return await func(*args, **kwargs)
-        with tenant_scope(principal.tenant_id):
+        with _tenant_of(signature, args, kwargs):
             return await func(*args, **kwargs)
 
     return scoped
