@@ -70,6 +70,7 @@ _FTS_OPTIMIZE = "INSERT INTO doc_chunks_fts(doc_chunks_fts) VALUES ('optimize')"
 _VERSION_TABLE = "CREATE TABLE IF NOT EXISTS doc_index_version (version INTEGER NOT NULL)"
 _FILES = "SELECT path, mtime_ns, size, sha256, digest, users FROM doc_files WHERE tenant_id = ?"
 _STATS = "SELECT path, mtime_ns, size FROM doc_files WHERE tenant_id = ?"
+_NAMED = "SELECT path, users FROM doc_files WHERE tenant_id = ? AND users <> ''"
 _FILE = _FILES + " AND path = ?"
 _UPSERT_FILE = (
     "INSERT INTO doc_files (tenant_id, path, mtime_ns, size, sha256, digest, users) "
@@ -110,10 +111,6 @@ class IndexedFile:
     digest: str
     users: str = ""
     """The users its front matter names, space-separated (ids hold no space)."""
-
-    @property
-    def named(self) -> frozenset[str]:
-        return frozenset(self.users.split())
 
 
 def _vector_text(chunk: Paragraph | tuple[str, str]) -> str:
@@ -195,6 +192,13 @@ class DocumentIndex:
         """``(mtime_ns, size)`` of every file indexed for ``tenant``, by path."""
         with self._tx() as conn:
             return {row[0]: (row[1], row[2]) for row in conn.execute(_STATS, (tenant,))}
+
+    def named(self, tenant: str) -> dict[str, frozenset[str]]:
+        """The users each of ``tenant``'s files names in its front matter, for the files
+        that name any (few: the others are left out)."""
+        with self._tx() as conn:
+            rows = conn.execute(_NAMED, (tenant,))
+            return {row[0]: frozenset(str(row[1]).split()) for row in rows}
 
     def record(self, tenant: str, path: str) -> IndexedFile | None:
         """What the index remembers about one file, if anything."""

@@ -248,8 +248,8 @@ class FileDocumentStore(DocumentStore):
         self, principal: Principal, paths: Sequence[str]
     ) -> Mapping[str, frozenset[str]]:
         self._maybe_refresh(principal)
-        files = self._index.files(principal.tenant_id)
-        return {path: files[path].named for path in paths if path in files}
+        named = self._index.named(principal.tenant_id)
+        return {path: named[path] for path in paths if path in named}
 
     def _is_dir(self, principal: Principal, path: str) -> bool:
         parts = split_path(path, allow_root=True)
