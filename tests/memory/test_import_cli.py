@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -115,12 +116,27 @@ def test_a_line_whose_expiry_has_passed_is_ignored_not_an_error(tmp_path: Path) 
     home = tmp_path / ".engram"
     lines = [
         {"text": "Trip to Rome in spring", "expires_at": "2001-01-01T00:00:00Z"},
-        {"text": "Follows NVDA closely", "expires_at": "2999-01-01T00:00:00Z"},
+        {"text": "Follows NVDA closely", "expires_at": _days_ahead(30)},
     ]
     out = _ok(home, str(_jsonl(tmp_path / "old.jsonl", lines)), "--user", "alice")
     assert out.splitlines()[-1] == "1 stored, 0 superseded, 1 ignored, 0 deleted, 0 held, 0 refused"
     with Memory.open(home, embedder=HashEmbedder()) as memory:
         assert [f.text for f in memory.facts(ALICE)] == ["Follows NVDA closely"]
+
+
+def test_a_line_expiring_past_the_policy_bound_is_refused_as_its_ttl_would_be(
+    tmp_path: Path,
+) -> None:
+    """An expiry named as a moment is bounded as a ttl is (at most 365 days by default):
+    "expires_at" in 2999 is no way round the write policy's "ttl_days" bound."""
+    lines = [{"text": "Follows NVDA closely", "expires_at": "2999-01-01T00:00:00Z"}]
+    out = _ok(tmp_path / ".engram", str(_jsonl(tmp_path / "far.jsonl", lines)), "--user", "alice")
+    assert "line 1: rejected: ttl_days=" in out and "is outside 1-365 days" in out, out
+    assert out.splitlines()[-1].endswith("0 held, 1 refused"), out
+
+
+def _days_ahead(days: int) -> str:
+    return (datetime.now(UTC) + timedelta(days=days)).isoformat()
 
 
 def test_an_export_round_trips_through_import(tmp_path: Path) -> None:

@@ -870,7 +870,10 @@ class LongTermStore(EngramLabels):
             raise InvalidInputError("a memory needs non-empty text")
         if self.policy is None:
             return note, None
-        ttl_days = None if note.ttl is None else note.ttl.total_seconds() / 86400
+        life = note.ttl  # (an expiry named as a moment is bounded as a ttl is)
+        if life is None and note.expires_at is not None:
+            life = utc(note.expires_at) - self.now()
+        ttl_days = None if life is None else life.total_seconds() / 86400
         candidate = WriteCandidate(note.text, note.tags, note.source, note.sensitivity, ttl_days)
         decision = self.policy.evaluate(candidate)
         redacted = replace(note, text=decision.text, redactions=tuple(decision.redactions))
