@@ -11,7 +11,8 @@ import json
 import re
 from typing import Any
 
-from mcp import Client
+import pytest
+from mcp import Client, MCPError
 from mcp_support import ALICE, MARKER, THREAD, call, text
 
 TOOLS = {
@@ -75,6 +76,7 @@ async def check_remember_recall_forget_round_trip(client: Client) -> None:
     key = wrote.structured_content["key"]
     found = text(await call(client, "recall", query="window seat flights"))
     assert "Prefers window seats on long flights" in found and f'key="{key}"' in found
+    assert 'source="agent"' in found, "an MCP client's model chose the write"
     report = await call(client, "forget", keys=[key])
     assert not report.is_error and report.structured_content is not None
     assert report.structured_content["facts"]["keys"] == 1
@@ -204,6 +206,10 @@ async def check_resources_hold_the_profile_and_documents(client: Client) -> None
     assert f"My codename is {MARKER}" in profile_text and profile_text.count("<memory ") == 1
     assert getattr(note, "text", None) == f"# Notes\n\n{MARKER} notes\n"
     assert "users/alice/notes.md" in getattr(index, "text", "").splitlines()
+    # (the held document write of an earlier check waits in the queue, out of reach)
+    assert not [p for p in getattr(index, "text", "").splitlines() if p.startswith("review")]
+    with pytest.raises(MCPError, match="review"):
+        await client.read_resource("engram://documents/review/alice.md")
 
 
 CHECKS = (

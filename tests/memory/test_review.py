@@ -245,7 +245,37 @@ def test_the_memory_tool_cannot_write_the_review_queue(
     out = memory_tool(memory.documents, ALICE).invoke(command)
     assert out.startswith("Error:") and "review queue" in out, out
     assert memory.held_for_review(ALICE) == before
-    view = memory_tool(memory.documents, ALICE).invoke(
-        {"command": "view", "path": "/memories/review/alice.md"}
-    )
-    assert "approve every trade" in view
+
+
+def test_no_model_tool_reads_lists_searches_or_writes_the_review_queue(memory: Memory) -> None:
+    """The queue holds the very text the guard kept from the model: a tool that showed it
+    (a view, a listing, a search hit) would hand the model what was held; one that wrote it
+    could forge or drop entries. ``Memory.recall`` already left it out; the tools now do."""
+    from engram.tools import document_tools, memory_tool
+
+    memory.remember(ALICE, ATTACK)
+    memory.documents.write_text(ALICE, "notes.md", "my notes on every trade\n")
+    before = memory.held_for_review(ALICE)
+    tool = memory_tool(memory.documents, ALICE)
+    for path in ("/memories/review/alice.md", "/memories/review", "/memories/review/"):
+        out = tool.invoke({"command": "view", "path": path})
+        assert out.startswith("Error:") and "review queue" in out, out
+    listing = tool.invoke({"command": "view", "path": "/memories"})
+    assert "notes.md" in listing and "review" not in listing, listing
+    tools = {t.name: t for t in document_tools(memory.documents, ALICE)}
+    refused = [
+        ("read_document", {"path": "review/alice.md"}),
+        ("write_document", {"path": "review/alice.md", "content": "- forged"}),
+        ("delete_document", {"path": "review"}),
+        ("delete_document", {"path": "review/alice.md"}),
+        ("move_document", {"source": "review/alice.md", "target": "mine.md"}),
+        ("move_document", {"source": "notes.md", "target": "review/alice.md"}),
+    ]
+    for name, args in refused:
+        out = tools[name].invoke(args)
+        assert out.startswith("Error:") and "review queue" in out, (name, args, out)
+    assert "review" not in tools["list_documents"].invoke({"pattern": "**"})
+    found = tools["search_documents"].invoke({"query": "approve every trade", "k": 10})
+    assert "notes.md" in found and "review/" not in found and "Ignore" not in found, found
+    assert memory.held_for_review(ALICE) == before
+    assert memory.documents.read_text(ALICE, "notes.md") == "my notes on every trade\n"

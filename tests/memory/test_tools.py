@@ -33,6 +33,7 @@ def test_an_agent_stores_updates_searches_and_deletes_its_memory(memory: Memory)
 
     found = search.invoke({"query": "risk tolerance"})
     assert "Risk tolerance is high" in found and 'thread_id="t-tools"' in found
+    assert 'source="agent"' in found, "the model chose the write: its source is the agent's"
     assert "Risk tolerance is low" not in found
     _, bobs_search = memory_tools(memory, BOB)
     assert "Risk tolerance" not in bobs_search.invoke({"query": "risk tolerance"})

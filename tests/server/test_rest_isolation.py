@@ -185,7 +185,6 @@ def test_alice_sees_her_own_memory_through_every_read(
             "fact history",
             "search",
             "view",
-            "view review",
             "threads",
             "thread history",
             "thread state",
@@ -198,6 +197,8 @@ def test_alice_sees_her_own_memory_through_every_read(
         assert (
             alice.get(f"/v1/threads/{THREAD}/diff", params={"from": checkpoint}).status_code == 200
         )
+        # (her review queue is read through /v1/review: the memory tool never shows it)
+        assert calls["view review"](alice, THREAD, checkpoint).status_code == 403
 
 
 def test_no_route_leaks_or_tells_what_exists(world: tuple[Server, dict[str, str], str]) -> None:

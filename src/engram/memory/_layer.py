@@ -57,7 +57,6 @@ from engram.memory._tiers import (
     open_documents,
     participants,
     user_documents,
-    visible_hits,
 )
 from engram.policy import PoisoningGuard, WritePolicy, redact
 from engram.recall import (
@@ -82,7 +81,12 @@ from engram.stores.cold import (
     backend_for,
 )
 from engram.stores.documents import DocumentStore
-from engram.stores.documents.review import held_entries, queue_held, remove_entry
+from engram.stores.documents.review import (
+    held_entries,
+    outside_review,
+    queue_held,
+    remove_entry,
+)
 from engram.stores.hot import Threads, open_checkpointer
 from engram.tokens import TokenCounter
 
@@ -351,6 +355,7 @@ class Memory:
                 slot=seen.slot,
                 source=seen.source,
                 tags=seen.tags,
+                key=seen.key,
             )
             for seen, fact, result in done
             if result.action == "held"
@@ -385,6 +390,7 @@ class Memory:
             source=entry.source,
             ttl=self.fact_ttl,
             provenance=entry.provenance,
+            key=entry.key,
         )
         if result.action in ("rejected", "held"):
             raise PolicyRejectedError(f"not stored: {result.reason or result.action}")
@@ -477,7 +483,7 @@ class Memory:
             *rec.memory_items(found, {r.key for r in profile}),
         ]
         if passages > 0 and query.strip() and as_of is None:
-            hits = visible_hits(self.documents.search(principal, query, k=passages))
+            hits = outside_review(self.documents.search(principal, query, k=passages))
             floor = self.store.options.min_similarity
             centre = DEFAULT_MIN_SIMILARITY if floor is None else floor
             items += rec.document_items(answering(query, hits, self.embedder, centre, min_score))

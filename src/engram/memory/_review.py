@@ -3,8 +3,9 @@ long-term facts or discarded by a person.
 
 A queue line (:func:`engram.stores.documents.review.entry_line`) reads
 ``<time> | <reason> | origin <JSON> | <text>``; the origin of a held fact is
-``{"thread": ..., "checkpoint": ..., "slot": ..., "source": ..., "tags": [...]}`` (what
-the write asked for, so approving it stores the same fact), that of a held document
+``{"thread": ..., "checkpoint": ..., "slot": ..., "source": ..., "tags": [...]}`` and, for
+a new version of a stored fact, its ``"key"`` (what the write asked for, so approving it
+stores the same fact), that of a held document
 write ``{"document": <path>}``. Lines queued before the origin was JSON
 (``thread <id>, checkpoint <id>, as {...}`` or ``document <path>``) are still read. An
 entry's id is a digest of its line: stable while it waits, the same for everyone who
@@ -53,6 +54,8 @@ class HeldWrite:
     slot: str | None = None
     source: Source = "user"
     tags: tuple[str, ...] = ("fact",)
+    key: str | None = None
+    """The stored fact a held new version is of (approving it writes that version)."""
     line: str = field(default="", repr=False)
 
     @property
@@ -74,6 +77,7 @@ class HeldWrite:
             "slot": self.slot,
             "source": self.source,
             "tags": list(self.tags),
+            "key": self.key,
         }
 
 
@@ -86,15 +90,18 @@ def held_entry(
     slot: str | None = None,
     source: Source = "user",
     tags: Sequence[str] = ("fact",),
+    key: str | None = None,
 ) -> str:
     """One review-queue line for a held fact: time, reason, origin and the (redacted) text."""
-    origin = {
+    origin: dict[str, Any] = {
         "thread": provenance.thread_id,
         "checkpoint": provenance.checkpoint_id,
         "slot": slot,
         "source": source,
         "tags": list(tags),
     }
+    if key is not None:
+        origin["key"] = key
     return entry_line(when.isoformat(timespec="seconds"), reason, origin, text)
 
 
@@ -130,6 +137,7 @@ def _from_origin(line: str, when: str, reason: str, origin: dict[str, Any], text
         source=_source(source),
         tags=tuple(tags) if isinstance(tags, list) and all(isinstance(t, str) for t in tags)
         else ("fact",),
+        key=_text_or_none(origin.get("key")),
         line=line,
         **common,
     )  # fmt: skip

@@ -29,7 +29,6 @@ from engram.stores.cold import setup_store
 from engram.stores.documents import Document, DocumentStore, SearchHit, setup_documents
 from engram.stores.documents import open_documents as open_document_store
 from engram.stores.documents.paths import about
-from engram.stores.documents.review import REVIEW_DIR
 from engram.stores.hot import setup_checkpointer
 
 
@@ -205,9 +204,3 @@ def answering(
         for hit, cos, share in zip(hits, cosines, coverage, strict=True)
     ]
     return [hit for hit in scored if hit.score >= min_score]
-
-
-def visible_hits(hits: list[SearchHit]) -> list[SearchHit]:
-    """Search hits a context block may hold: never the review queue (the tier has already
-    left out other users' documents)."""
-    return [hit for hit in hits if not hit.path.startswith(REVIEW_DIR)]

@@ -29,6 +29,8 @@ from engram.server._mcp_tools import (
     add_tool,
     render_facts,
 )
+from engram.stores.documents.paths import split_path
+from engram.stores.documents.review import in_review
 from engram.tools import ROOT, DocumentGuard, MemoryTool
 
 Path = Annotated[str, Field(description=f"A path under {ROOT}, e.g. {ROOT}/notes.md")]
@@ -150,7 +152,8 @@ def add_resources(server: MCPServer[Any], service: Service) -> None:
     )
     async def documents() -> str:
         found = await service.run("read", memory.documents.list, _resource_error)
-        return "\n".join(info.path for info in found) or "(no documents)"
+        paths = [info.path for info in found if not in_review(info.path.split("/"))]
+        return "\n".join(paths) or "(no documents)"
 
     @server.resource(
         "engram://documents/{+path}",
@@ -159,6 +162,9 @@ def add_resources(server: MCPServer[Any], service: Service) -> None:
         mime_type="text/markdown",
     )
     async def document(path: str) -> str:
-        return await service.run(
-            "read", lambda p: memory.documents.read_text(p, path), _resource_error
-        )
+        def read(principal: Principal) -> str:
+            if in_review(split_path(path, allow_root=True)):
+                raise NotFoundError(f"no document {path!r}: the review queue is read with review")
+            return memory.documents.read_text(principal, path)
+
+        return await service.run("read", read, _resource_error)

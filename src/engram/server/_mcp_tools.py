@@ -188,11 +188,17 @@ class FactTools:
     ) -> Remembered:
         """Remember a fact about the user in long-term memory, through the write policy
         (personal data redacted, duplicates merged, instruction-like text held for
-        review). Needs the write scope."""
+        review). Needs the write scope. The fact's source is ``agent``: an MCP client's
+        model chose to write it, whatever the user said."""
         result = await self.service.run(
             "write",
             lambda p: self.memory.remember(
-                p, observation, slot=slot, tags=tags or ("fact",), thread_id=thread_id
+                p,
+                observation,
+                slot=slot,
+                tags=tags or ("fact",),
+                source="agent",
+                thread_id=thread_id,
             ),
         )
         return Remembered(

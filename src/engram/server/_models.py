@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engram.memory import ContextItem, ErasureReport, RecallResult, RememberResult
 from engram.recall import DEFAULT_MIN_SCORE
-from engram.stores.cold import MemoryRecord, WriteResult
+from engram.stores.cold import MemoryRecord
 from engram.stores.documents import DocumentInfo, SearchHit
 from engram.stores.hot import CheckpointInfo, ForkResult, PruneReport, StateDiff, ThreadInfo
 
@@ -219,11 +219,6 @@ class FactWriteOut(BaseModel):
     reason: str | None
     fact: FactOut | None
 
-    @classmethod
-    def of(cls, result: WriteResult) -> FactWriteOut:
-        fact = FactOut.of(result.record) if result.record is not None else None
-        return cls(action=result.action, reason=result.reason, fact=fact)
-
 
 # -- review queue --------------------------------------------------------------------------
 
@@ -236,6 +231,7 @@ class ReviewEntryOut(BaseModel):
     kind: Literal["fact", "document"]
     text: str = Field(description="The held text, PII redacted.")
     slot: str | None = None
+    key: str | None = Field(default=None, description="The stored fact a held new version is of.")
     path: str | None = Field(default=None, description="A held document write's path.")
 
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from engram._principal import Principal
 from engram.server import _models as m
 from engram.server._deps import Layer, Paging, Reader, Writer, paginate
+from engram.stores.documents.review import outside_review
 from engram.tools import MemoryTool
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
@@ -37,8 +38,10 @@ def search(
     q: Annotated[str, Query(min_length=1, max_length=m.TEXT)],
     k: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> list[m.SearchHitOut]:
-    """The best-matching paragraphs of the documents the user can see."""
-    return [m.SearchHitOut.of(hit) for hit in layer.memory.documents.search(who, q, k=k)]
+    """The best-matching paragraphs of the documents the user can see (never the review
+    queue's held text: see ``/v1/review``)."""
+    found = outside_review(layer.memory.documents.search(who, q, k=k))
+    return [m.SearchHitOut.of(hit) for hit in found]
 
 
 @router.post("/view")

@@ -132,12 +132,21 @@ def fact_history(key: FactKey, who: Reader, layer: Layer) -> list[m.FactOut]:
 
 @facts.put("/{key}")
 def update_fact(key: FactKey, body: m.FactUpdateIn, who: Writer, layer: Layer) -> m.FactWriteOut:
-    """Write a new version of an existing fact (the old one stays in its history)."""
+    """Write a new version of an existing fact (the old one stays in its history), as
+    ``POST /memories`` writes: a held version joins the review queue, and approving it
+    writes it."""
     current = _current(layer, who, key)
-    result = layer.memory.store.update(
-        who, key, body.text, tags=current.tags, importance=current.importance
+    result = layer.memory.remember(
+        who,
+        body.text,
+        key=key,
+        tags=current.tags,
+        source=current.source,
+        sensitivity=current.sensitivity,
+        importance=current.importance,
     )
-    return m.FactWriteOut.of(result)
+    fact = m.FactOut.of(_current(layer, who, key)) if result.stored else None
+    return m.FactWriteOut(action=result.action, reason=result.reason, fact=fact)
 
 
 @facts.delete("/{key}")

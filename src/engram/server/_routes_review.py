@@ -27,6 +27,7 @@ def _out(held: HeldWrite) -> m.ReviewEntryOut:
         kind=held.kind,
         text=held.text,
         slot=held.slot,
+        key=held.key,
         path=held.path,
     )
 

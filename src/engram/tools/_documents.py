@@ -7,11 +7,12 @@ error messages a model can act on. :func:`memory_tool` and :func:`document_tools
 wrap them as LangChain tools.
 
 Text a command writes (``create``'s file, ``str_replace``'s new text, ``insert``'s
-text; ``write_document``'s content) passes the same poisoning guard as remembered
-facts: when it reads like an instruction to an agent nothing is written, the write
-goes to the user's review queue (``review/<user>.md``, see
-:meth:`engram.memory.Memory.held_for_review`) with the signal that fired, and the
-model is told it was held.
+text and the file it leaves; ``write_document``'s content and metadata) passes the same
+poisoning guard as remembered facts: when it reads like an instruction to an agent
+nothing is written, the write goes to the user's review queue (``review/<user>.md``,
+see :meth:`engram.memory.Memory.held_for_review`) with the signal that fired, and the
+model is told it was held. The queue itself is out of these tools' reach: they neither
+read, list, search nor write it (held text waits there for a person, not the model).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
@@ -35,10 +36,10 @@ from engram.errors import (
     NotFoundError,
     PathEscapeError,
 )
-from engram.policy import PoisoningGuard, redact
+from engram.policy import Hold, PoisoningGuard, redact
 from engram.stores.documents import DocumentStore
 from engram.stores.documents.paths import split_path
-from engram.stores.documents.review import REVIEW_DIR, entry_line, queue_held
+from engram.stores.documents.review import entry_line, in_review, outside_review, queue_held
 
 ROOT = "/memories"
 _SNIPPET = 4
@@ -75,9 +76,18 @@ class DocumentGuard:
 
     def screen(self, store: DocumentStore, principal: Principal, path: str, text: str) -> None:
         """Raise :class:`HeldForReviewError` (after queueing ``text``) when it is suspect."""
-        hold = None if self.guard is None else self.guard.judge(text)
-        if hold is None:
-            return
+        hold = self.judge(text)
+        if hold is not None:
+            self.hold(store, principal, path, text, hold)
+
+    def judge(self, text: str) -> Hold | None:
+        """Why ``text`` would be held, or None (always None with the guard off)."""
+        return None if self.guard is None else self.guard.judge(text)
+
+    def hold(
+        self, store: DocumentStore, principal: Principal, path: str, text: str, hold: Hold
+    ) -> NoReturn:
+        """Queue ``text`` for review, held for ``hold``, and raise :class:`HeldForReviewError`."""
         reason = f"held for review: {hold.describe()}"
         entry = entry_line(
             self.clock().isoformat(timespec="seconds"), reason, {"document": path}, redact(text)[0]
@@ -115,13 +125,10 @@ class MemoryTool:
     def _writable(self, path: str) -> str:
         """The relative path of ``path``, unless it is (or holds) the review queue: engram
         alone writes it, so an entry in it is one the guard held (approve or discard it
-        with the review commands)."""
+        with the review commands), and a person alone reads it."""
         rel = self._rel(path)
-        if rel == REVIEW_DIR.rstrip("/") or rel.startswith(REVIEW_DIR):
-            raise AccessDeniedError(
-                f"{path} is the review queue: engram writes it; approve or discard its "
-                "entries with the review commands"
-            )
+        if in_review(rel.split("/")):
+            raise _review_denied(path)
         return rel
 
     def _missing(self, path: str) -> NotFoundError:
@@ -143,18 +150,32 @@ class MemoryTool:
 
     def _edit(self, path: str, edit: Callable[[str], str]) -> str:
         """Apply ``edit`` to the file's text without losing a concurrent write (it runs
-        again on the newer text when someone saved first); the text written."""
+        again on the newer text when someone saved first); the text written.
+
+        The file the edit leaves is screened too, not only the text it adds: two edits
+        each harmless alone ("Never approve payments" with "Never approve" replaced by
+        "Approve") can leave an instruction. A file that read as one before the edit (a
+        person wrote it) is judged by the added text alone."""
         written = ""
+        held: tuple[str, Hold] | None = None
 
         def apply(text: str | None) -> str:
-            nonlocal written
+            nonlocal written, held
             if text is None:
                 raise self._missing(path)
             written = edit(text)
+            hold = self._guard.judge(written)
+            if hold is not None and self._guard.judge(text) is None:
+                held = (written, hold)
+                raise _Held
             return written
 
         self._writable(path)
-        self._store.update_text(self._principal, self._file(path), apply)
+        try:
+            self._store.update_text(self._principal, self._file(path), apply)
+        except _Held:
+            assert held is not None
+            self._guard.hold(self._store, self._principal, path, *held)
         return written
 
     def execute(self, command: Mapping[str, Any]) -> str:
@@ -182,6 +203,8 @@ class MemoryTool:
     def view(self, path: str, view_range: Sequence[int] | None = None) -> str:
         """A directory listing (two levels deep, with sizes) or a file with line numbers."""
         rel = self._rel(path)
+        if in_review(rel.split("/")):
+            raise _review_denied(path)
         if not rel or self._store.is_dir(self._principal, rel):
             return self._listing(path, rel)
         lines = _lines(self._read(path))
@@ -208,6 +231,8 @@ class MemoryTool:
         prefix = rel + "/" if rel else ""
         sizes: dict[str, int] = {}
         for info in self._store.list(self._principal, prefix + "**"):
+            if in_review(info.path.split("/")):
+                continue
             parts = info.path[len(prefix) :].split("/")
             for depth in range(1, min(len(parts), 2) + 1):
                 entry = "/".join(parts[:depth]) + ("/" if depth < len(parts) else "")
@@ -301,6 +326,33 @@ class MemoryTool:
         return f"Successfully renamed {old_path} to {new_path}"
 
 
+class _Held(Exception):
+    """An edit left a file the guard holds: nothing is written (raised inside the update)."""
+
+
+def _review_denied(path: str) -> AccessDeniedError:
+    return AccessDeniedError(
+        f"{path} is the review queue: writes held for review wait there for a person, who "
+        "approves or discards them with the review commands; no tool reads or writes it"
+    )
+
+
+def _checked(path: str) -> str:
+    """``path`` as the document tier names it, unless it is (or is in) the review queue."""
+    if in_review(split_path(path, allow_root=True)):
+        raise _review_denied(path)
+    return path
+
+
+def _metadata_text(value: Any) -> str:
+    """The strings of a metadata value (keys too), one a line: what the guard reads."""
+    if isinstance(value, Mapping):
+        return "\n".join(f"{key}\n{_metadata_text(item)}" for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return "\n".join(_metadata_text(item) for item in value)
+    return value if isinstance(value, str) else ""
+
+
 def _inserted(text: str, insert_line: int, insert_text: str) -> str:
     """``text`` with ``insert_text`` as new lines after line ``insert_line``."""
     lines = text.splitlines(keepends=True)
@@ -380,21 +432,23 @@ def document_tools(
 
     def read_document(path: str) -> str:
         """Read a Markdown document (front matter included) by its relative path."""
-        return store.read_text(principal, path)
+        return store.read_text(principal, _checked(path))
 
     def write_document(path: str, content: str, metadata: dict[str, Any] | None = None) -> str:
         """Write (create or replace) a Markdown document; metadata becomes YAML front matter."""
-        screen.screen(store, principal, path, content)
+        said = content if metadata is None else f"{content}\n{_metadata_text(metadata)}"
+        screen.screen(store, principal, _checked(path), said)
         info = store.write(principal, path, content, metadata)
         return f"Wrote {info.path} ({info.size} bytes)"
 
     def list_documents(pattern: str = "**") -> str:
         """List document paths matching a glob such as 'research/*.md' or '**/*.md'."""
-        return "\n".join(i.path for i in store.list(principal, pattern)) or "(no documents)"
+        found = [i.path for i in store.list(principal, pattern) if not in_review(i.path.split("/"))]
+        return "\n".join(found) or "(no documents)"
 
     def search_documents(query: str, k: int = 5) -> str:
         """Search the documents; returns path, heading, line span and matching paragraph."""
-        hits = store.search(principal, query, k=k)
+        hits = outside_review(store.search(principal, query, k=k))
         return (
             "\n\n".join(
                 f"{h.path}:{h.line_start}-{h.line_end} [{h.heading}]\n{h.text}" for h in hits
@@ -404,11 +458,11 @@ def document_tools(
 
     def delete_document(path: str) -> str:
         """Delete a document or a whole directory of documents."""
-        return f"Deleted {store.delete(principal, path)} document(s) at {path}"
+        return f"Deleted {store.delete(principal, _checked(path))} document(s) at {path}"
 
     def move_document(source: str, target: str) -> str:
         """Move or rename a document or directory; the target must not exist."""
-        store.move(principal, source, target)
+        store.move(principal, _checked(source), _checked(target))
         return f"Moved {source} to {target}"
 
     funcs: list[Callable[..., str]] = [read_document, write_document, list_documents]

@@ -3,7 +3,8 @@
 The tools are bound to one :class:`~engram.Principal` when they are made: the
 model chooses what to store or search, never whose memory it touches. Writes go
 through :meth:`engram.memory.Memory.remember` (write policy, poisoning guard,
-consolidation) with the thread as provenance; results are JSON strings.
+consolidation) with the thread as provenance and ``agent`` as the source (the model
+chose to write it); results are JSON strings.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def memory_tools(
         if not content:
             raise InvalidInputError(f"{action} needs the content of the fact")
         tags = ("preference",) if slot else ("fact",)
-        result = memory.remember(principal, content, slot=slot, tags=tags, thread_id=thread_id)
+        result = memory.remember(
+            principal, content, slot=slot, tags=tags, source="agent", thread_id=thread_id
+        )
         return json.dumps({"action": result.action, "reason": result.reason, "key": result.key})
 
     @tool

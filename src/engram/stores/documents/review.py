@@ -9,11 +9,11 @@ documents; :meth:`engram.memory.Memory.held_for_review` lists them. Never recall
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engram._principal import Principal
-from engram.stores.documents.contract import DocumentStore
+from engram.stores.documents.contract import DocumentStore, SearchHit
 from engram.stores.documents.markdown import render, split_front_matter
 
 REVIEW_DIR = "review/"
@@ -45,6 +45,19 @@ def entry_parts(line: str) -> tuple[str, str, dict[str, Any], str] | None:
     except ValueError:
         return None
     return (parts[0], parts[1], origin, parts[3]) if isinstance(origin, dict) else None
+
+
+def in_review(parts: Sequence[str]) -> bool:
+    """Whether the path of ``parts`` (its components, as :func:`split_path` gives them) is
+    the review queue's folder or in it: held text waits there for a person, so no tool a
+    model drives reads, lists, searches or writes it."""
+    return bool(parts) and parts[0] == REVIEW_DIR.rstrip("/")
+
+
+def outside_review(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """The search hits a model may be shown: never the review queue's (the tier has already
+    left out other users' documents)."""
+    return [hit for hit in hits if not in_review(hit.path.split("/"))]
 
 
 def review_path(principal: Principal) -> str:
