@@ -30,8 +30,8 @@ from langgraph.store.base import (
 from engram import _validate as check
 from engram._principal import Principal, tenant_scope
 from engram._retry import on_conflict
-from engram.errors import InvalidInputError, NotFoundError
-from engram.policy import WriteCandidate
+from engram.errors import HeldForReviewError, InvalidInputError, NotFoundError
+from engram.policy import WriteCandidate, redact
 from engram.recall import (
     DEFAULT_CONTEXT,
     DEFAULT_MIN_SIMILARITY,
@@ -280,15 +280,31 @@ class LongTermStore(EngramLabels):
         if op.value is None:
             self.backend.erase(namespace, [op.key])
             return
-        text = (
-            ""
-            if op.index is False
-            else pipe.text_of(op.value, op.index or self.options.index_fields)
-        )
-        ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
         check.storable("value", op.value)
-        value, vector = dict(op.value), self._embed(text)
+
+        def indexed(value: Mapping[str, Any]) -> str:
+            fields = op.index or self.options.index_fields
+            return "" if op.index is False else pipe.text_of(value, fields)
+
+        value = self._admitted(op.value, indexed(op.value))
+        text = indexed(value)
+        ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
+        vector = self._embed(text)
         on_conflict(lambda: self._store(namespace, op.key, value, text, ttl=ttl, vector=vector))
+
+    def _admitted(self, value: Mapping[str, Any], text: str, where: str = "") -> dict[str, Any]:
+        """``value`` as a LangGraph ``put`` may store it under the store's write policy:
+        refused (:class:`HeldForReviewError`, nothing written) when its indexed ``text``
+        reads like an instruction to the agent, its strings PII-redacted otherwise. A put
+        names no tags, source or ttl, so the policy's rules for those (``remember``'s)
+        do not apply; and it has no review queue to wait in: the caller hears why."""
+        if self.policy is None or not text.strip():
+            return dict(value)
+        held = _held_reason(self.policy, text)
+        if held is not None:
+            raise HeldForReviewError(f"{where}nothing was written: the value was {held}")
+        kinds = getattr(self.policy, "redact_kinds", None)
+        return dict(value) if kinds is None else _redacted(dict(value), tuple(kinds))
 
     def _list(self, op: ListNamespacesOp) -> list[Namespace]:
         conditions = op.match_conditions or ()
@@ -396,7 +412,12 @@ class LongTermStore(EngramLabels):
         as ``turn_context_rule`` says (``"always"`` or ``"shorter"``).
         """
         now = self.now()
-        texts = [pipe.text_of(v, self.options.index_fields) for _, _, v in items]
+        fields = self.options.index_fields
+        items = [
+            (ns, key, self._admitted(v, pipe.text_of(v, fields), f"item {i}: "))
+            for i, (ns, key, v) in enumerate(items)
+        ]
+        texts = [pipe.text_of(v, fields) for _, _, v in items]
         namespaces = [pipe.namespace_of(ns) for ns, _, _ in items]
         window = TurnWindow(turn_context, turn_context_rule)
         embedded = [
@@ -981,6 +1002,30 @@ def _valid_to(fact: NewFact) -> datetime | None:
     if start is None or utc(valid_to) <= utc(start):
         raise InvalidInputError("valid_to needs a valid_from before it")
     return utc(valid_to)
+
+
+def _held_reason(policy: pipe.Policy, text: str) -> str | None:
+    """Why ``policy`` holds ``text`` for review, or None: its poisoning guard alone when it
+    has one (a put is no fact with tags to check), else its whole verdict."""
+    guard = getattr(policy, "guard", None)
+    if guard is not None and callable(getattr(guard, "judge", None)):
+        if not getattr(policy, "hold_instructions", True):
+            return None
+        hold = guard.judge(text)
+        return None if hold is None else f"held for review: {hold.describe()}"
+    decision = policy.evaluate(WriteCandidate(text, ("fact",)))
+    return (decision.reason or "held for review") if decision.held_for_review else None
+
+
+def _redacted(value: Any, kinds: tuple[str, ...]) -> Any:
+    """``value`` with every string in it PII-redacted (mapping keys kept)."""
+    if isinstance(value, str):
+        return redact(value, kinds)[0]
+    if isinstance(value, Mapping):
+        return {key: _redacted(item, kinds) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(item, kinds) for item in value]
+    return value
 
 
 def _item(record: MemoryRecord, score: float | None = None) -> SearchItem:
