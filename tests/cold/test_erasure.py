@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
+
+from cold_support import Clock
 
 from engram import Principal
 from engram.stores.cold import LongTermStore
@@ -54,3 +58,35 @@ def test_no_byte_of_erased_content_remains_in_sqlite_files(
     for path in sorted(tmp_path.glob("memory.db*")):
         assert marker.encode() not in path.read_bytes(), path.name
     assert store.recall(OTHER, "sailing")  # the rest still works after compaction
+
+
+def _files_holding(root: Path, marker: str) -> list[str]:
+    return [
+        str(path.relative_to(root))
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and marker.encode() in path.read_bytes()
+    ]
+
+
+def test_a_langgraph_delete_and_an_expiry_sweep_leave_no_byte_of_what_they_removed(
+    make_store: Any, clock: Clock, backend_name: str, tmp_path: Path
+) -> None:
+    """``forget`` compacted what it erased; LangGraph's ``delete`` (a put of None) and
+    the expiry sweep erased rows but left their words in SQLite's keyword index (and dead
+    rows on PostgreSQL, payload pages in Qdrant Edge). An agent told "forget my address"
+    deletes through the store; an expiry is a promise to forget: both erase now."""
+    store = make_store()
+    deleted, expired = (f"zq{uuid.uuid4().hex[:10]}{end}" for end in "dx")
+    store.put(("t", "me", "notes"), "n1", {"text": f"my address is {deleted} street"})
+    store.remember(ME, f"gate code {expired} this week", tags=["fact"], ttl=timedelta(days=2))
+    store.remember(ME, "likes sailing on lakes", tags=["preference"])
+    assert store.recall(ME, deleted) and store.recall(ME, expired)
+    if backend_name == "sqlite":
+        assert _files_holding(tmp_path, deleted) and _files_holding(tmp_path, expired)
+    store.delete(("t", "me", "notes"), "n1")
+    clock.advance(days=3)
+    assert store.sweep() == 1
+    assert _files_holding(tmp_path, deleted) == [] and _files_holding(tmp_path, expired) == []
+    assert store.recall(ME, deleted, include_expired=True) == []
+    assert store.recall(ME, expired, include_expired=True) == []
+    assert [r.record.text for r in store.recall(ME, "sailing")] == ["likes sailing on lakes"]

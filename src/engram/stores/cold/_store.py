@@ -277,8 +277,8 @@ class LongTermStore(EngramLabels):
 
     def _put(self, op: PutOp) -> None:
         namespace = tuple(op.namespace)
-        if op.value is None:
-            self.backend.erase(namespace, [op.key])
+        if op.value is None:  # (LangGraph's delete: an erasure, as forget(keys) is)
+            self.forget(namespace, [op.key])
             return
         check.storable("value", op.value)
 
@@ -716,10 +716,14 @@ class LongTermStore(EngramLabels):
         )
 
     def sweep(self) -> int:
-        """Delete expired versions now; returns how many were removed."""
+        """Delete expired versions now; returns how many were removed. Their bytes go as an
+        erasure's do (caches cleared, storage compacted): an expiry is a promise to forget."""
         removed = self.backend.sweep(self.now())
         if removed:
-            self._excerpts.clear()
+            self.backend.clear_caches()
+            self._drop_text_caches()
+            self._erasures_seen = self.backend.erasures()
+            self.backend.compact()
         return removed
 
     def start_sweeper(self, interval_seconds: float = 3600.0) -> Sweeper:
