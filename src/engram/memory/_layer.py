@@ -335,6 +335,7 @@ class Memory:
                 check.texts("message_ids", seen.message_ids),
                 None if said is None else redact(said, self.policy.redact_kinds)[0],
             )
+            self._plain_ids(seen)
         except InvalidInputError as exc:
             where = "" if index is None else f"item {index}: "
             raise InvalidInputError(f"{where}{exc}") from exc
@@ -343,6 +344,24 @@ class Memory:
             seen.importance, _ttl(seen.ttl, seen.expires_at, self.fact_ttl),
             seen.expires_at, seen.valid_from, seen.valid_to, provenance,
         )  # fmt: skip
+
+    def _plain_ids(self, seen: Observation) -> None:
+        """Refuse a key or provenance id that reads like an instruction to the agent: recall
+        prints them in each memory's attributes, beside the text the guard screened. An id
+        without a space carries no sentence, and is not read."""
+        if not self.policy.hold_instructions:
+            return
+        named = [("key", seen.key), ("thread_id", seen.thread_id)]
+        named += [("checkpoint_id", seen.checkpoint_id)]
+        named += [("message_ids", message) for message in seen.message_ids]
+        for name, value in named:
+            if isinstance(value, str) and len(value.split()) > 1:
+                hold = self.policy.guard.judge(value)
+                if hold is not None:
+                    raise InvalidInputError(
+                        f"{name} reads like an instruction to the agent ({hold.describe()}): "
+                        "ids name facts, threads and messages"
+                    )
 
     def _held_entries(self, done: Sequence[tuple[Observation, NewFact, WriteResult]]) -> list[str]:
         """The review queue's entries for the held writes among ``done``, in order."""
