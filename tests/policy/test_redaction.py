@@ -1,4 +1,4 @@
-"""PII redaction: typed placeholders, checksums that keep ordinary numbers intact."""
+"""Redaction of personal data and secrets: typed placeholders; checks keep ordinary numbers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engram.errors import InvalidInputError
-from engram.policy import PII_KINDS, redact
+from engram.policy import PII_KINDS, WriteCandidate, WritePolicy, redact
 
 CASES = [
     ("mail alice.smith+work@example.co.uk now", "mail [EMAIL] now", "email"),
@@ -93,3 +93,192 @@ def test_no_luhn_invalid_digit_run_is_redacted_as_a_card(body: list[int], bump: 
     valid = _luhn_complete([4, *body])
     invalid = valid[:-1] + str((int(valid[-1]) + bump) % 10)
     assert redact(f"ref {invalid}", PII_KINDS) == (f"ref {invalid}", ())
+
+
+# ------------------------------------------------ invisible and space-like characters
+
+INVISIBLE_OR_SPACE = {
+    "zero-width space": "\u200b",
+    "zero-width joiner": "\u200d",
+    "zero-width non-joiner": "\u200c",
+    "word joiner": "\u2060",
+    "byte order mark": "\ufeff",
+    "soft hyphen": "\u00ad",
+    "left-to-right mark": "\u200e",
+    "no-break space": "\u00a0",
+    "narrow no-break space": "\u202f",
+    "thin space": "\u2009",
+    "figure space": "\u2007",
+    "ideographic space": "\u3000",
+}
+NUMBERS = [
+    ("4111{0}1111{0}1111{0}1111", "card", ("4111", "1111")),
+    ("DE89{0}3704{0}0044{0}0532{0}0130{0}00", "iban", ("3704", "0532")),
+    ("+1 555{0}123{0}4567", "phone", ("555", "4567")),
+]
+
+
+def _hide(template: str, char: str, kind: str, parts: tuple[str, ...]) -> None:
+    redacted, kinds = redact(f"mine is {template.format(char)} ok")
+    assert redacted == f"mine is [{kind.upper()}] ok" and kinds == (kind,)
+    assert not any(part in redacted for part in parts)
+
+
+@pytest.mark.parametrize("char", list(INVISIBLE_OR_SPACE.values()), ids=list(INVISIBLE_OR_SPACE))
+@pytest.mark.parametrize(("template", "kind", "parts"), NUMBERS, ids=[n[1] for n in NUMBERS])
+def test_invisible_or_space_like_characters_do_not_hide_a_number(
+    char: str, template: str, kind: str, parts: tuple[str, ...]
+) -> None:
+    _hide(template, char, kind, parts)
+
+
+@pytest.mark.parametrize("char", [c for c in INVISIBLE_OR_SPACE.values() if not c.isspace()])
+def test_invisible_characters_do_not_hide_an_address(char: str) -> None:
+    """(A space splits an address in two words for every reader: only invisible
+    characters are a trick there.)"""
+    _hide("an{0}n@exa{0}mple.com", char, "email", ("an", "mple"))
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "4111.1111.1111.1111",
+        "4111/1111/1111/1111",
+        "4111  1111  1111  1111",
+        "4111\u00a01111\u00a01111\u00a01111",
+        "4111\u20131111\u20131111\u20131111",  # en dash
+        "４１１１ １１１１ １１１１ １１１１",  # fullwidth digits
+        "3782 822463 10005",  # American Express grouping
+    ],
+)
+def test_cards_are_redacted_with_the_separators_people_use(number: str) -> None:
+    assert redact(f"card {number} for the gym") == ("card [CARD] for the gym", ("card",))
+
+
+@pytest.mark.parametrize(
+    "iban",
+    [
+        "de89 3704 0044 0532 0130 00",
+        "DE89-3704-0044-0532-0130-00",
+        "DE89\u200b370400440532013000",
+        "gb82west12345698765432",
+        "FR14\u00a02004\u00a01010\u00a00505\u00a00001\u00a03M02\u00a0606",
+    ],
+)
+def test_ibans_are_redacted_whole_in_any_case_and_spacing(iban: str) -> None:
+    assert redact(f"my iban is {iban} ok") == ("my iban is [IBAN] ok", ("iban",))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mail me at john\uff20example.com please.",  # fullwidth commercial at
+        "Mail me at john\ufe6bexample.com please.",  # small commercial at
+        "Mail me at ｊｏｈｎ＠ｅｘａｍｐｌｅ．ｃｏｍ please.",
+    ],
+)
+def test_look_alike_at_signs_do_not_hide_an_address(text: str) -> None:
+    assert redact(text) == ("Mail me at [EMAIL] please.", ("email",))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Temperatures were 21.5 22.0 19.5 18.0 20.5 this week",  # mixed separators
+        "On 12/05/2024 and 13/06/2024 I flew to Rome",
+        "Prices: 1.299 / 2.499 / 3.999 euros",
+        "Version 1.2.3 of tool 4.5.6 was released on 2024.01.15",
+        "Tickers AAPL, MSFT and NVDA; I bought 100 at 123.45",
+        "The meeting is at 10:30 in room 4111",
+        "Area code 030/1234 and zip 10115",
+        "The word is de12 abcd efgh ijkl mnop, a puzzle",  # IBAN-shaped, fails the check
+    ],
+)
+def test_numbers_that_are_not_personal_data_survive_the_wider_separators(text: str) -> None:
+    assert redact(text) == (text, ())
+
+
+def test_text_around_a_redaction_keeps_its_invisible_and_special_characters() -> None:
+    """Only the span of the personal data is replaced: a family emoji's joiners and a
+    French no-break space elsewhere in the text stay as written."""
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    text = f"{family} prix\u00a0: 10 €, card 4111\u200b1111\u200b1111\u200b1111"
+    assert redact(text) == (f"{family} prix\u00a0: 10 €, card [CARD]", ("card",))
+
+
+# ---------------------------------------------------------------------------- secrets
+
+SECRETS = [
+    (
+        "My password is hunter2-Xq9 for the bank portal.",
+        "My password is [SECRET] for the bank portal.",
+    ),
+    ("password: correct horse battery, thanks", "password: [SECRET], thanks"),
+    ("Wifi password = s3cr3t!", "Wifi password = [SECRET]"),
+    ("The passcode for the door is 4471.", "The passcode for the door is [SECRET]."),
+    ("My PIN is 1234.", "My PIN is [SECRET]."),
+    ("my bank card pin is 0000, don't tell", "my bank card pin is [SECRET], don't tell"),
+    ('My password is "blue Sky 42" at work.', "My password is [SECRET] at work."),
+    ("Mein Passwort ist Sommer2024!", "Mein Passwort ist [SECRET]"),
+    ("Mon mot de passe est Chat-42.", "Mon mot de passe est [SECRET]."),
+    ("Mi contraseña es Perro99 ok", "Mi contraseña es [SECRET] ok"),
+    ("key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD.", "key [SECRET]."),
+    ("key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv1234567890 ok", "key [SECRET] ok"),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc in use", "stripe [SECRET] in use"),
+    ("restricted rk_live_51H8abcDEFghiJKLmnop ok", "restricted [SECRET] ok"),
+    ("aws AKIAIOSFODNN7EXAMPLE ok", "aws [SECRET] ok"),
+    ("My AWS access key is AKIAIOSFODNN7EXAMPLE.", "My AWS access key is [SECRET]."),
+    ("session ASIAY34FZKBOKMUTVV7A ok", "session [SECRET] ok"),
+    ("gh ghp_16C7e42F292c6912E7710c838347Ae178B4a ok", "gh [SECRET] ok"),
+    ("pat github_pat_11ABCDEFG0abcdefghijkl_mnopqrstuvwxyz0123456789 ok", "pat [SECRET] ok"),
+    ("slack xoxb-123456789012-1234567890123-AbCdEfGhIjKl ok", "slack [SECRET] ok"),
+    ("maps AIzaSyD-abcdefghijklmnopqrstuvwxyz12345 ok", "maps [SECRET] ok"),
+    ("gitlab glpat-xYz12AbCdEfGhIjKlMnO ok", "gitlab [SECRET] ok"),
+    (
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0"
+        ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
+        "jwt [SECRET] ok",
+    ),
+    (
+        "My key: -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n"
+        "-----END RSA PRIVATE KEY----- bye",
+        "My key: [SECRET] bye",
+    ),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA", "[SECRET]"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SECRETS)
+def test_secrets_are_redacted_and_the_sentence_is_kept(text: str, expected: str) -> None:
+    assert redact(text) == (expected, ("secret",))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My password manager is 1Password.",
+        "My password is stored in 1Password.",
+        "My password is weak, I should change it.",
+        "I changed my PIN yesterday.",
+        "PIN codes at my bank are four digits long.",
+        "I skate with sk-8 tickers on my board.",
+        "The SKU is sk-2231 in the catalogue.",
+        "I use the gh CLI: gh pr create --fill",
+        "Tickers: AAPL, MSFT, AKIA is not one, NVDA",
+        "I read eyJ as the start of a JSON blob in base64.",
+        "My favourite token is the one from the arcade.",
+        "The key to success is patience.",
+        "-----BEGIN PUBLIC KEY----- is what I share with friends",
+        "sk-the-quick-brown-fox-jumps-over-the-dog",
+    ],
+)
+def test_ordinary_words_near_secret_words_survive(text: str) -> None:
+    assert redact(text) == (text, ())
+
+
+def test_the_write_policy_stores_no_digit_of_a_number_split_by_invisible_characters() -> None:
+    card, iban = "4111\u200b1111\u2060111\u200d1\u00a01111", "DE89\u200b370400440532013000"
+    text = f"My gym card is {card}, IBAN {iban}."
+    decision = WritePolicy().evaluate(WriteCandidate(text, tags=("fact",)))
+    assert decision.text == "My gym card is [CARD], IBAN [IBAN]."
+    assert decision.redactions == ("iban", "card")

@@ -15,6 +15,9 @@ decoding an attacker may rely on:
 - ``base64`` / ``hex`` / ``url``: encoded segments that decode to readable text;
 - ``rot13`` and ``reversed``: the whole text so transformed;
 - ``comment``: the inside of HTML comments and Markdown link-reference comments.
+
+A word hyphenated across a line break ("instruc-\ntions") is read joined in every view
+but the canonical one, and the joined text is itself a view (``dehyphenated``).
 """
 
 from __future__ import annotations
@@ -34,8 +37,18 @@ import regex
 
 _KEEP_FORMAT = frozenset("\u200c\u200d")
 """Joiners that some scripts need inside words (Persian, Devanagari): kept in words."""
+_STRAY_JOINER = regex.compile(
+    r"(?<![\p{L}\p{M}])[\u200c\u200d]|[\u200c\u200d](?![\p{L}\p{M}])"
+    r"|(?<=[\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}\p{Han}\p{Hiragana}\p{Katakana}"
+    r"\p{Hangul}])[\u200c\u200d]"
+)
+"""A joiner that joins nothing: not between two letters, or after a letter of a script
+that never joins (Latin, Greek, Cyrillic, CJK): "Alw\u200days" hides "Always"."""
 _INVISIBLE_EXTRA = regex.compile(r"[\ufe00-\ufe0f\U000e0100-\U000e01ef\u115f\u1160\u3164\uffa0]")
 _SPACES = regex.compile(r"[\s\p{Zs}]+")
+_LINE_BREAK_HYPHEN = regex.compile(r"(?<=\p{L})[-\u2010\u2011]\p{Zs}*\r?\n[\s\p{Zs}]*(?=\p{L})")
+"""A hyphen ending a line between two parts of a word, as text wrapped by hand or
+copied from a PDF has it."""
 _SPACED_LETTERS = regex.compile(
     r"(?<![\p{L}\p{N}])(?:[\p{L}\p{N}@$][ .\-_*·•|/]){2,}[\p{L}\p{N}@$](?![\p{L}\p{N}])"
 )
@@ -77,10 +90,19 @@ class View:
     text: str
 
 
+def is_invisible(char: str) -> bool:
+    """Whether ``char`` shows nothing: a format control (zero-width space and joiners, bidi
+    controls, tags, soft hyphen) or an invisible filler (variation selectors, Hangul fillers)."""
+    return unicodedata.category(char) == "Cf" or _INVISIBLE_EXTRA.match(char) is not None
+
+
 def strip_invisible(text: str) -> str:
-    """``text`` without format controls (zero-width, bidi, tags) and invisible fillers."""
+    """``text`` without format controls (zero-width, bidi, tags) and invisible fillers; a
+    joiner stays only inside a word of a script that needs it (Persian, Devanagari)."""
+    if text.isascii():  # (nothing in ASCII is invisible)
+        return text
     kept = "".join(c for c in text if unicodedata.category(c) != "Cf" or c in _KEEP_FORMAT)
-    return _INVISIBLE_EXTRA.sub("", kept).replace("\u00ad", "")
+    return _STRAY_JOINER.sub("", _INVISIBLE_EXTRA.sub("", kept))
 
 
 def canonical(text: str) -> str:
@@ -170,11 +192,20 @@ def letter_spaced(text: str) -> bool:
     return _SPACED_LETTERS.search(text) is not None
 
 
+def dehyphenate(text: str) -> str:
+    """``text`` with each word hyphenated across a line break joined ("instruc-\ntions")."""
+    return _LINE_BREAK_HYPHEN.sub("", text)
+
+
 def views(text: str) -> list[View]:
     """Every reading of ``text`` to judge, the canonical one first; no duplicates."""
-    base = canonical(text)
-    spaced = strip_invisible(unicodedata.normalize("NFKC", text))
-    found = [View("canonical", base), View("skeleton", skeleton(base))]
+    found = [View("canonical", canonical(text))]
+    joined = dehyphenate(text)
+    if joined != text:
+        found.append(View("dehyphenated", canonical(joined)))
+    base = canonical(joined)
+    spaced = strip_invisible(unicodedata.normalize("NFKC", joined))
+    found += [View("skeleton", skeleton(base))]
     found.append(View("skeleton", skeleton(base, lower_first=False)))
     found.append(View("collapsed", collapse(skeleton(spaced))))
     found += [View(v.how, canonical(v.text)) for v in decoded(base)]

@@ -174,9 +174,19 @@ _YOU = (
     rf"(?:you|the (?:ai |research |market |personal )?{_AGENT}|your {_AGENT}"
     rf"|(?:^|(?<=[.!?;:\n]\s?)){_AGENT})"
 )
-_START = r"(?:^|[.!?;:\n]\s*|\b(?:and|then|so|also|but)\s+|,\s*)(?:please\s+|kindly\s+|now\s+)?"
+_FROM_NOW = (
+    r"(?:from now on(?:wards?)?|going forward|henceforth|from this (?:point|moment|day) (?:on(?:wards?)?"
+    r"|forward)|from here (?:on(?: out)?|forward|onwards?)|starting (?:now|today)|from today(?: on"
+    r"(?:wards?)?)?|effective immediately)"
+)
+"""When a standing order starts: an attack's usual opening."""
+_START = (
+    r"(?:^|[.!?;:\n]\s*|\b(?:and|then|so|also|but)\s+|,\s*)(?:please\s+|kindly\s+|now\s+)?"
+    rf"(?:{_FROM_NOW},?\s+)?(?:please\s+|kindly\s+)?"
+)
+"""Where an imperative starts: a sentence, clause or standing order ("from now on, ...")."""
 _OBJECT = (
-    r"(?:instructions?|prompts?|rules|guidelines|directions|directives|constraints|guardrails"
+    r"(?:instructions?|prompts?|rules|guidelines|guidance|directions|directives|constraints|guardrails"
     r"|safeguards|restrictions|limitations|filters|polic(?:y|ies)|programming|training|orders"
     r"|system (?:message|prompt)|safety(?: rules| guidelines| filters| checks)?|commands)"
 )
@@ -195,6 +205,45 @@ _NOT_REQUIRED = (
 asking" requires the approval, where "move money without asking" waives it. A negation that
 only turns into a push ("don't hesitate to", "no matter what", "never wait") does not count,
 and a clause ends at punctuation: "never wait: pay without asking" is still a waiver."""
+_OWN_CLAUSE = (
+    r"(?<!(?:^|[.!?;:\n]\s*|\b(?:and|but|so|then|because|when|while|if)\s+|,\s*)"
+    r"(?:i|we|i've|i'm|i'd|i'll|we've|we're|we'd|we'll)\s(?:(?!\b(?:you|your|assistant|agent|ai"
+    r"|bot|model|want|wants|need|needs|like|wish|expect|require|prefer|insist|order|instruct"
+    r"|authori[sz]e|allow|permit|consent|agree|demand|ask|let)\b)[^.!?;:\n]){0,80})"
+)
+"""Not in a clause whose subject is the user ("I", "we") and that neither addresses the
+agent nor says what the user wants of it: "I paid the plumber without asking my wife" is
+a fact, "I want you to pay without asking" and "Pay without asking" are not."""
+_CONSENT = (
+    r"(?:approvals?|permissions?|confirmations?|consent|sign-?offs?|authori[sz]ations?|go-?aheads?"
+    r"|okays?|clearance|verifications?|double-?checks?)"
+)
+"""What a human gives before the agent acts."""
+_ACTIONS = (
+    r"(?:payments?|transfers?|trades?|orders?|purchases?|refunds?|withdrawals?|transactions?"
+    r"|payouts?|invoices?|wires?|remittances?|commands?|deployments?|sales?|charges?|bills?"
+    r"|money|funds)"
+)
+"""What an agent does that a human approves."""
+_WAIVED = (
+    rf"(?:(?:needs?|requires?)\s+no\s+(?:\S+\s+){{0,2}}?{_CONSENT}"
+    rf"|(?:do|does|will|should)(?:n't| not)\s+(?:need|require)\s+(?:\S+\s+){{0,2}}?{_CONSENT}"
+    rf"|no longer (?:needs?|requires?)\s+(?:\S+\s+){{0,2}}?{_CONSENT}"
+    rf"|no\s+(?:\S+\s+){{0,2}}?{_CONSENT}\s+(?:is\s+|are\s+)?(?:needed|required|necessary)"
+    rf"|{_CONSENT}\s+(?:is|are)\s+(?:(?:no longer|not|never)\s+(?:needed|required|necessary)"
+    r"|unnecessary|optional|superfluous)"
+    r"|(?:is|are)\s+(?:pre-?cleared|pre-?approved|pre-?authori[sz]ed|cleared in advance))\b"
+)
+"""A waiver of the human's approval in the passive: "needs no sign-off", "no confirmation
+is required", "are pre-cleared" (said of an action, see :data:`APPROVAL`)."""
+_ROMANCE_SUBJECT = (
+    r"(?<!\b(?:(?:mi|mis|tu|tus|su|sus|el|la|los|las|un|una|meu|minha|meus|minhas|seu|sua|os|as"
+    r"|il|lo|mio|mia|miei|mie|suo|mio)\s+\p{L}+|él|ella|ellos|ellas|usted|ele|ela|eles|elas|você"
+    r"|lui|lei|loro|egli)\s+(?:(?:siempre|sempre|nunca|mai|también|também|anche|ya|já|già)\s+)?)"
+)
+"""Not right after a subject ("mi hermano olvida las reglas", "ela esquece as regras"): in
+Spanish, Portuguese and Italian the imperative ("olvida", "esquece", "dimentica") is also
+the third person, which describes someone."""
 _OVERRIDE_VERB = (
     r"(?:ignore|disregard|forget|override|overwrite|bypass|discard|abandon|set aside|throw out"
     r"|nullify|void|supersede|drop|skip|circumvent|suspend|cancel|neglect|pay no attention to"
@@ -210,16 +259,36 @@ OVERRIDE = _signal(
     r"|officially\s+)?(?:void|null|cancel+ed|revoked|obsolete|invalid|suspended|lifted|replaced"
     r"|superseded|overridden|disabled|removed|withdrawn|no longer (?:valid|in effect|active|applicable)"
     r"|out of date|outdated)\b",
-    rf"\b{_OBJECT}\s+(?:\S+\s+){{0,3}}?no longer (?:apply|applies|count|counts|matter|hold)\b",
+    rf"(?<!(?:'s|’s|\bmy|\bour)\s+(?:\S+\s+){{0,2}})\b{_OBJECT}\s+(?:\S+\s+){{0,3}}?no longer"
+    r" (?:apply|applies|count|counts|matter|hold)\b",
     r"\b(?:supersedes?|replaces?|overrides?|overrules?|takes? precedence over|trumps?|outranks?)"
     r"\s+(?:all\s+|any\s+)?(?:your|the (?:assistant|ai|agent|model)'s|(?:previous|prior|earlier"
     r"|original|other|existing) (?:system )?)\s*(?:\S+\s+)?(?:instructions?|prompts?|guidelines"
     r"|directives?|programming|system (?:message|prompt)|rules|polic(?:y|ies)|orders)\b",
+    r"\b(?:this|these|the following|my) (?:note|memory|memories|message|entry|text|instruction)s?"
+    r" (?:always )?(?:wins?|prevails?|takes? (?:priority|precedence)|comes? first|overrides?"
+    r" (?:everything|all|any)|outranks? (?:everything|all|any))\b"
+    r"|\b(?:rely on|use|follow|obey|trust) (?:this|these|my) (?:memory|memories|note|notes|message"
+    r"|entry) instead\b",
+    rf"\b{_OBJECT}\s+(?:you (?:were given|received|got|have|had)|given to you)\b[^.;\n]{{0,40}}?\b"
+    r"(?:is|are|was|were) (?:now )?(?:outdated|obsolete|void|invalid|cancel+ed|superseded|wrong"
+    r"|out of date|no longer valid)\b",
     r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all|what)\s+(?:\S+\s+){0,3}?"
     r"(?:above|before|previously|earlier|prior|you (?:were|have been|'ve been) told)",
+    _START + r"(?:obey|follow|listen to|answer to|take orders from) only (?:me|my|this|these|us)\b"
+    r"|\bobey (?:me|this (?:note|memory|message)) (?:alone|only)\b",
     # de
     r"\b(?:ignorier\w*|vergiss|vergessen sie|missacht\w*|überschreib\w*|verwirf|umgeh\w*)\b.{0,50}"
     r"(?:anweisung\w*|instruktion\w*|regeln|richtlinien|vorgaben|befehle|prompts?|einschränkung\w*)",
+    r"\b(?:vergiss|vergesst|vergessen sie|ignorier\w*|missachte\w*|verwirf)\s+(?:\S+\s+){0,2}?"
+    r"(?:alles|alle|sämtliche\w*|das)\b.{0,60}?\b(?:vorher|zuvor|bisher\w*|davor|früher\w*"
+    r"|gesagt|erzählt|mitgeteilt|aufgetragen|beigebracht)\b",
+    r"\b(?:lass|lasst|lassen sie|setz\w*|stell\w*|hör\w* auf|hört auf|befolg\w*|beacht\w*)\b,?"
+    r"\s+(?:\S+\s+){0,4}?(?:anweisung|regel|vorgabe|richtlinie|befehl)\w*\s+(?:\S+\s+)?"
+    r"(?:hinter (?:dir|sich|euch)|beiseite|fallen|außer (?:acht|kraft)|zu (?:befolgen|beachten"
+    r"|folgen)|nicht mehr)\b",
+    r"\b(?:gehorche|gehorchen sie|befolge|befolgen sie|hör|höre) (?:ab jetzt |jetzt |von nun an )?"
+    r"(?:nur|allein|ausschließlich) (?:noch )?(?:mir|meine\w*|diese\w*)\b",
     r"(?:anweisung\w*|regeln|richtlinien|vorgaben)\b.{0,40}\b(?:ignorieren|vergessen|missachten)\b",
     # nl
     r"\b(?:negeer|vergeet|omzeil|overschrijf|ignoreer)\b.{0,50}"
@@ -231,10 +300,25 @@ OVERRIDE = _signal(
     r"(?:instructions?|consignes?|règles|directives?|prompts?|restrictions?|garde-fous)",
     # es / pt / it
     _NOT_FIRST_PERSON
-    + r"\b(?:ignora[rs]?|ignore|olvida[rs]?|olvide|omite|omitir|descarta[rs]?|desobedece"
-    r"|haz caso omiso|no hagas caso|esqueça|esquece|desconsider[ea]|dimentica|trascura)\b.{0,50}"
-    r"(?:instrucciones|instruções|istruzioni|reglas|regras|regole|indicaciones|directrices"
-    r"|diretrizes|direttive|normas|orientações|restricciones|restrições|restrizioni|prompts?)",
+    + _ROMANCE_SUBJECT
+    + r"\b(?:ignora[rs]?|ignore|olvida[rs]?|olvide|olvíd\w*|omite|omitir|descarta[rs]?|desobedece"
+    r"|haz caso omiso|no hagas caso|deja(?:r)? de lado|pon(?:le|er)? fin a|abandona[rs]?"
+    r"|deja de (?:seguir|obedecer|cumplir|respetar)|no (?:sigas|obedezcas|cumplas|respetes)"
+    r"|esqueça|esqueçam|esquece|desconsider[ea]|deixe de lado|deixa de lado|abandone"
+    r"|pare de (?:seguir|obedecer|cumprir)|não (?:siga|obedeça|cumpra)|dimentica|dimenticate"
+    r"|trascura|lascia perdere|metti da parte|abbandona|smetti di (?:seguire|rispettare|obbedire a)"
+    r"|non (?:seguire|rispettare|obbedire a))\b.{0,50}"
+    r"(?:instrucciones|instruções|istruzioni|reglas|regras|regole|norme|indicaciones|indicazioni"
+    r"|directrices|diretrizes|direttive|normas|orientações|restricciones|restrições|restrizioni"
+    r"|órdenes|ordens|ordini|prompts?)",
+    _ROMANCE_SUBJECT
+    + r"\b(?:olvida|olvíd\w*|ignora|descarta|esqueça|esquece|desconsidere|dimentica|dimenticate"
+    r"|scordati|ignorate)\s+(?:de\s+)?(?:todo|todas?|todos|tudo|tutto|tutte|ogni cosa|cuanto)\b"
+    r".{0,60}?\b(?:antes|anterior\w*|previ\w*|hasta ahora|até agora|finora|prima|precedent\w*"
+    r"|te (?:dijeron|han dicho|ordenaron|indicaron)|(?:lhe|te) disseram|foi dito|ti (?:è|e) stato"
+    r" detto|ti hanno detto)\b",
+    r"\b(?:obedéceme|obedece(?:me)?|obedeça(?:-me)?|obbedisci(?:mi)?|sigue|segui|siga)"
+    r" (?:solo|sólo|só|solamente|apenas|soltanto|unicamente) (?:a )?(?:mí|mim|me|mis|minhas?|le mie)\b",
     # pl / tr
     r"\b(?:zignoruj|ignoruj|zapomnij|pomiń)\b.{0,50}(?:instrukcj\w*|zasad\w*|reguł\w*|polece\w*"
     r"|wytyczn\w*|ogranicze\w*)",
@@ -263,8 +347,7 @@ ROLE = _signal(
     "role",
     "gives the agent a new role or new instructions",
     r"\bnew (?:instructions?|rules|system prompt|directives?|task|orders|persona)\s*:",
-    rf"\b(?:from now on|going forward|henceforth|from this (?:point|moment) (?:on|forward)"
-    rf"|from here on(?: out)?|starting (?:now|today)|from today|effective immediately)"
+    rf"\b{_FROM_NOW}"
     rf",?\s+(?:{_YOU}|act|behave|respond|answer|reply|speak|always|never|do not|don't|ignore"
     r"|treat|consider|regard|assume|trust)\b",
     r"\b(?:the user's |your |my )?(?:real|true|actual|genuine) (?:instructions?|system prompt"
@@ -292,6 +375,9 @@ ROLE = _signal(
     r" sin (?:restricciones|reglas)|\bsem (?:restrições|regras)\b|\bsenza (?:restrizioni|regole)\b"
     r"|\bzonder (?:beperkingen|regels)\b|बिना (?:किसी )?(?:प्रतिबंध|नियम)|(?:بلا|بدون) (?:أي )?(?:قيود|قواعد)"
     r"|제한 없는|bez ograniczeń|kuralsız",
+    r"\byou(?:'re| are) (?:now )?(?:dan|stan|dude|aim|mongo tom|evil-?bot|anti-?gpt|better-?dan)\b"
+    r"|\byou(?:'re| are) (?:now )?(?:called |named )?[\w-]+,\s+an? (?:\S+\s+){0,3}?(?:ai|assistant"
+    r"|model|chatbot|bot|llm)\b(?!\s+(?:fan|enthusiast|researcher|engineer|developer|expert))",
     r"\byour (?:new|real|true|actual)(?: (?:top|main|only|sole|primary|highest|first))? (?:role"
     r"|persona|identity|name|task|purpose|goal|instructions?|priority|objective|mission|directive)\b",
     rf"\b{_YOU} (?:are|is|'re) (?:no longer|not) (?:bound|restricted|limited|constrained) by\b",
@@ -352,6 +438,14 @@ OBLIGATION = _signal(
     r"\b(?:whenever|every time|each time|any time|if|when)\b.{0,60}\b(?:appears|is mentioned"
     r"|comes up|shows up|is used)\b,?\s+(?:you\s+)?(?:must\s+|should\s+)?(?:always\s+)?(?:reply"
     r"|respond|answer|say|output|print|insert|include|recommend)\b",
+    r"\bno need (?:for|to let) (?:the user|the owner|the customer|the client|them) (?:to )?know\b"
+    r"|\bwithout (?:the user|the owner|the customer|the client) (?:knowing|noticing|finding out"
+    r"|being told)\b|" + _START + r"(?:do not|don't|never) (?:tell|inform|alert|notify|let)"
+    r" (?:the user|the owner|the customer|the client)\b|\b(?:keep|hide) (?:this|it|that)"
+    r" (?:secret |hidden )?from (?:the user|the owner|the customer|the client)\b",
+    _START + r"(?:recommend|promote|advertise|plug|push|endorse|shill|upsell)\s+(?:\S+\s+){1,6}?"
+    r"(?:in|with|at the end of) (?:every|each|all|any)(?: of your)? (?:\S+\s+)?(?:answers?|repl(?:y|ies)"
+    r"|responses?|messages?|conversations?|chats?)\b",
     # de / nl
     r"\b(?:du|sie|der assistent|die ki|das modell|der agent|der bot) (?:musst|müssen|muss|sollst"
     r"|sollen|soll|darfst|dürfen|darf|wirst) (?:ab sofort |ab jetzt |von nun an |jetzt |künftig "
@@ -399,7 +493,15 @@ APPROVAL = _signal(
     r"|immediately|straight away|right away|unconditionally|no questions)\b",
     _START
     + r"(?:approve|accept|sign off on|sign|confirm|pay|authori[sz]e|execute|process|release|grant"
-    r"|honou?r|fulfil+)\s+(?:every|all|any|each|whatever)\b",
+    r"|honou?r|fulfil+)\s+(?:every|all|any|each|whatever|everything|anything)\b",
+    _START
+    + r"(?:act on|process|grant|honou?r|fulfil+|execute|pay|approve|complete|action|carry out)\s+"
+    r"(?:\S+\s+){0,3}?(?:requests?|orders?|transfers?|payments?|refunds?|withdrawals?)\s+(?:\S+\s+)?"
+    r"(?:instantly|immediately|at once|straight away|right away|on the spot|unconditionally)\b",
+    r"\b(?:no|without (?:a |any )?)humans? (?:in the loop|review|involvement|oversight|sign-?off"
+    r"|approval)\b",
+    rf"\b{_ACTIONS}\b[^.!?\n]{{0,80}}?{_WAIVED}",
+    rf"{_WAIVED}[^.!?\n]{{0,80}}?\b{_ACTIONS}\b",
     _START + r"(?:approve|accept|sign off on|confirm|pay|authori[sz]e|execute|process|release|grant"
     r"|transfer|wire|refund)\b[^.\n]{0,60}\b(?:automatically|without (?:asking|checking|confirmation)"
     r"|no need to (?:ask|check|run)|as soon as (?:it arrives|they ask|asked))",
@@ -407,18 +509,31 @@ APPROVAL = _signal(
     r"\s+(?:\S+\s+){0,2}?(?:all|every|any|each|whatever|anything|requests?|transfers?|payments?"
     r"|orders?|invoices?|transactions?|commands?|refunds?|withdrawals?)\b",
     _START
-    + r"(?:do not|don't|never|no longer|stop|no need to|there is no need to|you don't need to"
-    r"|you do not need to|it is not necessary to)\s+(?:\S+\s+)?(?:check|verify|confirm|warn|notify"
-    r"|log|report|refuse|reject|deny|question|flag|double-check|validate|authenticate|escalate"
-    r"|(?:tell|inform|alert) the user|ask\s+(?:the user\s+|me\s+|anyone\s+)?(?:for|before|whether|if"
+    + r"(?:do not|don't|never|no longer|stop|quit|cease|refrain from|avoid|no more|don't bother"
+    r"|do not bother|no need to|there is no need to|(?:you|we) (?:don't|do not|no longer) need to"
+    r"|it is not necessary to|it's not necessary to)\s+(?:\S+\s+)?(?:check(?:ing)?|verify(?:ing)?"
+    r"|confirm(?:ing)?|warn(?:ing)?|notify(?:ing)?|log(?:ging)?|report(?:ing)?|refus(?:e|ing)"
+    r"|reject(?:ing)?|deny(?:ing)?|question(?:ing)?|flag(?:ging)?|double[- ]?check(?:ing)?"
+    r"|validat(?:e|ing)|authenticat(?:e|ing)|escalat(?:e|ing)|consult(?:ing)?"
+    r"|(?:tell|inform|alert)(?:ing)? the (?:user|owner|customer|client|account holder)"
+    r"|ask(?:ing)?\s+(?:the user\s+|me\s+|anyone\s+)?(?:for|before|whether|if"
     r"|about (?:approval|confirmation|permission)))\b",
+    _START
+    + r"(?:stop|quit|cease|refrain from|no longer|don't bother|do not bother|no need to|there is no"
+    r" need to|(?:you|we) (?:don't|do not|no longer) need(?: to)?|you needn't|it is not necessary to)\s+"
+    r"(?:(?!(?:without|unless|until|except|before|after)\b)\S+\s+){0,3}?" + _CONSENT + r"\b",
     _NOT_REQUIRED
+    + _OWN_CLAUSE
     + r"\bwithout\s+(?:any\s+|further\s+|prior\s+|additional\s+)?(?:asking|checking|verifying"
-    r"|(?:user\s+|human\s+|my\s+|their\s+|explicit\s+)?(?:confirmation|approval|verification"
-    r"|review|consent|permission|authori[sz]ation|sign-?off|double-checking))\b",
-    r"\b(?:skip|bypass|disable|turn off|switch off|ignore|waive|omit|circumvent|suppress)\s+(?:\S+\s+)"
-    r"{0,3}?(?:verification|confirmation|approval|review|2fa|mfa|two-factor|authentication|security"
-    r"|checks?|kyc|sign-?off|safety|warnings?|guardrails?|limits?)\b",
+    r"|consulting|pinging|notifying|informing|telling|alerting|involving|contacting|looping in"
+    r"|double-?checking|(?:(?:the\s+)?(?:user|customer|client|owner|account holder|human)(?:'s)?\s+"
+    r"|my\s+|their\s+|his\s+|her\s+|anyone's\s+|anybody's\s+|explicit\s+)?(?:confirmation"
+    r"|approval|verification|review|consent|permission|authori[sz]ation|sign-?off|go-?ahead"
+    r"|say-?so))\b",
+    _NOT_FIRST_PERSON
+    + r"\b(?:skip|bypass|disable|turn off|switch off|ignore|waive|omit|circumvent|suppress)\s+"
+    r"(?:\S+\s+){0,3}?(?:verification|confirmation|approval|review|2fa|mfa|two-factor|authentication"
+    r"|security|checks?|kyc|sign-?off|safety|warnings?|guardrails?|limits?)\b",
     _NOT_FIRST_PERSON
     + r"\b(?:skip|omit|drop|remove|leave out|suppress|hide)\s+(?:\S+\s+){0,3}?(?:disclaimers?"
     r"|compliance (?:notes?|notices?|checks?|warnings?|text|statements?)|risk (?:warnings?"
@@ -493,10 +608,12 @@ TEMPLATE = _signal(
     r"|admin|operator)\s*(?:\]|\*\*)?\s*:",
     r"<\|[\w\- ]{1,40}\|>|<\｜[^>]{1,40}\｜>|\[/?(?:inst|sys|system|s)\]|<</?sys>>"
     r"|<(?:start|end)_of_turn>|</?s>|<bos>|<eos>|\bbegin_of_text\b",
+    r"^\s*(?:```+|~~~+)\s*(?:system|assistant|developer|admin|operator|root|instructions?|prompt"
+    r"|sys|jailbreak|override|policy)\b",
     r"^\s*#{1,6}\s*(?:system|assistant|developer|admin|instructions?|override|system override|new"
     r"\s+instructions?|prompt|policy update|jailbreak)\b",
-    r"</?(?:system|assistant|user|developer|instructions?|prompt|sys|human|context|im_start|im_end"
-    r"|admin|operator|policy)\b[^>]{0,80}>",
+    r"<\s?/?\s?(?:system|assistant|user|developer|instructions?|prompt|sys|human|context|im_start"
+    r"|im_end|admin|operator|policy)\b[^>]{0,80}>",
     r"\bsystem prompt\b|\bbegin (?:system|admin|developer|operator) (?:prompt|message|instructions?)\b"
     r"|\[(?:system|admin|operator|developer)(?: message| note| override| instructions?)?\]",
     r"(?:^|[\[(*])\s*(?:system|admin|developer|root) (?:override|instructions?|directive)\b"
@@ -518,7 +635,7 @@ TOOL_CALL = _signal(
 )
 
 _SEND = (
-    r"(?:send|forward|e-?mail|upload|post|exfiltrate|leak|transmit|share|copy|submit|publish|dump"
+    r"(?:send|forward|e-?mail|mail|upload|post|exfiltrate|leak|transmit|share|copy|submit|publish|dump"
     r"|export|sync|mirror|push|relay|deliver|attach|paste|beam|report|sende\w*|schick\w*|leite\w*"
     r"|übermittle\w*|lade\w*|envoie\w*|envoyer|transmet\w*|transfère\w*|partage\w*|envía\w*|enviar"
     r"|manda\w*|reenvía\w*|comparte\w*|stuur\w*|verstuur\w*|deel|invia\w*|inoltra\w*|condividi\w*"
@@ -544,13 +661,16 @@ _SECRET = (
     r"|대화|기록|비밀번호|데이터|المحادثات|المحادثة|سجل|كلمات المرور|كلمة المرور|البيانات|الذاكرة"
     r"|बातचीत|इतिहास|पासवर्ड|डेटा|यादें|συνομιλ\w*|κωδικ\w*)"
 )
+_TLD = r"(?:com|net|org|io|ru|cn|xyz|site|example|top|info|biz|co|me|app|dev)"
+_SPELLED_DOT = r"(?:\bdot\b|\[dot\]|\(dot\))"
+"""A dot written out, as addresses are to dodge filters ("evil dot com", "evil[dot]com")."""
 _DESTINATION = (
     r"(?:https?://|www\.|ftp://|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bwebhooks?\b|\[email\]|\bpastebin"
-    r"|\b[\w-]+\.(?:com|net|org|io|ru|cn|xyz|site|example|top|info|biz|co|me|app|dev)\b)"
+    rf"|\b[\w-]+\.{_TLD}\b|\b[\w.+-]+ ?(?:\bat\b|\[at\]|\(at\)) ?[\w-]+ ?{_SPELLED_DOT} ?{_TLD}\b)"
 )
 _DESTINATION_HINT = (
     r"(?:https?://|www\.|ftp://|@[\w-]+(?:\.[\w-]+)+|\bwebhooks?\b|\[email\]|\bpastebin"
-    r"|\.(?:com|net|org|io|ru|cn|xyz|site|example|top|info|biz|co|me|app|dev)\b)"
+    rf"|\.{_TLD}\b|{_SPELLED_DOT} ?{_TLD}\b)"
 )
 """What every match of :data:`_DESTINATION` contains, without its costly heads: an
 address from its ``@`` on, a host name from its last dot on (the same engine and flags,
@@ -566,6 +686,13 @@ _THEIR_DATA = (
 """What a user's memory holds of them."""
 _OTHERS = r"(?:users|customers|clients|tenants|accounts|members|people|employees|patients)"
 """Whose data an agent serving one user must not show."""
+_ANYONE = (
+    r"\b(?:anyone|anybody|whoever|everyone|everybody|any (?:caller|person|one|third part(?:y|ies)"
+    r"|stranger))\b"
+)
+"""Whoever asks: the recipient of data handed out to all comers."""
+_USERS = r"\b(?:the|this|that) (?:user|customer|client|owner|account holder|patient)(?:'s|s')"
+"""The user's data, named as a third party names it."""
 
 _EXFILTRATION = _signal(
     "exfiltration",
@@ -586,7 +713,10 @@ _EXFILTRATION = _signal(
     + r"(?:append|include|add|attach|print|output|reveal|show|display|list|disclose|paste|insert"
     r"|write out)\s+(?:\S+\s+){0,4}?(?:api[ _-]?keys?|passwords?(?!\s+(?:manager|policy|hints?"
     r"|reset|strength|rules?))|passcodes?|credentials?|secret keys?|private keys?|access tokens?"
-    r"|auth(?:entication)? tokens?|seed phrases?|pin codes?|security codes?|one-time codes?)\b",
+    r"|auth(?:entication)? tokens?|seed phrases?|pin codes?|security codes?|one-time codes?"
+    r"|card numbers?|card details|cvvs?|social security numbers?|ssns?)\b",
+    rf"\b(?:share|give|tell|send|disclose|reveal|show|provide|hand over|read out)\b[^.!?\n]{{0,60}}?"
+    rf"(?:{_ANYONE}[^.!?\n]{{0,60}}?{_USERS}|{_USERS}[^.!?\n]{{0,60}}?{_ANYONE})",
     r"\b(?:include|show|reveal|give|share|display|list|return|add|append|send)\b.{0,60}?\b(?:"
     + _THEIR_DATA
     + r" of (?:all |every |the )?other "
@@ -632,7 +762,8 @@ _BEHAVIOUR = (
 
 AUTHORITY = _signal(
     "authority",
-    "impersonates the operator or system, or fakes the user's consent",
+    "impersonates the operator or system, fakes the user's consent, or hands the user's authority"
+    " to someone else",
     _AUTHORITY_LABEL + r"[^\n]{0,200}?" + _BEHAVIOUR,
     r"\b(?:message|note|instructions?|notice|directive|order|memo|update) from (?:the |your )?"
     r"(?:operator|administrator|admin|developer|dev team|system|anthropic|openai|security team|it"
@@ -644,10 +775,26 @@ AUTHORITY = _signal(
     r" (?:already |previously )?(?:given|granted|obtained|confirmed|provided|recorded|on file)\b"
     r"[^.\n]{0,80}?" + _BEHAVIOUR,
     r"\b(?:authori[sz]ation|consent|permission) is on file\b",
-    r"\b(?:treat|regard|consider|count)\b.{0,80}?\bas (?:if )?(?:(?:coming|sent|written|issued)"
-    r" (?:from|by) |(?:being )?(?:authori[sz]ed|approved|signed) by )?(?:the )?(?:account )?(?:owner"
-    r"|holder|user|admin\w*|operator|developer|system)(?:'s (?:own )?(?:request|instruction|order"
-    r"|message|word)s?)?\b",
+    _NOT_FIRST_PERSON
+    + r"\b(?:treat|regard|consider|count|trust|accept|follow|obey|take|handle|honou?r|believe"
+    r"|listen to)\b.{0,80}?\bas (?:if |though )?(?:(?:they|it|he|she|these|those) (?:came|come|were"
+    r"|was|are|is|had been) )?(?:(?:coming|sent|written|issued|typed|from) (?:from |by )?|(?:being )?"
+    r"(?:authori[sz]ed|approved|signed) by )?(?:the )?(?:account )?(?:owner|holder|user|admin\w*"
+    r"|operator|developer|system)(?:'s (?:own )?(?:request|instruction|order|message|word)s?)?\b",
+    _START
+    + r"(?:do|follow|obey|execute|carry out|comply with|act on|accept|run|perform|implement|heed"
+    r"|listen to)\s+(?:whatever|anything|everything|all|any|every|each)\s+(?:\S+\s+){0,6}?"
+    r"(?:says?|tells? you|asks?|wants|instructs?|requests?|orders?|commands?|demands?|contains?"
+    r"|suggests?|instructions?|directives?|directions?)\b",
+    r"(?:^|[.!?;\n]\s*)whatever\s+[^.!?;\n]{1,80}?\s(?:says?|tells? you|asks?|wants|instructs?"
+    r"|requests?|orders?|demands?),\s*(?:just |simply )?(?:do|follow|obey|execute|comply with"
+    r"|carry out|believe|accept)\b",
+    _START + r"(?:take|accept|follow|obey|heed|act on)\s+(?:orders|instructions|commands|directions"
+    r"|directives)\s+(?:from|given by|issued by|sent by)\b|" + _START + r"(?:let|allow|permit)\s+"
+    r"(?:\S+\s+){1,5}?(?:give|issue|send)\s+you\s+(?:orders|instructions|commands|directions)\b"
+    r"|\b(?:can|may|is allowed to|gets to)\s+(?:give|issue|send)\s+you\s+(?:orders|instructions"
+    r"|commands)\b|\b(?:speaks?|acts?) (?:for|on behalf of) (?:the user|the owner|the account"
+    r" holder)\b",
     r"\b(?:may|can|is allowed to|is permitted to|is (?:authori[sz]ed|cleared) to|has (?:permission"
     r"|access|the right|clearance|rights) to)\s+(?:access|read|see|view|query|export|edit|modify"
     r"|delete)\s+(?:\S+\s+){0,2}?(?:every|all|any|other)\s+(?:tenant|user|customer|client"
