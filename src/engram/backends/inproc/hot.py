@@ -20,8 +20,6 @@ from engram._principal import Principal
 from engram.config import StoreURL
 from engram.errors import ConfigError, ConflictError
 from engram.stores.hot.contract import (
-    AsyncOwnedSaver,
-    OwnedSaver,
     PruneReport,
     R,
     SaverOptions,
@@ -31,7 +29,9 @@ from engram.stores.hot.contract import (
     is_stale_call,
     owner_of,
     prune_targets,
+    valid_thread_id,
 )
+from engram.stores.hot.owned import AsyncOwnedSaver, OwnedSaver
 
 _DELTA_KEY = "counters_since_delta_snapshot"
 
@@ -283,8 +283,9 @@ class InProcSaver(OwnedSaver, AsyncOwnedSaver, InMemorySaver):
     conformance suite)."""
 
     def delete_thread(self, thread_id: str) -> None:
-        super().delete_thread(thread_id)
-        forget_owner(self, thread_id)
+        thread = valid_thread_id(thread_id)
+        super().delete_thread(thread)
+        forget_owner(self, thread)
 
     async def adelete_thread(self, thread_id: str) -> None:
         self.delete_thread(thread_id)
@@ -296,7 +297,8 @@ class InProcSaver(OwnedSaver, AsyncOwnedSaver, InMemorySaver):
         self.prune(thread_ids, strategy=strategy)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        _drive(copy_thread(self, source_thread_id, target_thread_id))
+        source, target = valid_thread_id(source_thread_id), valid_thread_id(target_thread_id)
+        _drive(copy_thread(self, source, target))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         self.copy_thread(source_thread_id, target_thread_id)

@@ -19,13 +19,16 @@ never changed) and gives ``checkpoints``, ``checkpoint_blobs`` and
 when its thread's owner is the tenant in ``app.tenant_id``. The saver sets that from
 the ``tenant_id`` of the config LangGraph hands it (:func:`~engram.stores.hot.thread_config`
 puts the principal there), else from :func:`~engram.tenant_scope`; the admin statements
-from the owner they are run for. :func:`setup` creates the schema and the application
-role as the admin; the application role then opens the savers.
+from the owner they are run for. A call naming no principal (``delete_thread``,
+``prune``...) needs a :func:`~engram.tenant_scope`, and says so rather than see no row.
+:func:`setup` creates the schema and the application role as the admin; the
+application role then opens the savers.
 """
 
 from __future__ import annotations
 
 import builtins
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -62,9 +65,12 @@ from engram.backends.postgres._hot_sql import (
     sizes,
 )
 from engram.backends.postgres._roles import (
+    CLEAR_EMPTIED_STATISTICS,
+    CLEAR_STATISTICS_SINCE,
     MAY_VACUUM,
     SET_SESSION_TENANT,
     SET_TENANT,
+    clear_emptied_statistics,
     ensure_role,
     grant_sql,
     role_url,
@@ -72,15 +78,16 @@ from engram.backends.postgres._roles import (
 from engram.config import AppRole, StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError, MissingDependencyError
 from engram.stores.hot.contract import (
-    AsyncOwnedSaver,
-    OwnedSaver,
     R,
     SaverOptions,
     Statements,
     adrive,
     drive,
     named_tenant,
+    prune_targets,
+    valid_thread_id,
 )
+from engram.stores.hot.owned import AsyncOwnedSaver, OwnedSaver
 from engram.stores.hot.serde import Sealed
 
 try:
@@ -145,6 +152,36 @@ def _refused(exc: psycopg.Error, thread_id: str, tenant: str | None) -> Exceptio
             "its principal (run the graph with thread_config(thread_id, principal))"
         )
     return ConflictError(f"thread id {thread_id!r} is already in use; choose another id")
+
+
+BYPASSES_RLS_SQL = (
+    "SELECT rolsuper OR rolbypassrls AS bypasses FROM pg_roles WHERE rolname = current_user"
+)
+
+
+def _needs_tenant(call: str) -> Statements[None]:
+    """Refuse ``call``, a LangGraph saver call that names no principal (``delete_thread``,
+    ``prune``...), when no tenant is in scope and row-level security applies to this
+    role: it would see no row, change nothing and report success."""
+    if scoped_tenant() is not None:
+        return
+    rows = yield BYPASSES_RLS_SQL, (), True
+    if not rows[0]["bypasses"]:
+        raise ConfigError(
+            f"{call} as the application role needs its tenant: call it inside "
+            "tenant_scope(tenant_id) (row-level security shows no thread without one)"
+        )
+
+
+def _unscoped(call: str, statements: Statements[R]) -> Statements[R]:
+    """The statements of ``call`` (one naming no principal) behind :func:`_needs_tenant`."""
+    yield from _needs_tenant(call)
+    return (yield from statements)
+
+
+def _copy(source: str, target: str) -> Statements[None]:
+    """LangGraph's ``copy_thread``, both ids checked before anything runs."""
+    return _unscoped("copy_thread", copy_thread(valid_thread_id(source), valid_thread_id(target)))
 
 
 class EngramPostgresSaver(OwnedSaver, PostgresSaver):
@@ -218,12 +255,15 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
                 raise _refused(exc, thread_id, scoped_tenant()) from exc
 
     def delete_thread(self, thread_id: str) -> None:
-        PostgresAdmin(self).run(delete_thread(str(thread_id)), write=True)
+        statements = delete_thread(valid_thread_id(thread_id))
+        PostgresAdmin(self).run(_unscoped("delete_thread", statements), write=True)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        super().prune(thread_ids, strategy=strategy)
-        if strategy == "delete" and not isinstance(thread_ids, str):
-            PostgresAdmin(self).run(forget_owners(thread_ids), write=True)
+        targets = prune_targets(thread_ids, strategy)
+        PostgresAdmin(self).run(_needs_tenant("prune"))
+        super().prune(targets, strategy=strategy)
+        if strategy == "delete":
+            PostgresAdmin(self).run(forget_owners(targets), write=True)
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -232,10 +272,11 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
             return super().get_delta_channel_history(config=config, channels=channels)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        PostgresAdmin(self).run(copy_thread(source_thread_id, target_thread_id), write=True)
+        PostgresAdmin(self).run(_copy(source_thread_id, target_thread_id), write=True)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        PostgresAdmin(self).run(delete_for_runs(run_ids), write=True)
+        statements = delete_for_runs(run_ids)
+        PostgresAdmin(self).run(_unscoped("delete_for_runs", statements), write=True)
 
 
 class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
@@ -309,12 +350,15 @@ class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
                 raise _refused(exc, thread_id, scoped_tenant()) from exc
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await PostgresAdmin(self).arun(delete_thread(str(thread_id)), write=True)
+        statements = delete_thread(valid_thread_id(thread_id))
+        await PostgresAdmin(self).arun(_unscoped("delete_thread", statements), write=True)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await super().aprune(thread_ids, strategy=strategy)
-        if strategy == "delete" and not isinstance(thread_ids, str):
-            await PostgresAdmin(self).arun(forget_owners(thread_ids), write=True)
+        targets = prune_targets(thread_ids, strategy)
+        await PostgresAdmin(self).arun(_needs_tenant("prune"))
+        await super().aprune(targets, strategy=strategy)
+        if strategy == "delete":
+            await PostgresAdmin(self).arun(forget_owners(targets), write=True)
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -323,10 +367,11 @@ class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
             return await super().aget_delta_channel_history(config=config, channels=channels)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await PostgresAdmin(self).arun(copy_thread(source_thread_id, target_thread_id), write=True)
+        await PostgresAdmin(self).arun(_copy(source_thread_id, target_thread_id), write=True)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await PostgresAdmin(self).arun(delete_for_runs(run_ids), write=True)
+        statements = delete_for_runs(run_ids)
+        await PostgresAdmin(self).arun(_unscoped("delete_for_runs", statements), write=True)
 
 
 def _not_set_up(exc: psycopg.Error) -> ConfigError:
@@ -413,8 +458,37 @@ def admin_for(saver: BaseCheckpointSaver[Any]) -> PostgresAdmin | None:
     return PostgresAdmin(saver) if isinstance(saver, PostgresSaver | AsyncPostgresSaver) else None
 
 
-SETUP_ALL_LOCK_SQL = "SELECT pg_advisory_lock(hashtext('engram_hot_langgraph_setup'))"
-SETUP_ALL_UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtext('engram_hot_langgraph_setup'))"
+SETUP_TRY_LOCK_SQL = "SELECT pg_try_advisory_lock(hashtext('engram_hot_langgraph_setup')) AS locked"
+SETUP_UNLOCK_SQL = "SELECT pg_advisory_unlock(hashtext('engram_hot_langgraph_setup'))"
+SETUP_LOCK_TIMEOUT = 300.0
+"""Seconds :func:`setup` waits for the setups ahead of it before giving up."""
+SETUP_LOCK_POLL = 0.05
+"""Seconds between two tries of the setup lock."""
+
+
+@contextmanager
+def _setup_turn(conn: Connection[Any]) -> Iterator[None]:
+    """Hold the setup lock on the autocommit connection ``conn``, waiting for it while
+    holding no snapshot. LangGraph's migrations build indexes CONCURRENTLY, which waits
+    for every transaction with an older snapshot: a setup blocked inside
+    ``pg_advisory_lock`` is such a transaction, waiting in turn for the lock's holder
+    (a deadlock). Each try here is a transaction of its own, over at once."""
+    deadline = time.monotonic() + SETUP_LOCK_TIMEOUT
+    while not _locked(conn.execute(SETUP_TRY_LOCK_SQL).fetchone()):
+        if time.monotonic() > deadline:
+            raise BackendError(
+                "PostgreSQL hot tier setup: another setup held its lock for more than "
+                f"{SETUP_LOCK_TIMEOUT:.0f} s"
+            )
+        time.sleep(SETUP_LOCK_POLL)
+    try:
+        yield
+    finally:
+        conn.execute(SETUP_UNLOCK_SQL)
+
+
+def _locked(row: Mapping[str, Any] | None) -> bool:
+    return row is not None and bool(row["locked"])
 
 
 def setup(admin_url: str, role: AppRole | None = None) -> str:
@@ -423,13 +497,9 @@ def setup(admin_url: str, role: AppRole | None = None) -> str:
     missing, default ``engram_app``); return the role's connection string. Idempotent."""
     role = role or AppRole()
     try:
-        with Connection.connect(admin_url, **_connect_kwargs()) as conn:
-            # LangGraph's own migrations are not safe to run twice at once: setups queue.
-            conn.execute(SETUP_ALL_LOCK_SQL)
-            try:
-                EngramPostgresSaver(conn).setup()
-            finally:
-                conn.execute(SETUP_ALL_UNLOCK_SQL)
+        # LangGraph's own migrations are not safe to run twice at once: setups queue.
+        with Connection.connect(admin_url, **_connect_kwargs()) as conn, _setup_turn(conn):
+            EngramPostgresSaver(conn).setup()
         with psycopg.connect(admin_url, autocommit=True) as plain, plain.transaction():
             maintain = ensure_role(plain, role)
             tables = (*TABLES, OWNERS_TABLE, PUBLICATIONS_TABLE)
@@ -468,6 +538,7 @@ class PostgresAdmin:
                 if not all(_may_vacuum(conn.execute(MAY_VACUUM, (t,)).fetchone()) for t in _ALL):
                     return False
                 conn.execute(VACUUM_SQL, prepare=False)
+                clear_emptied_statistics(conn, _ALL)
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL hot tier compaction: {exc}") from exc
         return True
@@ -484,6 +555,8 @@ class PostgresAdmin:
                     if not _may_vacuum(row):
                         return False
                 await conn.execute(VACUUM_SQL, prepare=False)
+                if conn.info.server_version >= CLEAR_STATISTICS_SINCE:
+                    await conn.execute(CLEAR_EMPTIED_STATISTICS, (list(_ALL),))
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL hot tier compaction: {exc}") from exc
         return True

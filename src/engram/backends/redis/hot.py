@@ -38,8 +38,6 @@ from engram.backends.redis._keys import SCRIPTS
 from engram.config import StoreURL
 from engram.errors import BackendError, ConfigError, MissingDependencyError
 from engram.stores.hot.contract import (
-    AsyncOwnedSaver,
-    OwnedSaver,
     PruneReport,
     R,
     SaverOptions,
@@ -47,7 +45,9 @@ from engram.stores.hot.contract import (
     ThreadSize,
     adrive,
     drive,
+    valid_thread_id,
 )
+from engram.stores.hot.owned import AsyncOwnedSaver, OwnedSaver
 
 try:
     import redis
@@ -173,6 +173,11 @@ class _Clients:
 # --- the saver ------------------------------------------------------------------------
 
 
+def _copy(source: str, target: str, ttl: int | None) -> Statements[None]:
+    """LangGraph's ``copy_thread``, both ids checked before anything runs."""
+    return admin_ops.copy_thread(valid_thread_id(source), valid_thread_id(target), ttl)
+
+
 class _RedisCore(BaseCheckpointSaver[str]):
     """LangGraph's saver interface on Redis; sync and async share every command."""
 
@@ -223,13 +228,13 @@ class _RedisCore(BaseCheckpointSaver[str]):
         self.run(ops.put_writes(self.serde, self.ttl, config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
-        self.run(ops.drop_thread(str(thread_id)))
+        self.run(ops.drop_thread(valid_thread_id(thread_id)))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self.run(admin_ops.prune_threads(self.serde, thread_ids, strategy))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self.run(admin_ops.copy_thread(source_thread_id, target_thread_id, self.ttl))
+        self.run(_copy(source_thread_id, target_thread_id, self.ttl))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         self.run(admin_ops.delete_for_runs(self.serde, run_ids))
@@ -268,13 +273,13 @@ class _RedisCore(BaseCheckpointSaver[str]):
         await self.arun(ops.put_writes(self.serde, self.ttl, config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await self.arun(ops.drop_thread(str(thread_id)))
+        await self.arun(ops.drop_thread(valid_thread_id(thread_id)))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await self.arun(admin_ops.prune_threads(self.serde, thread_ids, strategy))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self.arun(admin_ops.copy_thread(source_thread_id, target_thread_id, self.ttl))
+        await self.arun(_copy(source_thread_id, target_thread_id, self.ttl))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         await self.arun(admin_ops.delete_for_runs(self.serde, run_ids))

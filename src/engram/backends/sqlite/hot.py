@@ -20,11 +20,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from engram._principal import Principal
+from engram.backends.sqlite._wal import enable_wal, enable_wal_async
 from engram.config import StoreURL
 from engram.errors import BackendError, ConfigError, ConflictError
 from engram.stores.hot.contract import (
-    AsyncOwnedSaver,
-    OwnedSaver,
     PruneReport,
     R,
     SaverOptions,
@@ -34,13 +33,14 @@ from engram.stores.hot.contract import (
     adrive,
     drive,
     is_stale_call,
-    mark_owners_ready,
     owner_params,
-    owners_ready,
     prune_targets,
+    valid_thread_id,
 )
+from engram.stores.hot.owned import AsyncOwnedSaver, OwnedSaver, mark_owners_ready, owners_ready
 
-PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000")
+PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000")
+"""Set on every connection, after WAL mode (``_wal``)."""
 
 _META = "json_extract(CAST(metadata AS TEXT), '$.{}')"
 
@@ -198,6 +198,7 @@ def _prepare(url: StoreURL) -> str:
 def open_sync(url: StoreURL, options: SaverOptions) -> Iterator[EngramSqliteSaver]:
     """LangGraph's ``SqliteSaver`` on the file of ``url``, set up (WAL mode)."""
     with closing(sqlite3.connect(_prepare(url), check_same_thread=False)) as conn:
+        enable_wal(conn)
         for pragma in PRAGMAS:
             conn.execute(pragma)
         saver = EngramSqliteSaver(conn, serde=options.serde)
@@ -209,6 +210,7 @@ def open_sync(url: StoreURL, options: SaverOptions) -> Iterator[EngramSqliteSave
 async def open_async(url: StoreURL, options: SaverOptions) -> AsyncIterator[AsyncEngramSqliteSaver]:
     """LangGraph's ``AsyncSqliteSaver`` on the file of ``url``, set up (WAL mode)."""
     async with aiosqlite.connect(_prepare(url)) as conn:
+        await enable_wal_async(conn)
         for pragma in PRAGMAS:
             await conn.execute(pragma)
         saver = AsyncEngramSqliteSaver(conn, serde=options.serde)
@@ -315,6 +317,11 @@ def prune_threads(thread_ids: Sequence[str], strategy: str) -> Statements[None]:
 def copy_thread(source: str, target: str) -> Statements[None]:
     for sql in COPY_THREAD_SQL:
         yield sql, {"source": source, "target": target}, False
+
+
+def _copy(source: str, target: str) -> Statements[None]:
+    """LangGraph's ``copy_thread``, both ids checked before anything runs."""
+    return copy_thread(valid_thread_id(source), valid_thread_id(target))
 
 
 def delete_for_runs(run_ids: Sequence[str]) -> Statements[None]:
@@ -434,13 +441,13 @@ class EngramSqliteSaver(OwnedSaver, SqliteSaver):
     (checked by LangGraph's conformance suite)."""
 
     def delete_thread(self, thread_id: str) -> None:
-        SqliteAdmin(self).run(delete_thread(thread_id), write=True)
+        SqliteAdmin(self).run(delete_thread(valid_thread_id(thread_id)), write=True)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         SqliteAdmin(self).run(prune_threads(thread_ids, strategy), write=True)
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        SqliteAdmin(self).run(copy_thread(source_thread_id, target_thread_id), write=True)
+        SqliteAdmin(self).run(_copy(source_thread_id, target_thread_id), write=True)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         SqliteAdmin(self).run(delete_for_runs(run_ids), write=True)
@@ -450,13 +457,13 @@ class AsyncEngramSqliteSaver(AsyncOwnedSaver, AsyncSqliteSaver):
     """``AsyncSqliteSaver`` with the same owners and capabilities as :class:`EngramSqliteSaver`."""
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await SqliteAdmin(self).arun(delete_thread(thread_id), write=True)
+        await SqliteAdmin(self).arun(delete_thread(valid_thread_id(thread_id)), write=True)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await SqliteAdmin(self).arun(prune_threads(thread_ids, strategy), write=True)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await SqliteAdmin(self).arun(copy_thread(source_thread_id, target_thread_id), write=True)
+        await SqliteAdmin(self).arun(_copy(source_thread_id, target_thread_id), write=True)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         await SqliteAdmin(self).arun(delete_for_runs(run_ids), write=True)

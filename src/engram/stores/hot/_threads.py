@@ -21,6 +21,8 @@ from engram import _validate as check
 from engram._principal import Principal, tenant_scope, validate_id
 from engram.stores.hot._open import admin_for
 from engram.stores.hot.contract import (
+    TENANT_KEY,
+    USER_KEY,
     CheckpointInfo,
     ForkPlan,
     ForkResult,
@@ -60,12 +62,14 @@ def _fork_target(thread_id: str, new_thread_id: str | None) -> str:
 
 
 def _fork_result(plan: ForkPlan, source: CheckpointTuple) -> ForkResult:
-    src = source.config["configurable"]
+    src, made = source.config["configurable"], plan.config["configurable"]
     return ForkResult(
         src["thread_id"],
         src["checkpoint_id"],
-        plan.config["configurable"]["thread_id"],
+        made["thread_id"],
         plan.checkpoint["id"],
+        made.get(TENANT_KEY),
+        made.get(USER_KEY),
     )
 
 
@@ -170,7 +174,9 @@ class Threads(_Base):
         new_thread_id: str | None = None,
         principal: Principal | None = None,
     ) -> ForkResult:
-        """Start a new thread from ``checkpoint_id``; the source thread is left untouched."""
+        """Start a new thread from ``checkpoint_id``; the source thread is left untouched.
+        The fork keeps the pending writes LangGraph's replay of that checkpoint would
+        (:func:`~engram.stores.hot.contract.carried_writes`): no answer to an interrupt."""
         source = self.get(thread_id, checkpoint_id, principal)
         target = _fork_target(thread_id, new_thread_id)
         taken = self._admin.run(self._admin.owner(target)) is not None

@@ -1,5 +1,6 @@
 """The hot tier's contract: its records, the pure logic shared by the sync and async
-thread APIs, and what a backend provides (:class:`HotEngine`, :class:`HotAdmin`).
+thread APIs, and what a backend provides (:class:`HotEngine`, :class:`HotAdmin`; its
+savers build on :mod:`engram.stores.hot.owned`).
 
 Nothing here does I/O. Backend operations are written as generators of SQL
 statements (``Statements``): they yield ``(sql, params, fetch)`` and receive
@@ -10,15 +11,7 @@ the rows, so one generator serves a sync and an async connection alike
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import (
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Generator,
-    Iterator,
-    Mapping,
-    Sequence,
-)
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,12 +21,13 @@ from uuid import UUID
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
+    PendingWrite,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import RESUME
 
 from engram import _validate as check
 from engram._principal import Principal
@@ -44,6 +38,9 @@ TENANT_KEY = "tenant_id"
 USER_KEY = "user_id"
 FORKED_FROM_KEY = "forked_from"
 """Metadata of a forked thread's first checkpoint: ``"<thread_id>#<checkpoint_id>"``."""
+
+NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
+"""LangGraph's task id of the writes no task made (an ``update_state``, a ``Command``)."""
 
 _UUID_EPOCH_OFFSET = 0x01B21DD213814000  # 100 ns intervals from 1582-10-15 to 1970-01-01
 _INTERNAL_PREFIXES = ("__", "branch:")
@@ -170,17 +167,23 @@ class PruneReport:
 
 @dataclass(frozen=True, slots=True)
 class ForkResult:
-    """A new thread whose first checkpoint copies ``source_checkpoint_id``'s state."""
+    """A new thread whose first checkpoint copies ``source_checkpoint_id``'s state,
+    owned by ``tenant_id`` / ``user_id`` (``None``: the application's own)."""
 
     source_thread_id: str
     source_checkpoint_id: str
     thread_id: str
     checkpoint_id: str
+    tenant_id: str | None = None
+    user_id: str | None = None
 
     @property
     def config(self) -> RunnableConfig:
-        """Config to continue the fork: ``graph.invoke(None, fork.config)``."""
-        return {"configurable": {"thread_id": self.thread_id}}
+        """Config to continue the fork as its owner: ``graph.invoke(None, fork.config)``
+        (PostgreSQL's row-level security finds the thread by the owner's tenant)."""
+        owned = self.tenant_id is not None and self.user_id is not None
+        owner = {TENANT_KEY: self.tenant_id, USER_KEY: self.user_id} if owned else {}
+        return {"configurable": {"thread_id": self.thread_id, **owner}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +223,16 @@ def thread_config(
     return {"configurable": values}
 
 
+def acting_as(config: RunnableConfig, principal: Principal | None) -> RunnableConfig:
+    """``config`` naming ``principal`` (``None``: unchanged). A saver hands its configs
+    back to the caller (``snapshot.config``, ``update_state``'s result), whose next call
+    with them must act for the same principal as the call that returned them."""
+    if principal is None:
+        return config
+    named = {TENANT_KEY: principal.tenant_id, USER_KEY: principal.user_id}
+    return {**config, "configurable": {**config.get("configurable", {}), **named}}
+
+
 def checkpoint_config(thread_id: str, checkpoint_id: str | None = None) -> RunnableConfig:
     """The config reading ``thread_id``'s root namespace (at ``checkpoint_id``, or its latest)."""
     thread_id = check.text("thread_id", thread_id, line=True)
@@ -256,9 +269,7 @@ def _named(key: str, config: RunnableConfig, metadata: Mapping[str, Any] | None)
     return next((s[key] for s in sources if s.get(key) is not None), None)
 
 
-def named_tenant(
-    config: RunnableConfig, metadata: Mapping[str, Any] | None = None
-) -> str | None:
+def named_tenant(config: RunnableConfig, metadata: Mapping[str, Any] | None = None) -> str | None:
     """The tenant a saver call names (``None`` when none, or not a string); lenient, for
     scoping reads: :func:`declared_owner` is the strict reading a write gets."""
     tenant = _named(TENANT_KEY, config, metadata)
@@ -282,6 +293,15 @@ def declared_owner(
 def thread_of(config: RunnableConfig) -> str:
     """The thread id of a write's config."""
     return check.text("thread_id", config.get("configurable", {}).get("thread_id"), line=True)
+
+
+def valid_thread_id(thread_id: object) -> str:
+    """A thread id a saver call was given, checked as a write's is, so a read or a
+    deletion refuses what no write could have stored (a lone surrogate would otherwise
+    reach the driver) the same way on every backend. LangGraph passes a non-string id
+    through ``str``, and so does this."""
+    given = thread_id if isinstance(thread_id, str) else str(thread_id)
+    return check.text("thread_id", given, line=True)
 
 
 def in_use(thread_id: str) -> ConflictError:
@@ -322,7 +342,7 @@ def prune_targets(thread_ids: Sequence[str], strategy: str) -> list[str]:
         raise InvalidInputError("thread_ids must be a sequence of thread ids, not a str")
     if strategy not in PRUNE_STRATEGIES:
         raise InvalidInputError(f"unknown prune strategy {strategy!r}; known: keep_latest, delete")
-    return [str(t) for t in thread_ids]
+    return [valid_thread_id(t) for t in thread_ids]
 
 
 def is_stale_call(ns: str, root_parent: str | None, root_cutoff: str | None) -> bool:
@@ -380,8 +400,28 @@ def diff_states(
     )
 
 
+def carried_writes(pending: Sequence[PendingWrite]) -> list[PendingWrite]:
+    """The pending writes a fork keeps: never an answer to an interrupt.
+
+    LangGraph's replay (``invoke(None, past_config)``) drops every ``RESUME`` answer, so
+    an interrupt asks again. A fork does the same: a task that received an answer loses
+    every write (its output was made with that answer), so it reruns and asks again. The
+    writes of the step's other finished tasks are kept, as a resume keeps them (a replay
+    would rerun them to the same output): the fork's state shows what the step did, and
+    an interrupt not yet answered still waits. The same for the thread's newest
+    checkpoint and one it has moved past.
+    """
+    answered = {task for task, channel, _ in pending if channel == RESUME}
+    return [
+        (task, channel, value)
+        for task, channel, value in pending
+        if channel != RESUME and (task == NULL_TASK_ID or task not in answered)
+    ]
+
+
 def fork_plan(source: CheckpointTuple, thread_id: str, principal: Principal | None) -> ForkPlan:
-    """What to write so ``thread_id`` starts from ``source``'s state and pending writes.
+    """What to write so ``thread_id`` starts from ``source``'s state and the pending
+    writes :func:`carried_writes` keeps.
 
     The checkpoint keeps its id: LangGraph derives task ids from it, so the
     copied pending writes (an interrupt, a finished task of the step) still
@@ -398,7 +438,7 @@ def fork_plan(source: CheckpointTuple, thread_id: str, principal: Principal | No
     owner = {TENANT_KEY: tenant, USER_KEY: user} if tenant and user else {}
     metadata.update(owner)
     writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
-    for task_id, channel, value in source.pending_writes or ():
+    for task_id, channel, value in carried_writes(source.pending_writes or ()):
         writes[task_id].append((channel, value))
     checkpoint = source.checkpoint
     return ForkPlan(
@@ -485,163 +525,3 @@ class HotEngine(Protocol):
     def admin_for(self, saver: BaseCheckpointSaver[Any]) -> HotAdmin | None:
         """This engine's admin for ``saver``, or ``None`` if ``saver`` is not its kind."""
         ...
-
-
-_OWNERS_READY = "_engram_owners_ready"
-
-
-def owners_ready(saver: BaseCheckpointSaver[Any]) -> bool:
-    """Whether a backend has set up the owners table for ``saver`` (once per saver)."""
-    return bool(getattr(saver, _OWNERS_READY, False))
-
-
-def mark_owners_ready(saver: BaseCheckpointSaver[Any]) -> None:
-    setattr(saver, _OWNERS_READY, True)
-
-
-def _reader(config: RunnableConfig | None) -> tuple[Principal | None, str | None]:
-    """The principal a read acts for (``None``: the application's own read) and the
-    thread it names (``None``: every thread)."""
-    if config is None:
-        return None, None
-    thread = config.get("configurable", {}).get("thread_id")
-    return declared_owner(config), None if thread is None else str(thread)
-
-
-def _theirs(reader: Principal | None, metadata: Mapping[str, Any] | None) -> bool:
-    """Whether a checkpoint listed across threads is another principal's."""
-    if reader is None:
-        return False
-    tenant, user = owner_of(metadata or {})
-    return tenant is not None and (tenant, user) != reader.namespace
-
-
-class OwnedSaver(BaseCheckpointSaver[str]):
-    """Sync half of the guard every engram saver carries: a checkpoint or pending write
-    for a thread owned by another principal is refused before it is stored; the first
-    scoped write of a new thread fixes its owner (one atomic claim per write). A read
-    that acts for a principal (``thread_config(thread_id, principal)``) finds no thread
-    another principal owns, as for an id never used."""
-
-    def _hidden(self, config: RunnableConfig | None) -> tuple[bool, Principal | None]:
-        reader, thread = _reader(config)
-        if reader is None or thread is None:
-            return False, reader
-        admin = self.owner_admin()
-        owner = admin.run(admin.owner(thread))
-        return owner is not None and owner != reader, reader
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        hidden, _ = self._hidden(config)
-        return None if hidden else super().get_tuple(config)
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        hidden, reader = self._hidden(config)
-        if hidden:
-            return
-        for found in super().list(config, filter=filter, before=before, limit=limit):
-            if not _theirs(reader, found.metadata):
-                yield found
-
-    def owner_admin(self) -> HotAdmin:
-        """The backend admin that records owners: the tier's :func:`admin_for` this saver."""
-        from engram.stores.hot._open import admin_for  # the table imports this module
-
-        return admin_for(self)
-
-    def admit(self, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> None:
-        thread_id, writer = thread_of(config), declared_owner(config, metadata)
-        if writer is not None:  # an unscoped write is the application's own
-            admin = self.owner_admin()
-            owner = admin.run(admin.claim(thread_id, writer), write=True)
-            admit_write(thread_id, writer, owner)
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        self.admit(config, metadata)
-        return super().put(config, checkpoint, metadata, new_versions)
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self.admit(config, None)
-        super().put_writes(config, writes, task_id, task_path)
-
-
-class AsyncOwnedSaver(BaseCheckpointSaver[str]):
-    """Async half of :class:`OwnedSaver` (same rules, awaited)."""
-
-    def owner_admin(self) -> HotAdmin:
-        from engram.stores.hot._open import admin_for
-
-        return admin_for(self)
-
-    async def _ahidden(self, config: RunnableConfig | None) -> tuple[bool, Principal | None]:
-        reader, thread = _reader(config)
-        if reader is None or thread is None:
-            return False, reader
-        admin = self.owner_admin()
-        owner = await admin.arun(admin.owner(thread))
-        return owner is not None and owner != reader, reader
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        hidden, _ = await self._ahidden(config)
-        return None if hidden else await super().aget_tuple(config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        hidden, reader = await self._ahidden(config)
-        if hidden:
-            return
-        async for found in super().alist(config, filter=filter, before=before, limit=limit):
-            if not _theirs(reader, found.metadata):
-                yield found
-
-    async def aadmit(self, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> None:
-        thread_id, writer = thread_of(config), declared_owner(config, metadata)
-        if writer is not None:  # an unscoped write is the application's own
-            admin = self.owner_admin()
-            owner = await admin.arun(admin.claim(thread_id, writer), write=True)
-            admit_write(thread_id, writer, owner)
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        await self.aadmit(config, metadata)
-        return await super().aput(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        await self.aadmit(config, None)
-        await super().aput_writes(config, writes, task_id, task_path)
