@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from engram._principal import Principal
@@ -86,8 +86,9 @@ def integer(name: str, value: object, *, minimum: int, maximum: int = MAX_COUNT)
     return value
 
 
-def number(name: str, value: object, *, low: float | None = None, high: float | None = None
-           ) -> float:
+def number(
+    name: str, value: object, *, low: float | None = None, high: float | None = None
+) -> float:
     """A finite real number within ``[low, high]`` when given."""
     if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
         raise InvalidInputError(f"{name} must be a finite number, got {_show(value)}")
@@ -96,17 +97,52 @@ def number(name: str, value: object, *, low: float | None = None, high: float | 
     return float(value)
 
 
+FIRST_MOMENT = datetime.min.replace(tzinfo=UTC)
+LAST_MOMENT = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+"""The last moment engram stores, a second before the last ``datetime``: SQLite and Qdrant
+keep epoch seconds as floats, 15 µs apart in year 9999, so ``datetime.max`` would read
+back as year 10000, which no ``datetime`` holds."""
+LONGEST = timedelta(days=1000 * 365)
+"""The longest ``ttl``: a thousand years (what is meant for longer is no expiry), so that
+``now + ttl`` stays before :data:`LAST_MOMENT`."""
+
+
 def moment(name: str, value: object) -> datetime | None:
-    """A ``datetime`` or ``None`` (a date string is refused: say which zone it means)."""
-    if value is not None and not isinstance(value, datetime):
+    """A ``datetime`` or ``None`` (a date string is refused: say which zone it means),
+    from :data:`FIRST_MOMENT` to :data:`LAST_MOMENT` (a naive one read as UTC), so every
+    backend stores it and reads it back."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
         raise InvalidInputError(f"{name} must be a datetime, got {type(value).__name__}")
+    aware = value if value.utcoffset() is not None else value.replace(tzinfo=UTC)
+    if not FIRST_MOMENT <= aware <= LAST_MOMENT:  # (aware datetimes compare without overflow)
+        raise InvalidInputError(
+            f"{name} must be from {FIRST_MOMENT.isoformat()} to {LAST_MOMENT.isoformat()}, "
+            f"got {value.isoformat()}"
+        )
     return value
 
 
 def duration(name: str, value: object) -> timedelta | None:
+    """A positive ``timedelta`` of at most :data:`LONGEST`, or ``None``."""
     if value is not None and (not isinstance(value, timedelta) or value <= timedelta(0)):
         raise InvalidInputError(f"{name} must be a positive timedelta, got {_show(value)}")
+    if value is not None and value > LONGEST:
+        raise InvalidInputError(f"{name} must be at most {LONGEST.days} days, got {value}")
     return value
+
+
+def span(name: str, amount: object, unit: str) -> timedelta:
+    """``amount`` of ``unit`` (``"seconds"``, ``"minutes"``) as a :func:`duration`: a
+    positive finite number no longer than :data:`LONGEST` (a huge one would overflow
+    ``timedelta`` itself)."""
+    count = number(name, amount, low=0.0)
+    if count > LONGEST / timedelta(**{unit: 1}):
+        raise InvalidInputError(f"{name} must be at most {LONGEST.days} days, got {count} {unit}")
+    length = timedelta(**{unit: count})
+    duration(name, length)
+    return length
 
 
 def flag(name: str, value: object) -> bool:
@@ -122,22 +158,37 @@ def mapping(name: str, value: object) -> Mapping[str, Any] | None:
 
 
 def storable(name: str, value: object, *, depth: int = 0) -> None:
-    """Raise :class:`InvalidInputError` unless every string in ``value`` (a stored value:
-    mappings, lists and scalars), keys included, is valid Unicode without NUL: one that
-    is not would be stored by one backend, refused by another and matched by none."""
+    """Raise :class:`InvalidInputError` unless ``value`` (a stored value) is JSON that every
+    backend stores and reads back alike: objects with string keys (any mapping as the
+    value itself, dicts inside it), lists (or tuples), strings of valid Unicode without NUL,
+    finite numbers, booleans and ``None``. Anything else (bytes, a set, ``NaN``, an
+    object) would be kept by one backend, refused by another and garble a third's reads."""
     if depth > 64:
         raise InvalidInputError(f"{name} nests deeper than 64 levels")
     if isinstance(value, str):
-        if "\x00" in value:
-            raise InvalidInputError(f"{name} holds a NUL character: {_show(value)}")
-        unicode(name, value)
-    elif isinstance(value, Mapping):
+        _stored_text(name, value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
+    elif isinstance(value, dict) or (depth == 0 and isinstance(value, Mapping)):
         for key, item in value.items():
-            storable(name, key, depth=depth + 1)
+            if not isinstance(key, str):
+                raise InvalidInputError(f"{name} has a key that is not a string: {_show(key)}")
+            _stored_text(name, key)
             storable(f"{name}.{key}", item, depth=depth + 1)
     elif isinstance(value, list | tuple):
         for item in value:
             storable(name, item, depth=depth + 1)
+    elif not (value is None or isinstance(value, int | float)):  # (a bool is an int)
+        raise InvalidInputError(
+            f"{name} must hold JSON only (objects, lists, strings, numbers, true, false, "
+            f"null), got {type(value).__name__}"
+        )
+
+
+def _stored_text(name: str, value: str) -> None:
+    if "\x00" in value:
+        raise InvalidInputError(f"{name} holds a NUL character: {_show(value)}")
+    unicode(name, value)
 
 
 def choice(name: str, value: T, options: Collection[T]) -> T:

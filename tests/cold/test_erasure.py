@@ -90,3 +90,18 @@ def test_a_langgraph_delete_and_an_expiry_sweep_leave_no_byte_of_what_they_remov
     assert store.recall(ME, deleted, include_expired=True) == []
     assert store.recall(ME, expired, include_expired=True) == []
     assert [r.record.text for r in store.recall(ME, "sailing")] == ["likes sailing on lakes"]
+
+
+def test_a_delete_inside_a_transaction_erases_when_it_commits(
+    store: LongTermStore, tmp_path: Path
+) -> None:
+    """SQLite cannot VACUUM inside a transaction, and PostgreSQL's VACUUM FULL would wait
+    for the locks the transaction holds: the compaction runs when it commits."""
+    marker = f"zq{uuid.uuid4().hex[:10]}t"
+    store.put(("t", "me", "notes"), "n1", {"text": f"my address is {marker} street"})
+    store.put(("t", "me", "notes"), "n2", {"text": "likes sailing on lakes"})
+    with store.backend.atomically(("t", "me", "notes")):
+        store.delete(("t", "me", "notes"), "n1")
+        assert store.get(("t", "me", "notes"), "n1") is None
+    assert _files_holding(tmp_path, marker) == []
+    assert store.get(("t", "me", "notes"), "n2") is not None

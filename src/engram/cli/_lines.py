@@ -141,7 +141,7 @@ class _Reader:
         value = self.data.get(name)
         if value is None:
             return None
-        return check.duration(name, timedelta(seconds=check.number(name, value, low=0.0)))
+        return check.span(name, value, "seconds")
 
     def provenance(self) -> tuple[str | None, str | None, tuple[str, ...], str | None]:
         given = self.data.get("provenance") or {}

@@ -7,8 +7,12 @@ Rules (identical on every backend; the conformance suite pins them):
 
 - Operators: ``$eq $ne $gt $gte $lt $lte $in``. Several operators on one field are ANDed.
 - A path with dots walks nested objects: ``"meta.kind"`` reads ``value["meta"]["kind"]``.
+  A field name holds no double quote, backslash or control character (SQLite's JSON
+  paths cannot name such a key), and no lone surrogate.
 - A missing field (or a path through a non-object) matches **no** operator, ``$ne`` included.
-- Operands are scalars: str, int, float, bool or ``None`` (``$in`` takes a list of them).
+- Operands are scalars: str, int, float, bool or ``None`` (``$in`` takes a list of them);
+  no lone surrogate in a string, no NaN, infinity or integer past the largest float (no
+  stored value holds one, and engines would order it differently).
   Numbers (int and float) compare as numbers; strings compare by code point;
   a number never equals a string (``1`` vs ``"1"``) and a bool is not a number.
 - ``$gt $gte $lt $lte`` need a number or a string and match only fields of the same kind.
@@ -22,10 +26,13 @@ evaluates them in Python; :func:`compile_filter` turns them into SQL through a
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from engram import _validate as check
 from engram.errors import InvalidInputError
 
 Scalar = str | int | float | bool | None
@@ -70,12 +77,35 @@ def _check_operand(path: str, op: str, operand: object) -> Scalar | tuple[Scalar
         raise InvalidInputError(f"filter operand for {path!r} must be a scalar, got {operand!r}")
     if op in SQL_OPERATORS and kind not in ("number", "string"):
         raise InvalidInputError(f"{op} on {path!r} needs a number or a string, got {operand!r}")
+    if isinstance(operand, str):
+        check.unicode(f"filter operand for {path!r}", operand)
+    if isinstance(operand, int | float) and not _finite(operand):
+        raise InvalidInputError(f"filter operand for {path!r} must be finite, got {operand!r}")
     return operand  # type: ignore[return-value]
+
+
+def _finite(number: float) -> bool:
+    """Whether ``number`` is finite as a float (not NaN, not infinite, no integer past the
+    largest float): no stored value holds another, and engines order them differently."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # (an int past the largest float)
+        return False
+
+
+_UNREADABLE = re.compile(r'["\\\x00-\x1f]')
+"""What a field name may not hold: SQLite's JSON paths cannot name a key with a double
+quote or a backslash, nor match one that JSON escapes (control characters)."""
 
 
 def _split_path(path: object) -> tuple[str, ...]:
     if not isinstance(path, str) or not path or any(not p for p in path.split(".")):
         raise InvalidInputError(f"bad filter field {path!r}")
+    check.unicode(f"filter field {path!r}", path)
+    if _UNREADABLE.search(path):
+        raise InvalidInputError(
+            f"filter field {path!r} holds a quote, a backslash or a control character"
+        )
     return tuple(path.split("."))
 
 

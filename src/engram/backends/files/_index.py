@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,48 +24,50 @@ from engram.recall import Embedder, Vectors
 from engram.stores.documents import SearchHit, SearchMode
 from engram.stores.documents.markdown import Paragraph, fts_query, fuse
 
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE doc_files (
-        tenant_id TEXT NOT NULL,
-        path TEXT NOT NULL,
-        mtime_ns INTEGER NOT NULL,
-        size INTEGER NOT NULL,
-        sha256 TEXT NOT NULL,
-        digest TEXT NOT NULL,
-        PRIMARY KEY (tenant_id, path)
-    ) WITHOUT ROWID;
-    CREATE TABLE doc_chunks (
-        id INTEGER PRIMARY KEY,
-        tenant_id TEXT NOT NULL,
-        path TEXT NOT NULL,
-        heading TEXT NOT NULL,
-        body TEXT NOT NULL,
-        line_start INTEGER NOT NULL,
-        line_end INTEGER NOT NULL,
-        model_id TEXT,
-        embedding BLOB
-    );
-    CREATE INDEX doc_chunks_by_path ON doc_chunks (tenant_id, path);
-    CREATE VIRTUAL TABLE doc_chunks_fts USING fts5(
-        heading, body, content='doc_chunks', content_rowid='id',
-        tokenize='porter unicode61 remove_diacritics 2'
-    );
-    CREATE TRIGGER doc_chunks_ai AFTER INSERT ON doc_chunks BEGIN
-        INSERT INTO doc_chunks_fts(rowid, heading, body) VALUES (new.id, new.heading, new.body);
-    END;
-    CREATE TRIGGER doc_chunks_ad AFTER DELETE ON doc_chunks BEGIN
-        INSERT INTO doc_chunks_fts(doc_chunks_fts, rowid, heading, body)
-        VALUES ('delete', old.id, old.heading, old.body);
-    END;
-    """,
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE doc_files (
+            tenant_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            digest TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, path)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE doc_chunks (
+            id INTEGER PRIMARY KEY,
+            tenant_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            heading TEXT NOT NULL,
+            body TEXT NOT NULL,
+            line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL,
+            model_id TEXT,
+            embedding BLOB
+        )""",
+        "CREATE INDEX doc_chunks_by_path ON doc_chunks (tenant_id, path)",
+        """CREATE VIRTUAL TABLE doc_chunks_fts USING fts5(
+            heading, body, content='doc_chunks', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER doc_chunks_ai AFTER INSERT ON doc_chunks BEGIN
+            INSERT INTO doc_chunks_fts(rowid, heading, body)
+            VALUES (new.id, new.heading, new.body);
+        END""",
+        """CREATE TRIGGER doc_chunks_ad AFTER DELETE ON doc_chunks BEGIN
+            INSERT INTO doc_chunks_fts(doc_chunks_fts, rowid, heading, body)
+            VALUES ('delete', old.id, old.heading, old.body);
+        END""",
+    ),
     # the users a file's front matter names (a shared path naming another user is hidden
     # from the rest of the tenant); every file is read again once to fill it in
-    """
-    ALTER TABLE doc_files ADD COLUMN users TEXT NOT NULL DEFAULT '';
-    UPDATE doc_files SET mtime_ns = -1, sha256 = '';
-    """,
+    (
+        "ALTER TABLE doc_files ADD COLUMN users TEXT NOT NULL DEFAULT ''",
+        "UPDATE doc_files SET mtime_ns = -1, sha256 = ''",
+    ),
 )
+"""The schema: the statements of each version, applied in order (append only)."""
 
 _FTS_OPTIMIZE = "INSERT INTO doc_chunks_fts(doc_chunks_fts) VALUES ('optimize')"
 _VERSION_TABLE = "CREATE TABLE IF NOT EXISTS doc_index_version (version INTEGER NOT NULL)"
@@ -118,6 +121,41 @@ def _vector_text(chunk: Paragraph | tuple[str, str]) -> str:
     return f"{heading}\n{body}" if heading else body
 
 
+def _prepare(conn: sqlite3.Connection) -> None:
+    """WAL mode, the pragmas, then the pending migrations, in one write transaction taken
+    before the version is read: processes opening a new index at once take turns, and
+    each finds the schema the one before it left."""
+    _enable_wal(conn)
+    conn.execute("PRAGMA secure_delete = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")  # a cache, rebuilt from the files
+    conn.execute("BEGIN IMMEDIATE")
+    with conn:  # (commits, or rolls back on an error)
+        conn.execute(_VERSION_TABLE)
+        done = conn.execute("SELECT max(version) FROM doc_index_version").fetchone()[0] or 0
+        for version, statements in enumerate(MIGRATIONS[done:], start=done + 1):
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO doc_index_version VALUES (?)", (version,))
+
+
+def _enable_wal(conn: sqlite3.Connection, seconds: float = 30.0) -> None:
+    """``PRAGMA journal_mode = WAL``, tried again while it meets ``SQLITE_BUSY``: the
+    switch needs the file's exclusive lock and does not wait for it (another process
+    opening the same new file), ``busy_timeout`` or not. (The SQLite backends' ``_wal``
+    does the same; one backend does not import another.)"""
+    deadline, pause = time.monotonic() + seconds, 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            code = getattr(exc, "sqlite_errorcode", 0)
+            if code & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+
+
 class DocumentIndex:
     """FTS5 (+ vectors) index of the documents of every tenant, in one SQLite file."""
 
@@ -144,25 +182,15 @@ class DocumentIndex:
             try:
                 self._path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(self._path, check_same_thread=False)
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA secure_delete = ON")
-                conn.execute("PRAGMA synchronous = NORMAL")  # a cache, rebuilt from the files
-                self._setup(conn)
             except (sqlite3.Error, OSError) as exc:
+                raise BackendError(f"cannot open document index {str(self._path)!r}") from exc
+            try:
+                _prepare(conn)
+            except sqlite3.Error as exc:
+                conn.close()  # (a half-prepared connection must not stay open)
                 raise BackendError(f"cannot open document index {str(self._path)!r}") from exc
             self._conn = conn
         return self._conn
-
-    @staticmethod
-    def _setup(conn: sqlite3.Connection) -> None:
-        with conn:
-            conn.execute(_VERSION_TABLE)
-            row = conn.execute("SELECT max(version) FROM doc_index_version").fetchone()
-            done = row[0] or 0
-            for version, script in enumerate(MIGRATIONS[done:], start=done + 1):
-                conn.executescript(
-                    f"BEGIN; {script}; INSERT INTO doc_index_version VALUES ({version}); COMMIT;"
-                )
 
     def close(self) -> None:
         with self._lock:

@@ -6,6 +6,7 @@ functions the SQL backends compile (``View.admits``, ``filters.matches``).
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import Counter
@@ -46,7 +47,7 @@ class InProcColdBackend(ColdBackend):
                     row, valid_to=closure.valid_to, superseded_by=closure.superseded_by
                 )
             for new in changes.inserts:
-                self._rows[new.record.id] = new.record
+                self._rows[new.record.id] = _as_stored(new.record)
                 if new.vector is not None and new.record.embedding_model:
                     self._vectors[new.record.id] = (new.record.embedding_model, new.vector)
             for row_id, expires_at in changes.expiry:
@@ -182,6 +183,12 @@ class InProcColdBackend(ColdBackend):
 
 def _replace(record: MemoryRecord, **changes: object) -> MemoryRecord:
     return replace(record, **changes)  # type: ignore[arg-type]
+
+
+def _as_stored(record: MemoryRecord) -> MemoryRecord:
+    """``record`` with its value as a JSON store reads it back (a tuple as a list, no list
+    or dict shared with the caller, who may change it later), as every other backend."""
+    return _replace(record, value=json.loads(json.dumps(dict(record.value))))
 
 
 def _bm25(

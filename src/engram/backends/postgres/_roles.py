@@ -41,20 +41,46 @@ MAY_VACUUM = (
 )
 """Whether the current role may ``VACUUM FULL`` a table: it owns it, or holds MAINTAIN."""
 
+CLEAR_STATISTICS_SINCE = 180000
+"""PostgreSQL 18 added ``pg_clear_attribute_stats``."""
+CLEAR_EMPTIED_STATISTICS = (
+    "SELECT pg_catalog.pg_clear_attribute_stats(n.nspname, c.relname, a.attname, false) "
+    "FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 "
+    "AND NOT a.attisdropped "
+    "WHERE c.oid = ANY(%s::regclass[]) AND c.reltuples = 0"
+)
+"""Drop the planner statistics of the tables (of a ``text[]`` of names) that an ``ANALYZE``
+has just found empty: ``ANALYZE`` samples no row of an empty table, so it writes no
+statistics and leaves the sampled values of rows since deleted in ``pg_statistic``."""
+
 
 def vacuum_full(url: str, table: str, what: str) -> bool:
     """``VACUUM FULL`` ``table`` at ``url`` when the connecting role may (it owns the table,
-    or holds ``MAINTAIN`` on PostgreSQL 17+), so deleted rows leave its files; whether it
-    ran. ``what`` names the table in an error."""
+    or holds ``MAINTAIN`` on PostgreSQL 17+), so deleted rows leave its files, and
+    ``ANALYZE`` it, so they leave the planner's sampled values (``pg_statistic``) too;
+    whether it ran. ``what`` names the table in an error."""
     try:
         with psycopg.connect(url, autocommit=True) as conn:
             allowed = conn.execute(MAY_VACUUM, (table,)).fetchone()
             if not allowed or not allowed[0]:
                 return False
-            conn.execute(f"VACUUM (FULL) {table}")
+            conn.execute(f"VACUUM (FULL, ANALYZE) {table}")
+            clear_emptied_statistics(conn, (table,))
     except psycopg.Error as exc:
         raise BackendError(f"{what} compaction failed: {exc}") from exc
     return True
+
+
+def clear_emptied_statistics(
+    conn: psycopg.Connection[tuple[object, ...]], tables: Sequence[str]
+) -> None:
+    """After ``VACUUM (FULL, ANALYZE)`` of ``tables``, drop the statistics of those left
+    empty (:data:`CLEAR_EMPTIED_STATISTICS`; before PostgreSQL 18 they stay until rows
+    come back and are analysed)."""
+    if conn.info.server_version >= CLEAR_STATISTICS_SINCE:
+        conn.execute(CLEAR_EMPTIED_STATISTICS, (list(tables),))
 
 
 BYPASSES = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"

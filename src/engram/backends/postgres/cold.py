@@ -36,6 +36,7 @@ from engram.backends.postgres._cold_memo import Signal
 from engram.backends.postgres._roles import (
     MAY_VACUUM,
     SET_TENANT,
+    clear_emptied_statistics,
     ensure_role,
     grant_sql,
     role_url,
@@ -196,13 +197,19 @@ class PostgresColdBackend(ColdBackend):
     def atomically(self, namespace: Namespace) -> Iterator[None]:
         """One transaction holding the namespace's advisory lock; this thread's reads
         and writes inside run on its connection (writes as savepoints)."""
-        with self._connection() as conn, conn.transaction():
-            conn.execute(q.NAMESPACE_LOCK, (join_namespace(namespace),))
-            outer, self._held.conn = getattr(self._held, "conn", None), conn
-            try:
-                yield
-            finally:
-                self._held.conn = outer
+        outer = getattr(self._held, "conn", None)
+        if outer is None:
+            self._held.compact_due = False
+        with self._connection() as conn:
+            with conn.transaction():
+                conn.execute(q.NAMESPACE_LOCK, (join_namespace(namespace),))
+                self._held.conn = conn
+                try:
+                    yield
+                finally:
+                    self._held.conn = outer
+            if outer is None and getattr(self._held, "compact_due", False):
+                self.compact()  # (an erasure inside the transaction, now committed)
 
     @contextmanager
     def _connection(self) -> Iterator[Connection]:
@@ -293,13 +300,19 @@ class PostgresColdBackend(ColdBackend):
         """Rewrite the table and rebuild its indexes (``VACUUM FULL``), so erased rows,
         keyword-index entries (GIN keeps emptied keys otherwise) and vectors are gone
         from the table, TOAST and index files; False if this role may not (the
-        application role needs the ``MAINTAIN`` privilege setup() grants on 17+)."""
+        application role needs the ``MAINTAIN`` privilege setup() grants on 17+). Inside
+        :meth:`atomically` it runs when the transaction commits (``VACUUM FULL`` would wait
+        for the very locks this thread holds), and returns False now."""
+        self._held.compact_due = getattr(self._held, "conn", None) is not None
+        if self._held.compact_due:
+            return False
         try:
             with psycopg.connect(self._dsn, autocommit=True) as conn:
                 allowed = conn.execute(MAY_VACUUM, (q.TABLE,)).fetchone()
                 if not allowed or not allowed[0]:
                     return False
                 conn.execute(q.VACUUM)
+                clear_emptied_statistics(conn, (q.TABLE,))
         except psycopg.Error as exc:
             raise BackendError(f"PostgreSQL compaction failed: {exc}") from exc
         return True

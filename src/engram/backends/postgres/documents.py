@@ -25,6 +25,7 @@ from engram.backends.postgres._roles import (
     CAN_MAINTAIN,
     MAINTAIN_SINCE,
     SET_TENANT,
+    clear_emptied_statistics,
     ensure_role,
     grant_sql,
     refuse_bypass,
@@ -107,7 +108,9 @@ MIGRATIONS: tuple[str, ...] = (
 _VERSION_TABLE = (
     "CREATE TABLE IF NOT EXISTS engram_documents_migrations (version integer PRIMARY KEY)"
 )
-_VACUUM = "VACUUM (FULL) " + ", ".join(TABLES)
+_VACUUM = "VACUUM (FULL, ANALYZE) " + ", ".join(TABLES)
+"""Rewrites the tables and re-samples their planner statistics (``pg_statistic`` keeps
+sampled values, which an erased document's text would otherwise outlive)."""
 _UPSERT = (
     "INSERT INTO engram_documents (tenant_id, path, content, metadata, digest, size) "
     "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, path) DO UPDATE SET "
@@ -237,6 +240,7 @@ class PostgresDocumentStore(DocumentStore):
                 if not allowed or not allowed[0]:
                     return False
                 conn.execute(_VACUUM)
+                clear_emptied_statistics(conn, TABLES)
         except psycopg.Error as exc:
             raise BackendError(f"document compaction failed: {exc}") from exc
         return True

@@ -6,7 +6,6 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from engram.errors import InvalidInputError
 from engram.recall.filters import Fragment, Kind, Scalar, compile_filter
 from engram.stores.cold.contract import Scan
 from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
@@ -196,9 +195,8 @@ DELETE_ROWIDS = f"DELETE FROM {TABLE} WHERE rowid IN (SELECT value FROM json_eac
 
 
 def _json_path(path: tuple[str, ...]) -> str:
-    for part in path:
-        if '"' in part or "\\" in part:
-            raise InvalidInputError(f"filter field names may not contain quotes: {part!r}")
+    """The JSON path of a field: every label quoted (``parse_filter`` refuses a label with a
+    quote, a backslash or a control character, which such a path cannot name)."""
     return "$" + "".join(f'."{part}"' for part in path)
 
 

@@ -10,6 +10,7 @@ from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from engram.backends.sqlite._wal import enable_wal
 from engram.errors import BackendError
 from engram.stores.audit.contract import ErasureLog, ErasureRecord
 
@@ -82,7 +83,7 @@ class SqliteErasureLog(ErasureLog):
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA journal_mode=WAL")
+    enable_wal(conn)
     conn.execute("BEGIN IMMEDIATE")
     conn.execute(VERSION_TABLE)
     row = conn.execute("SELECT max(version) FROM engram_erasures_version").fetchone()

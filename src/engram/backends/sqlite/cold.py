@@ -19,6 +19,7 @@ decided one after another in one transaction.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -41,6 +42,7 @@ from engram.backends.sqlite._index_file import (
 )
 from engram.backends.sqlite._index_search import IndexSearch, Query
 from engram.backends.sqlite._vectors import QUANTIZE_FROM, NearestRows
+from engram.backends.sqlite._wal import enable_wal
 from engram.errors import BackendError, StaleWriteError
 from engram.recall import keyword_text, search_terms, stored_stems
 from engram.stores.cold.contract import (
@@ -79,7 +81,6 @@ MIGRATION_WAIT_S = 900.0
 """How long :meth:`SQLiteColdBackend.setup` waits for it (another process migrating)."""
 
 PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
     f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA secure_delete=ON",
@@ -113,6 +114,7 @@ class SQLiteColdBackend(ColdBackend):
         self._approximate_from = approximate_from
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
+        self._compact_due = False
         self._depth = 0
         """Open transactions of this connection: 1 inside :meth:`atomically`."""
         self._owner: int | None = None
@@ -186,6 +188,7 @@ class SQLiteColdBackend(ColdBackend):
         try:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
+            enable_wal(conn)
             for pragma in PRAGMAS:
                 conn.execute(pragma)
             conn.create_function(q.KEYWORDS, 1, _keywords, deterministic=True)
@@ -249,10 +252,13 @@ class SQLiteColdBackend(ColdBackend):
                 self._depth -= 1
                 self._owner = None
                 cur.close()
+            if self._compact_due:  # (an erasure inside the transaction, now committed)
+                self.compact()
 
     def _abort(self, cur: sqlite3.Cursor) -> None:
         self._rollback(cur)
         self._written.clear()
+        self._compact_due = False
 
     @staticmethod
     def _rollback(cur: sqlite3.Cursor) -> None:
@@ -330,7 +336,13 @@ class SQLiteColdBackend(ColdBackend):
         cur.execute(q.DELETE_ROWIDS, (rowids,))
 
     def compact(self) -> bool:
+        """FTS merge, VACUUM and WAL truncation; inside :meth:`atomically` (where SQLite
+        cannot VACUUM) it runs when the transaction commits, and returns False now."""
         with self._lock:
+            if self._depth:
+                self._compact_due = True
+                return False
+            self._compact_due = False
             try:
                 self.conn.execute(q.FTS_OPTIMIZE)
                 self.conn.execute("VACUUM")
@@ -804,14 +816,20 @@ def _excerpt(row: Sequence[Any]) -> Excerpt:
     return Excerpt(row[0], row[1], _value(row[2]), valid_from, recorded_at, row[5], row[6])
 
 
+_LONG_NUMBER = re.compile(r"\d{19}")
+"""A run of digits that may be an integer beyond 64 bits: orjson reads one as a float."""
+
+
 def _value(text: str) -> Any:
     """A stored value, parsed by orjson (several times faster on recall's pool of small
-    values) or, for what orjson refuses (NaN, integers beyond 64 bits), the standard
-    library."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
+    values) or, for what orjson refuses (NaN written by earlier versions) or reads as a
+    float (integers beyond 64 bits), the standard library."""
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 def _dt(seconds: float) -> datetime:

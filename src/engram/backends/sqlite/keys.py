@@ -9,6 +9,7 @@ from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from engram.backends.sqlite._wal import enable_wal
 from engram.errors import BackendError, ConflictError
 from engram.stores.keys.contract import KeyRecord, KeyStore
 
@@ -145,7 +146,7 @@ def has_keys(path: Path) -> bool:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA journal_mode=WAL")
+    enable_wal(conn)
     conn.execute("BEGIN IMMEDIATE")
     conn.execute(VERSION_TABLE)
     row = conn.execute("SELECT max(version) FROM engram_api_keys_version").fetchone()

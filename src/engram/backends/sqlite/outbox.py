@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from engram._principal import Principal
+from engram.backends.sqlite._wal import enable_wal
 from engram.errors import BackendError
 from engram.stores.hot.outbox import PublishedReport, draft_hash, idempotency_key
 
@@ -63,7 +64,7 @@ class PublicationLedger:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with closing(sqlite3.connect(self.path, timeout=10.0)) as conn, conn:
-                conn.execute("PRAGMA journal_mode=WAL")
+                enable_wal(conn)
                 yield conn
         except sqlite3.Error as exc:
             raise BackendError(f"publication ledger {self.path}: {exc}") from exc

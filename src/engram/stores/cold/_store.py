@@ -288,7 +288,7 @@ class LongTermStore(EngramLabels):
 
         value = self._admitted(op.value, indexed(op.value))
         text = indexed(value)
-        ttl = None if op.ttl is None else timedelta(minutes=op.ttl)
+        ttl = None if op.ttl is None else check.span("ttl", op.ttl, "minutes")
         vector = self._embed(text)
         on_conflict(lambda: self._store(namespace, op.key, value, text, ttl=ttl, vector=vector))
 
@@ -413,6 +413,8 @@ class LongTermStore(EngramLabels):
         """
         now = self.now()
         fields = self.options.index_fields
+        for i, (_, _, value) in enumerate(items):
+            check.storable(f"item {i} value", value)
         items = [
             (ns, key, self._admitted(v, pipe.text_of(v, fields), f"item {i}: "))
             for i, (ns, key, v) in enumerate(items)

@@ -1,7 +1,8 @@
 """Records of the cold tier: what a long-term memory is, and what operations return.
 
 Times are timezone-aware UTC datetimes in the API; backends store them as epoch
-seconds (floats) so every engine compares them the same way.
+seconds (floats) so every engine compares them the same way (which is why a stored
+moment ends a second before ``datetime.max``: see ``_validate.LAST_MOMENT``).
 """
 
 from __future__ import annotations
@@ -47,9 +48,18 @@ def to_epoch(moment: datetime | None) -> float | None:
     return None if moment is None else utc(moment).timestamp()
 
 
+_LAST = datetime.max.replace(tzinfo=UTC)
+_LAST_EPOCH = _LAST.timestamp()
+"""``datetime.max`` in epoch seconds, rounded (as a float) to the first second of year 10000."""
+
+
 def from_epoch(seconds: float | None) -> datetime | None:
-    """Aware UTC datetime of epoch ``seconds`` (``None`` stays ``None``)."""
-    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
+    """Aware UTC datetime of epoch ``seconds`` (``None`` stays ``None``). Seconds at or
+    past :data:`_LAST_EPOCH` read as ``datetime.max``: a store written before moments were
+    bounded (``_validate.LAST_MOMENT``) may hold ``datetime.max``, rounded up to there."""
+    if seconds is None:
+        return None
+    return _LAST if seconds >= _LAST_EPOCH else datetime.fromtimestamp(seconds, UTC)
 
 
 def validate_namespace(namespace: Namespace, *, allow_empty: bool = False) -> Namespace:
@@ -182,6 +192,13 @@ class View:
     as_of: datetime | None = None
     include_expired: bool = False
     include_superseded: bool = False
+
+    def __post_init__(self) -> None:
+        """Both moments as aware UTC (naive ones read as UTC), so every backend compares
+        them alike: with stored times in Python, or as epoch seconds in SQL."""
+        object.__setattr__(self, "now", utc(self.now))
+        if self.as_of is not None:
+            object.__setattr__(self, "as_of", utc(self.as_of))
 
     def admits(self, record: MemoryRecord) -> bool:
         """Python form of the view; backends compile the same rules to SQL."""
