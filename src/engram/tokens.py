@@ -242,12 +242,18 @@ def count_tokens(text: str, counter: TokenCounter | None = None) -> int:
 
 
 def message_tokens(message: BaseMessage, counter: TokenCounter | None = None) -> int:
-    """Tokens one chat message costs: overhead, name, content blocks and tool-call payloads."""
-    total = MESSAGE_OVERHEAD + sum(count_tokens(part, counter) for part in _text_parts(message))
-    content = message.content
-    if isinstance(content, list):
-        total += NON_TEXT_BLOCK_TOKENS * sum(1 for block in content if _is_non_text(block))
-    return total
+    """Tokens one chat message costs: overhead, name, content blocks and tool-call payloads.
+
+    Every text a content block carries is counted (thinking and reasoning text, a
+    ``tool_result``'s nested content, a ``json`` block's JSON), so a block the provider reads
+    can never slip under a budget; only media blocks get the flat :data:`NON_TEXT_BLOCK_TOKENS`.
+    """
+    texts, media = _content_parts(message.content)
+    texts.extend(_call_parts(message))
+    if message.name:
+        texts.append(message.name)
+    counted = sum(count_tokens(text, counter) for text in texts if text)
+    return MESSAGE_OVERHEAD + NON_TEXT_BLOCK_TOKENS * media + counted
 
 
 def count_message_tokens(
@@ -257,29 +263,56 @@ def count_message_tokens(
     return sum(message_tokens(message, counter) for message in messages)
 
 
-def _text_parts(message: BaseMessage) -> list[str]:
-    parts = [message.name] if message.name else []
-    content = message.content
+# Blocks whose bytes are not text (their token cost cannot be measured offline): a flat charge.
+_MEDIA_BLOCKS = frozenset(
+    {"image", "image_url", "input_image", "audio", "input_audio", "video", "file", "input_file"}
+    | {"document", "redacted_thinking"}
+)
+# Tool-call blocks: their payload is counted once, from the message's ``tool_calls``.
+_CALL_BLOCKS = frozenset({"tool_use", "tool_call"})
+# Block keys holding ids, flags or opaque payloads (signatures, encrypted reasoning), not text.
+_NOT_TEXT_KEYS = frozenset(
+    {"type", "id", "tool_use_id", "call_id", "index", "status", "is_error", "cache_control"}
+    | {"signature", "encrypted_content", "extras"}
+)
+
+
+def _content_parts(content: Any) -> tuple[list[str], int]:
+    """The texts ``content`` (a string, a block or a list of them) carries and its media count."""
     if isinstance(content, str):
-        parts.append(content)
-    else:
-        parts.extend(_block_text(block) for block in content)
+        return [content], 0
+    if isinstance(content, list):
+        texts: list[str] = []
+        media = 0
+        for item in content:
+            item_texts, item_media = _content_parts(item)
+            texts.extend(item_texts)
+            media += item_media
+        return texts, media
+    if isinstance(content, dict):
+        return _block_parts(content) if "type" in content else ([_dumped(content)], 0)
+    return ([] if content is None else [str(content)]), 0
+
+
+def _block_parts(block: dict[str, Any]) -> tuple[list[str], int]:
+    """One typed block: its ``text``, else every text value it holds (walked), or one medium."""
+    if isinstance(block.get("text"), str):
+        return [block["text"]], 0
+    kind = block.get("type")
+    if kind in _MEDIA_BLOCKS:
+        return [], 1
+    if kind in _CALL_BLOCKS:
+        return [], 0
+    return _content_parts([value for key, value in block.items() if key not in _NOT_TEXT_KEYS])
+
+
+def _dumped(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _call_parts(message: BaseMessage) -> list[str]:
+    parts = []
     for call in getattr(message, "tool_calls", None) or []:  # AIMessage and its chunks
         parts.append(call["name"])
-        parts.append(json.dumps(call["args"], ensure_ascii=False, default=str))
-    return [part for part in parts if part]
-
-
-def _block_text(block: str | dict[str, Any]) -> str:
-    if isinstance(block, str):
-        return block
-    text = block.get("text")
-    if isinstance(text, str):
-        return text
-    return ""
-
-
-def _is_non_text(block: str | dict[str, Any]) -> bool:
-    if not isinstance(block, dict) or isinstance(block.get("text"), str):
-        return False
-    return block.get("type") not in ("tool_use", "tool_call")  # counted via tool_calls
+        parts.append(_dumped(call["args"]))
+    return parts

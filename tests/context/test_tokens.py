@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+from engram.context import ContextPolicy, WorkingMemory
 from engram.errors import ConfigError, InvalidInputError
 from engram.tokens import (
     ApproxCounter,
@@ -122,3 +123,61 @@ def test_usable_as_langchain_trim_messages_counter() -> None:
         history, max_tokens=budget, token_counter=count_message_tokens, include_system=True
     )
     assert kept == history[:1] + history[-3:]
+
+
+THOUGHT = "Let me weigh the position sizes carefully. " * 200
+CARRIERS = {
+    "thinking": {"type": "thinking", "thinking": THOUGHT, "signature": "sig"},
+    "reasoning": {"type": "reasoning", "reasoning": THOUGHT},
+    "reasoning-summary": {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": THOUGHT}],
+    },
+    "tool_result-str": {"type": "tool_result", "tool_use_id": "x", "content": THOUGHT},
+    "tool_result-blocks": {
+        "type": "tool_result",
+        "tool_use_id": "x",
+        "content": [{"type": "text", "text": THOUGHT}],
+    },
+    "json": {"type": "json", "json": {"notes": THOUGHT}},
+    "unknown-type": {"type": "vendor_note", "note": THOUGHT},
+}
+
+
+@pytest.mark.parametrize("block", CARRIERS.values(), ids=CARRIERS.keys())
+def test_blocks_are_charged_for_the_text_they_carry(block: dict[str, object]) -> None:
+    """A thinking, reasoning, tool_result or json block costs its text, not a flat 85."""
+    message = AIMessage(content=[block, {"type": "text", "text": "Done."}])
+    assert message_tokens(message) >= count_tokens(THOUGHT)
+    assert message_tokens(message) <= count_tokens(THOUGHT) * 1.1 + 20
+
+
+def test_opaque_signatures_are_not_read_as_text() -> None:
+    """A thinking block's signature (and encrypted reasoning) is not text the model reads."""
+    plain = AIMessage(content=[{"type": "thinking", "thinking": "short thought"}])
+    signed = AIMessage(
+        content=[{"type": "thinking", "thinking": "short thought", "signature": "Zm9v" * 4000}]
+    )
+    encrypted = AIMessage(content=[{"type": "reasoning", "encrypted_content": "Zm9v" * 4000}])
+    assert message_tokens(signed) == message_tokens(plain)
+    assert message_tokens(encrypted) < 100
+
+
+def test_media_is_charged_flat_even_inside_a_tool_result() -> None:
+    image = {"type": "image", "source": {"type": "base64", "data": "QUFB" * 5000}}
+    nested = HumanMessage(content=[{"type": "tool_result", "tool_use_id": "x", "content": [image]}])
+    audio = HumanMessage(content=[{"type": "input_audio", "input_audio": {"data": "QUFB" * 5000}}])
+    assert 85 <= message_tokens(nested) < 120
+    assert 85 <= message_tokens(audio) < 120
+
+
+def test_model_input_with_a_long_thought_stays_within_the_budget() -> None:
+    thought = {"type": "thinking", "thinking": THOUGHT * 10, "signature": "sig"}
+    history = [
+        SystemMessage("sys"),
+        HumanMessage("Go on.", id="h1"),
+        AIMessage(content=[thought, {"type": "text", "text": "Done."}], id="a1"),
+    ]
+    memory = WorkingMemory(ContextPolicy(max_input_tokens=1000, compact_at_tokens=None))
+    sent = memory.model_input({"messages": history})
+    assert count_message_tokens(sent) <= 1000 and all(m.id != "a1" for m in sent)

@@ -22,6 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from engram.context._checks import check_count, check_messages, check_names
 from engram.context._pins import (
     DEFAULT_RULES,
     SUMMARY_FLAG,
@@ -56,9 +57,16 @@ class ContextPolicy:
     render_pins: bool = True  # False only to demonstrate what pins protect against
 
     def __post_init__(self) -> None:
-        if self.max_input_tokens <= 0 or self.summary_tokens <= 0 or self.keep_recent_tokens < 0:
-            raise InvalidInputError("token budgets must be positive")
-        if self.compact_at_tokens is not None and self.compact_at_tokens <= self.keep_recent_tokens:
+        for name in ("max_input_tokens", "summary_tokens", "summary_input_tokens"):
+            check_count(name, getattr(self, name), minimum=1)
+        for name in ("keep_recent_tokens", "clear_keep_last", "clear_min_tokens"):
+            check_count(name, getattr(self, name))
+        check_names("clear_exclude_tools", self.clear_exclude_tools)
+        trigger = self.compact_at_tokens
+        if (
+            trigger is not None
+            and check_count("compact_at_tokens", trigger) <= self.keep_recent_tokens
+        ):
             raise InvalidInputError("compact_at_tokens must exceed keep_recent_tokens")
 
 
@@ -84,10 +92,9 @@ def pinned_texts(pins: Mapping[str, Any]) -> frozenset[str]:
 
 
 def _messages(state: Mapping[str, Any]) -> list[BaseMessage]:
-    messages = state.get("messages") or []
-    if not isinstance(messages, list):
-        raise InvalidInputError("state['messages'] must be a list of messages")
-    return messages
+    if not isinstance(state, Mapping):
+        raise InvalidInputError(f"state must be a mapping, got {type(state).__name__}")
+    return check_messages(state.get("messages") or [], "state['messages']")
 
 
 def summary_message(summary: Summary) -> HumanMessage:
@@ -185,6 +192,30 @@ class WorkingMemory:
         text = f"{system.text}\n\n{block}" if system is not None and system.text else block
         return SystemMessage(content=text, id=system.id if system is not None else None)
 
+    def shape(
+        self, system: SystemMessage | None, history: Sequence[BaseMessage], pins: Mapping[str, Any]
+    ) -> tuple[SystemMessage | None, list[BaseMessage]]:
+        """The system message with the pinned block, and ``history`` fitted beside it."""
+        full = self.system_with_pins(system, pins)
+        self._check_room(system, full)
+        return full, self.fit(full, history)
+
+    def _check_room(self, system: SystemMessage | None, full: SystemMessage | None) -> None:
+        """Refuse, naming the culprit, when the system prompt or the pins leave no room."""
+        budget = self.policy.max_input_tokens
+        own = message_tokens(system, self.counter) if system is not None else 0
+        if own > budget:
+            raise InvalidInputError(
+                f"the system prompt ({own} tokens) is larger than max_input_tokens ({budget})"
+            )
+        pinned = (message_tokens(full, self.counter) if full is not None else 0) - own
+        if own + pinned > budget:
+            raise InvalidInputError(
+                f"the pinned state ({pinned} tokens of constraints, approvals, effects and "
+                f"sources) does not fit in max_input_tokens ({budget}) beside a system prompt "
+                f"of {own} tokens; revoke pins (active=False) or raise max_input_tokens"
+            )
+
     def fit(
         self, system: SystemMessage | None, history: Sequence[BaseMessage]
     ) -> list[BaseMessage]:
@@ -209,6 +240,6 @@ class WorkingMemory:
         """The messages for the next model call: system + pinned block, then the fitted history."""
         pins, _ = self.pins(state)
         system, history = split_system(_messages(state))
-        system = self.system_with_pins(system, pins)
+        system, fitted = self.shape(system, history, pins)
         head: list[BaseMessage] = [system] if system is not None else []
-        return head + self.fit(system, history)
+        return head + fitted

@@ -57,8 +57,7 @@ class WorkingMemoryMiddleware(AgentMiddleware[WorkingMemoryAgentState, Any, Any]
 
     def _shape(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         pins, _ = self.memory.pins(request.state)
-        system = self.memory.system_with_pins(request.system_message, pins)
-        messages = self.memory.fit(system, request.messages)
+        system, messages = self.memory.shape(request.system_message, request.messages, pins)
         return request.override(system_message=system, messages=messages)  # type: ignore[arg-type]
 
     def wrap_model_call(

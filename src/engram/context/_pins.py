@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,6 +21,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from engram.context._checks import check_count, check_messages
+from engram.errors import InvalidInputError
 from engram.policy import neutralise
 
 PinKind = Literal["constraint", "approval", "effect", "source"]
@@ -40,10 +43,28 @@ class Pin(TypedDict):
 
 def merge_pins(left: list[Pin] | None, right: list[Pin] | None) -> list[Pin]:
     """Reducer: union by ``key``, first-seen order, later value wins."""
-    merged: dict[str, Pin] = {pin["key"]: pin for pin in left or []}
-    for pin in right or []:
+    merged: dict[str, Pin] = {pin["key"]: pin for pin in check_pins("pins", left)}
+    for pin in check_pins("pins", right):
         merged[pin["key"]] = pin
     return list(merged.values())
+
+
+def check_pins(name: str, value: Any) -> list[Pin]:
+    """The pins of one field, refused unless a list of mappings with a str ``key`` and ``text``."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple):
+        raise InvalidInputError(f"{name} must be a list of pins, got {type(value).__name__}")
+    for index, pin in enumerate(value):
+        if not (
+            isinstance(pin, Mapping)
+            and isinstance(pin.get("key"), str)
+            and isinstance(pin.get("text"), str)
+        ):
+            raise InvalidInputError(
+                f"{name}[{index}] is not a pin: a pin is a mapping with a str 'key' and 'text'"
+            )
+    return list(value)
 
 
 class PinnedState(TypedDict, total=False):
@@ -69,6 +90,7 @@ FIELD_OF: dict[PinKind, str] = {
     "source": "sources",
 }
 
+_AP = "['\u2019]"  # an apostrophe, typed or typographic
 # "don't" / "never" as an instruction, not as in "I don't know" / "I never heard".
 _NEGATION = (
     r"(?:don['’]?t|do\s+not|never)"
@@ -76,29 +98,97 @@ _NEGATION = (
 )
 _NOT_A_RULE = r"(?:problem|thanks|thank|worries|idea|way|rush|pressure|need|one|doubt|matter)"
 """What "no" opens that is no rule ("No problem", "No thanks")."""
+_FIGURE = (
+    r"(?:[^\w\s]{0,2}\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty"
+    r"|a\s+hundred|a\s+thousand|half|a\s+third|a\s+quarter)\b)"
+)
+"""An amount: a figure (after a currency sign or two) or a number word."""
+_LIMIT = (
+    r"(?![^\n]*\?\s*$)"  # (a question about a limit sets none)
+    r"(?:max(?:imum)?|min(?:imum)?|at\s+least|cap|limit|ceiling|up\s+to)\b"
+    r"(?=\W+(?:\w+\W+){0,4}?[^\w\s]?\d)"  # its figure within a few words
+    r"(?![^.!?\n]*\b(?:was|were|had\s+been)\b)"  # (a past fact is no rule)
+)
+"""A sentence that opens with a limit and names its figure: "Max 10 shares per order",
+"Maximum position size is 5%" (not "Max is a golden retriever, about 3 years old")."""
+_PROHIBITION = (
+    r"refrain\s+from|abstain\s+from|hands\s+off|keep\s+(?:your\s+hands\s+)?off|steer\s+clear"
+    r"|keep\s+clear|forbid|prohibit|disallow|veto|ban(?!\s+(?:on|of)\b)"
+    rf"|you\s+(?:may|shall)\s+not|you\s+(?:cannot|can{_AP}t|shan{_AP}t)"
+    rf"|you(?:{_AP}re|\s+are)\s+not\s+to"
+)
+"""A sentence that opens by forbidding: "Please refrain from ...", "I forbid ..."."""
 _CONSTRAINT = (
-    r"(?:please\s+|also\s+|and\s+|but\s+|you\s+|i\s+|we\s+|want\s+you\s+to\s+)*"
+    r"(?:please\s+|kindly\s+|also\s+|and\s+|but\s+|just\s+|you\s+|i\s+|we\s+"
+    r"|want\s+you\s+to\s+)*"
     rf"(?:{_NEGATION}|only|must|avoid|no\s+more\s+than|at\s+most|always|exclude"
-    r"|keep\s+(?:\S+\s+){0,3}?(?:under|below|within|less\s+than|at\s+or\s+below)"
+    r"|keep\s+(?:\S+\s+){0,3}?(?:under|below|within|less\s+than|at\s+or\s+below|at\s+least"
+    r"|at\s+most|above)"
     r"|stay\s+(?:under|below|within|away\s+from|out\s+of)|stick\s+(?:to|with)"
     r"|limit\s+(?:\S+\s+){0,3}?to|cap\s+(?:\S+\s+){0,3}?at|make\s+sure|ensure|be\s+sure\s+to"
-    r"|under\s+no\s+circumstances|in\s+no\s+case|nothing\s+(?:over|above|more\s+than|beyond"
-    rf"|outside)|no\s+(?!{_NOT_A_RULE}\b)\w+"
+    r"|(?:under|in|on)\s+no\s+(?:circumstances?|conditions?|case|event|account)|nothing\s+(?:over|above|more\s+than|beyond"
+    rf"|outside)|no\s+(?!{_NOT_A_RULE}\b)\w+|{_PROHIBITION}|{_LIMIT}"
     r"|(?:i['\u2019]?d|i\s+would)\s+rather\s+(?:you\s+)?(?:not|didn['\u2019]?t|did\s+not"
     r"|don['\u2019]?t|avoid))\b"
 )
+_GRANTS = r"(?:approval|permission|consent|authori[sz]ation|clearance|go-ahead|blessing|ok)"
 _CONSTRAINT_ANYWHERE = (
     rf"(?:[,;:]\s*|\b(?:but|and|please|so)\s+){_NEGATION}\b"
     r"|\bmust(?:\s+not|n'?t)?\b|\bshould\s+never\b"
+    # not allowed / forbidden, said of anything: "You're not allowed to buy Tesla."
+    rf"|\b(?:are|is|am|be|{_AP}re|{_AP}s|{_AP}m)\s+(?:not|never)\s+(?:allowed|permitted)\b"
+    rf"|\b(?:aren|isn){_AP}t\s+(?:allowed|permitted)\b"
+    rf"|\b(?:is|are|be|{_AP}re|{_AP}s)\s+(?:forbidden|prohibited|banned|off[-\s]limits"
+    r"|not\s+an\s+option)\b|\b(?:i|we)\s+(?:forbid|prohibit|disallow|veto|refuse|reject)\b"
 )
+_CONSTRAINT_STATED = (
+    # a refused or negated approval: "Permission denied.", "I'm not approving it."
+    rf"(?:\bnot|\bnever|n{_AP}t)\s+(?:be\s+)?(?:approv|authori[sz]|consent)\w*"
+    rf"|\b{_GRANTS}\s+(?:is\s+|was\s+)?(?:denied|refused|withheld|revoked|withdrawn|rejected"
+    r"|not\s+(?:granted|given))\b"
+    # a limit with its figure: "Sell the bonds, but no more than $3k."
+    rf"|\b(?:no|not)\s+(?:more|higher|greater|larger|bigger|less|lower|fewer)\s+than\s+{_FIGURE}"
+    rf"|\b(?:max(?:imum)?|at\s+most|capped\s+at|limited\s+to)\s+(?:of\s+)?{_FIGURE}"
+)
+_ACK = (
+    r"(?:yes|yeah|yep|yup|sure|ok|okay|alright|all\s+right|sounds\s+good|looks\s+good|great"
+    r"|fine|perfect|good|confirmed|agreed|authori[sz]ed)"
+)
+_ACTS = r"(?:buy|sell|send|pay|transfer|wire|place|execute|publish|submit|book|sign|order)"
 _APPROVAL = (
     r"(?![^\n]*\?\s*$)"  # (never a question: "Should I approve it?")
-    r"(?:(?:yes|yeah|yep|yup|sure|ok|okay|alright|all\s+right|sounds\s+good|looks\s+good|great"
-    r"|fine|perfect|good|confirmed)[,.!]?\s+)*(?:i\s+)?(?:approve[ds]?|go\s+ahead|lgtm|proceed"
+    rf"(?:(?:{_ACK}[,.!]?\s+)*(?:i\s+(?:hereby\s+)?)?(?:approve[ds]?(?!\s+of\b)|authori[sz]e[ds]?"
+    r"|consent(?:s|ed)?|go\s+ahead|lgtm|proceed"
     r"|do\s+it(?!\s+(?:later|tomorrow|next|after|when|if|once)\b)|go\s+for\s+it"
     r"|place\s+(?:the|that|this|it)|execute\s+(?:it|the|that|this)|confirmed"
-    r"|you\s+have\s+my\s+(?:approval|permission|go-ahead|ok|consent)"
+    rf"|you(?:\s+have|{_AP}ve)(?:\s+got)?\s+(?:my|the|our)\s+(?:{_GRANTS}|green[\s-]*light)"
+    rf"|(?:give|grant)\s+(?:you\s+)?(?:my\s+)?{_GRANTS}|{_GRANTS}\s+(?:is\s+)?(?:granted|given)"
+    r"|green[\s-]*light"
+    rf"|you(?:{_AP}re|\s+are)\s+(?:cleared|authori[sz]ed|approved|good)\s+to"
     r"|you\s+(?:can|may)\s+(?:go\s+ahead|proceed)|that['\u2019]?s\s+approved)\b"
+    # an assent, then the act itself: "Yes, buy it."
+    rf"|(?:{_ACK}[,.!]?\s+)+(?:please\s+)?{_ACTS}\s+(?:it|them|that|this|those|these|the)\b)"
+)
+_PAUSE = r"[,;:\u2013\u2014]|\s-\s"  # punctuation between clauses
+_BREAK = rf"{_PAUSE}|\b(?:but|except|provided|as\s+long\s+as|so\s+long\s+as)\b"
+_REFUSAL = (
+    r"\b(?:not|never|nothing|none|nobody|neither|nor|cannot|dont"
+    rf"|no(?!\s+(?:{_NOT_A_RULE}|more|less|fewer)\b))\b|n{_AP}t\b"
+)
+_DEFERRAL = (
+    r"\b(?:later|tomorrow|until|till|unless|not\s+yet|next\s+(?:week|month|year|time|session)"
+    r"|only\s+(?:after|once|when|if)|(?:after|once|when)\s+(?:i|we)"
+    r"|if\s+(?:i|we)\s+(?:say|confirm|agree|approve|sign))\b"
+)
+_REVERSAL = (
+    rf"(?:{_NEGATION}|not\b(?!\s+(?:more|less|fewer|over|above|below|under)\b)"
+    rf"|no\s+(?!(?:{_NOT_A_RULE}|more|less|fewer)\b)|nothing|none|cancel|stop|hold\s+off|abort"
+    r"|wait)"
+)
+_WITHHELD = (
+    rf"(?:(?!{_BREAK}).)*?(?:{_REFUSAL})"  # a refusal in the approval's own clause
+    rf"|.*?{_DEFERRAL}"  # a deferral: "only after I confirm", "until I see the numbers"
+    rf"|(?:(?!{_PAUSE}).)*(?:{_PAUSE})\s*{_REVERSAL}"  # "Confirmed: do not place it."
 )
 _URL = r"https?://[^\s\"'<>)\]]+"
 
@@ -109,7 +199,14 @@ class PinRules:
 
     constraint_start: str = _CONSTRAINT
     constraint_anywhere: str = _CONSTRAINT_ANYWHERE
+    constraint_stated: str = _CONSTRAINT_STATED
+    """Searched anywhere in a sentence that is not a question: a limit with its figure or a
+    refused permission binds when said, not when asked about ("Is the max 10 shares?")."""
     approval: str = _APPROVAL
+    approval_withheld: str = _WITHHELD
+    """Matched from where an approval ends: a refusal in its own clause ("I approve nothing"),
+    a deferral ("only after I confirm") or a reversal ("Confirmed: do not ...") makes the
+    sentence a constraint instead -- a refusal must never read as consent."""
     effect_tools: frozenset[str] = frozenset()
     source_tools: frozenset[str] | None = None  # None: every tool's URLs count as sources
     url: str = _URL
@@ -132,8 +229,21 @@ DEFAULT_RULES = PinRules()
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
+_MEANINGFUL = frozenset("%‰‱<>≤≥≠=+-−±")
+"""Symbols that change what a rule says ("< 800" is not "> 800"); currency signs count too."""
+
+
 def normalise_key(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s$%-]", " ", text.lower()).split())
+    """The dedupe key of a pin's text: case, spacing, width and punctuation folded away, but
+    never a digit, a currency sign or a comparison (€500 and £500 are different limits)."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return " ".join("".join(_key_char(char) for char in folded).split())
+
+
+def _key_char(char: str) -> str:
+    if char.isalnum() or char == "_" or char in _MEANINGFUL:
+        return char
+    return char if unicodedata.category(char) == "Sc" else " "
 
 
 def split_sentences(text: str) -> list[str]:
@@ -156,6 +266,7 @@ PinFields = dict[str, list[Pin]]  # pinned field name -> pins (the shape of a Pi
 
 def extract_pins(messages: Sequence[BaseMessage], rules: PinRules = DEFAULT_RULES) -> PinFields:
     """Pins found in ``messages``, grouped by state field (fields with no pin are omitted)."""
+    messages = check_messages(messages)
     calls = _tool_calls_by_id(messages)
     found: list[Pin] = []
     for message in messages:
@@ -199,12 +310,36 @@ def _flagged_pins(message: BaseMessage) -> list[Pin]:
 
 def _human_pins(message: HumanMessage, rules: PinRules) -> list[Pin]:
     pins = []
-    for sentence in split_sentences(message.text):
-        if rules.pattern("approval").match(sentence):
-            pins.append(make_pin("approval", _said(sentence, message, rules), message.id))
-        elif _is_constraint(sentence, rules):
-            pins.append(make_pin("constraint", _said(sentence, message, rules), message.id))
+    for sentence in _statements(message.text, rules):
+        kind = _sentence_kind(sentence, rules)
+        if kind is not None:
+            pins.append(make_pin(kind, _said(sentence, message, rules), message.id))
     return pins
+
+
+def _statements(text: str, rules: PinRules) -> list[str]:
+    """Sentences, except that an approval ending in ";" is read with the sentence after it:
+    in "Confirmed; nothing should be sold" the second half decides what the first means."""
+    statements: list[str] = []
+    pending = ""  # an approval ending in ";", waiting for the sentence that completes it
+    for sentence in split_sentences(text):
+        if pending:
+            statements.append(f"{pending} {sentence}")
+            pending = ""
+        elif sentence.endswith(";") and rules.pattern("approval").match(sentence):
+            pending = sentence
+        else:
+            statements.append(sentence)
+    return [*statements, pending] if pending else statements
+
+
+def _sentence_kind(sentence: str, rules: PinRules) -> PinKind | None:
+    """What a user's sentence pins: an approval, a constraint (a withheld approval is one)."""
+    approval = rules.pattern("approval").match(sentence)
+    if approval is not None:
+        withheld = rules.pattern("approval_withheld").match(sentence, approval.end())
+        return "constraint" if withheld else "approval"
+    return "constraint" if _is_constraint(sentence, rules) else None
 
 
 def _said(sentence: str, message: BaseMessage, rules: PinRules) -> str:
@@ -216,7 +351,10 @@ def _said(sentence: str, message: BaseMessage, rules: PinRules) -> str:
 def _is_constraint(sentence: str, rules: PinRules) -> bool:
     if rules.pattern("constraint_start").match(sentence):
         return True
-    return rules.pattern("constraint_anywhere").search(sentence) is not None
+    if rules.pattern("constraint_anywhere").search(sentence):
+        return True
+    asked = sentence.rstrip().endswith("?")
+    return not asked and rules.pattern("constraint_stated").search(sentence) is not None
 
 
 def _tool_pins(message: ToolMessage, call: dict[str, Any] | None, rules: PinRules) -> list[Pin]:
@@ -240,13 +378,20 @@ def _effect_pins(
     rules: PinRules,
 ) -> list[Pin]:
     if artifact.get("effect"):
-        text = str(artifact["effect"])
+        text = _clip(str(artifact["effect"]), rules.max_said)
     elif name in rules.effect_tools:
         args = json.dumps((call or {}).get("args", {}), sort_keys=True, default=str)
-        text = f"{name}({args}) -> {' '.join(message.text.split())[: rules.max_text]}"
+        result = " ".join(message.text.split())
+        text = f"{name}({_clip(args, rules.max_text)}) -> {_clip(result, rules.max_text)}"
     else:
         return []
     return [make_pin("effect", text, message.id, key=message.tool_call_id)]
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, marked when cut: a pin re-sent on every call must
+    stay small, and must not pass a fragment off as the whole."""
+    return text if len(text) <= limit else f"{text[:limit]}… [cut]"
 
 
 _HEADINGS: dict[str, str] = {
@@ -259,11 +404,12 @@ _HEADINGS: dict[str, str] = {
 
 def render_pins(state: Mapping[str, Any], *, max_sources: int = 20) -> str:
     """The pinned block for the system message; empty when there is nothing pinned."""
+    max_sources = check_count("max_sources", max_sources)
     sections = []
     for field_name, heading in _HEADINGS.items():
-        pins = [pin for pin in state.get(field_name) or [] if pin.get("active", True)]
+        pins = [pin for pin in _field(state, field_name) if pin.get("active", True)]
         if field_name == "sources":
-            pins = pins[-max_sources:]
+            pins = pins[max(0, len(pins) - max_sources) :]
         if pins:
             lines = "\n".join(f"- {_shown(pin)}" for pin in pins)
             sections.append(f"{heading}:\n{lines}")
@@ -285,7 +431,13 @@ def _shown(pin: Mapping[str, Any]) -> str:
 
 def pins_of(state: Mapping[str, Any]) -> PinFields:
     """Only the pinned fields of a larger state mapping (every field present)."""
-    return {f: list(state.get(f) or []) for f in FIELD_OF.values()}
+    return {f: _field(state, f) for f in FIELD_OF.values()}
+
+
+def _field(state: Mapping[str, Any], field_name: str) -> list[Pin]:
+    if not isinstance(state, Mapping):
+        raise InvalidInputError(f"state must be a mapping, got {type(state).__name__}")
+    return check_pins(f"state[{field_name!r}]", state.get(field_name))
 
 
 def new_pins(current: Mapping[str, Any], found: Mapping[str, list[Pin]]) -> PinFields:

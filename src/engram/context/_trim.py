@@ -4,6 +4,8 @@ Both work on *units*: an ``AIMessage`` that calls tools together with the ``Tool
 answering those calls is one unit, every other message is a unit of its own. A unit is kept or
 dropped whole, so a tool call is never separated from its results. A unit whose calls lack a
 result, and a ``ToolMessage`` answering no call in the list, are dropped (providers reject both).
+The one message never dropped is the user's current request (:mod:`engram.context._current`):
+when it alone is over the budget it is cut, visibly, instead.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from engram.context._checks import check_count, check_messages, check_names
+from engram.context._current import MIN_KEPT_CHARS, Unit, current_index, fit_message, shortest
 from engram.context._pins import CLEARED_FLAG as CLEARED
 from engram.errors import InvalidInputError
 from engram.tokens import TokenCounter, count_message_tokens, message_tokens
-
-Unit = list[BaseMessage]
 
 
 def split_system(messages: Sequence[BaseMessage]) -> tuple[SystemMessage | None, list[BaseMessage]]:
@@ -78,24 +80,79 @@ def trim_to_budget(
 
     ``reserved_tokens`` are held back for text added later (a pinned block). With
     ``start_on_human`` the kept history starts at a human message when one is kept.
-    Raises :class:`InvalidInputError` if the system message alone exceeds the budget.
+
+    The user's current message (the last human message, followed by nothing but tool rounds)
+    is always kept: when it does not fit, older tool rounds of its turn make way and it is cut
+    in the middle with a visible marker. Raises :class:`InvalidInputError` if the system
+    message alone exceeds the budget, or the current message cannot fit even cut.
     """
+    messages = check_messages(messages)
+    max_tokens = check_count("max_tokens", max_tokens)
+    reserved_tokens = check_count("reserved_tokens", reserved_tokens)
     system, rest = split_system(messages)
     head = [system] if system is not None else []
-    room = max_tokens - reserved_tokens - count_message_tokens(head, counter)
+    system_tokens = count_message_tokens(head, counter)
+    room = max_tokens - reserved_tokens - system_tokens
     if room < 0:
-        raise InvalidInputError(f"budget of {max_tokens} tokens is smaller than the system prompt")
+        raise InvalidInputError(_no_room(max_tokens, system_tokens, reserved_tokens))
+    units = group_units(rest)
+    kept = _recent(units, room, counter)
+    current = current_index(units)
+    if current is not None and len(kept) < len(units) - current:
+        kept = _with_current(units, current, kept, room, counter)
+    if start_on_human:
+        kept = _start_on_human(kept)
+    return head + [message for unit in kept for message in unit]
+
+
+def _no_room(max_tokens: int, system_tokens: int, reserved: int) -> str:
+    taken = [f"the system prompt ({system_tokens} tokens)"] if system_tokens else []
+    taken += [f"reserved_tokens ({reserved})"] if reserved else []
+    return f"budget of {max_tokens} tokens is smaller than {' plus '.join(taken)}"
+
+
+def _recent(units: Sequence[Unit], room: int, counter: TokenCounter | None) -> list[Unit]:
+    """The longest run of the most recent ``units`` whose total fits ``room``."""
     kept: list[Unit] = []
-    for unit in reversed(group_units(rest)):
+    for unit in reversed(units):
         cost = count_message_tokens(unit, counter)
         if cost > room:
             break
         room -= cost
         kept.append(unit)
     kept.reverse()
-    if start_on_human:
-        kept = _start_on_human(kept)
-    return head + [message for unit in kept for message in unit]
+    return kept
+
+
+def _with_current(
+    units: Sequence[Unit], index: int, newer: list[Unit], room: int, counter: TokenCounter | None
+) -> list[Unit]:
+    """The current request (cut if need be) with as many of the newest rounds after it as fit
+    beside it, then whatever older units still fit; ``newer`` is what fitted without it."""
+    message = units[index][0]
+    floor = message_tokens(shortest(message), counter)
+    while newer and count_message_tokens(_flat(newer), counter) + floor > room:
+        newer = newer[1:]  # the oldest tool round of this turn makes way first
+    left = room - count_message_tokens(_flat(newer), counter)
+    fitted = fit_message(message, left, counter)
+    if fitted is None:
+        raise InvalidInputError(_too_long(message, floor, room, counter))
+    older = _recent(units[:index], left - message_tokens(fitted, counter), counter)
+    return [*older, [fitted], *newer]
+
+
+def _flat(units: Sequence[Unit]) -> list[BaseMessage]:
+    return [message for unit in units for message in unit]
+
+
+def _too_long(message: BaseMessage, floor: int, room: int, counter: TokenCounter | None) -> str:
+    return (
+        f"the current user message ({message.id or 'no id'}, "
+        f"{message_tokens(message, counter)} tokens) cannot fit: the budget leaves {room} "
+        "tokens beside the system prompt and pinned state, and even cut to its first and last "
+        f"{MIN_KEPT_CHARS // 2} characters it needs {floor}; raise the budget "
+        "(max_input_tokens), or shorten the system prompt or the pins"
+    )
 
 
 def _start_on_human(units: list[Unit]) -> list[Unit]:
@@ -118,8 +175,10 @@ def clear_tool_results(
     The ``keep_last`` most recent tool results, results under ``min_tokens`` and results of
     ``exclude_tools`` are kept verbatim. Returns a new list; the input messages are not modified.
     """
-    if keep_last < 0 or min_tokens < 0:
-        raise InvalidInputError("keep_last and min_tokens must be >= 0")
+    messages = check_messages(messages)
+    keep_last = check_count("keep_last", keep_last)
+    min_tokens = check_count("min_tokens", min_tokens)
+    exclude_tools = check_names("exclude_tools", exclude_tools)
     tool_positions = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage)]
     old = set(tool_positions[: max(0, len(tool_positions) - keep_last)])
     out = list(messages)
