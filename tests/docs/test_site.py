@@ -15,7 +15,7 @@ API = {
     "api/engram/index.html": ["engram.Memory", "engram.Principal", "engram.EngramError"],
     "api/memory/index.html": ["engram.memory.Memory.approve_held", "engram.memory.HeldWrite"],
     "api/stores/index.html": [
-        "engram.stores.hot.contract.OwnedSaver",
+        "engram.stores.hot.owned.OwnedSaver",
         "engram.stores.cold.contract.ColdBackend",
         "engram.stores.documents.contract.DocumentStore",
     ],
