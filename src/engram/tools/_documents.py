@@ -38,6 +38,7 @@ from engram.errors import (
 )
 from engram.policy import Hold, PoisoningGuard, redact
 from engram.stores.documents import DocumentStore
+from engram.stores.documents.markdown import render
 from engram.stores.documents.paths import split_path
 from engram.stores.documents.review import entry_line, in_review, outside_review, queue_held
 
@@ -344,15 +345,6 @@ def _checked(path: str) -> str:
     return path
 
 
-def _metadata_text(value: Any) -> str:
-    """The strings of a metadata value (keys too), one a line: what the guard reads."""
-    if isinstance(value, Mapping):
-        return "\n".join(f"{key}\n{_metadata_text(item)}" for key, item in value.items())
-    if isinstance(value, list | tuple):
-        return "\n".join(_metadata_text(item) for item in value)
-    return value if isinstance(value, str) else ""
-
-
 def _inserted(text: str, insert_line: int, insert_text: str) -> str:
     """``text`` with ``insert_text`` as new lines after line ``insert_line``."""
     lines = text.splitlines(keepends=True)
@@ -436,8 +428,7 @@ def document_tools(
 
     def write_document(path: str, content: str, metadata: dict[str, Any] | None = None) -> str:
         """Write (create or replace) a Markdown document; metadata becomes YAML front matter."""
-        said = content if metadata is None else f"{content}\n{_metadata_text(metadata)}"
-        screen.screen(store, principal, _checked(path), said)
+        screen.screen(store, principal, _checked(path), render(content, metadata))
         info = store.write(principal, path, content, metadata)
         return f"Wrote {info.path} ({info.size} bytes)"
 
