@@ -704,9 +704,7 @@ class LongTermStore(EngramLabels):
         chosen = check.optional_texts("keys", keys)
         check.flag("compact", compact)
         counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
-        caches = self.backend.clear_caches() + self._drop_text_caches()
-        self._erasures_seen = self.backend.erasures()
-        compacted = self.backend.compact() if compact else False
+        caches, compacted = self._after_erasure(compact)
         return ForgetReport(
             namespace,
             counts.keys,
@@ -722,11 +720,15 @@ class LongTermStore(EngramLabels):
         erasure's do (caches cleared, storage compacted): an expiry is a promise to forget."""
         removed = self.backend.sweep(self.now())
         if removed:
-            self.backend.clear_caches()
-            self._drop_text_caches()
-            self._erasures_seen = self.backend.erasures()
-            self.backend.compact()
+            self._after_erasure(compact=True)
         return removed
+
+    def _after_erasure(self, compact: bool) -> tuple[int, bool]:
+        """What follows rows erased: every cache of their text dropped (the count), and
+        the storage compacted when asked (whether it was)."""
+        caches = self.backend.clear_caches() + self._drop_text_caches()
+        self._erasures_seen = self.backend.erasures()
+        return caches, self.backend.compact() if compact else False
 
     def start_sweeper(self, interval_seconds: float = 3600.0) -> Sweeper:
         """Sweep expired versions every ``interval_seconds`` in a daemon thread; returns
