@@ -428,7 +428,7 @@ class MarketAnalyst:
             return
         if status.stage != "published" or status.draft is None:
             return
-        paths = file_research(
+        filed, held = file_research(
             self.memory, principal, status.tickers, status.draft, status.thread_id
         )
         model = None if self._model == OFFLINE else resolve_model(self._model)
@@ -443,7 +443,10 @@ class MarketAnalyst:
         )
         if on_event is not None:
             done = ", ".join(f"{r.action} {r.text or r.reason!s}" for r in results) or "none"
-            on_event(StepEvent("memory", f"filed {', '.join(paths)}; facts: {done}"))
+            briefs = f"filed {', '.join(filed) or 'nothing'}"
+            if held:
+                briefs += f"; held for review: {', '.join(held)}"
+            on_event(StepEvent("memory", f"{briefs}; facts: {done}"))
 
     def status(self, principal: Principal, thread_id: str) -> ThreadStatus:
         """The thread's stage, draft, review, approval and publication."""

@@ -20,7 +20,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from engram._principal import Principal
 from engram.agent._statements import statements
+from engram.errors import HeldForReviewError
 from engram.memory import Memory, RecallResult, RememberResult
+from engram.tools import DocumentGuard
 
 PLANNING_BUDGET = 600
 """Tokens of recalled context the planner gets."""
@@ -181,9 +183,14 @@ def file_research(
     tickers: Sequence[str],
     draft: str,
     thread_id: str,
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """File the published brief under the user's ``research/`` once per ticker; returns
-    the paths."""
+    the paths filed and the paths held.
+
+    The brief is the model's text built from fetched market data, so it passes the same
+    poisoning guard as the model's own document writes: approving a publication is not
+    approving instructions for later prompts. A held brief waits in the user's review
+    queue instead of being filed."""
     when = memory.now()
     meta = {
         "user_id": principal.user_id,
@@ -191,10 +198,18 @@ def file_research(
         "tickers": list(tickers),
         "published_at": when.isoformat(timespec="seconds"),
     }
-    paths = [research_path(principal, t, when) for t in tickers]
-    for path in paths:
+    guard = DocumentGuard(memory.policy.guard, clock=memory.now)
+    filed: list[str] = []
+    held: list[str] = []
+    for path in (research_path(principal, t, when) for t in tickers):
+        try:
+            guard.screen(memory.documents, principal, path, draft)
+        except HeldForReviewError:
+            held.append(path)
+            continue
         memory.documents.write(principal, path, draft, meta)
-    return paths
+        filed.append(path)
+    return filed, held
 
 
 def remember_conversation(
