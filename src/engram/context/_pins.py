@@ -94,10 +94,37 @@ _AP = "['\u2019]"  # an apostrophe, typed or typographic
 # "don't" / "never" as an instruction, not as in "I don't know" / "I never heard".
 _NEGATION = (
     r"(?:don['’]?t|do\s+not|never)"
-    r"(?!\s+(?:know|knew|think|thought|understand|remember|see|saw|get|got|care|mind|heard)\b)"
+    r"(?!\s+(?:know|knew|think|thought|understand|remember|see|saw|get|got|care|mind|heard|worry"
+    r"|\w+ed)\b)"
+    r"(?!\s+(?:you|we|they|he|she|it)\b[^\n]*\?\s*$)"  # (a question: "Don't you love it?")
 )
+_PAST = (
+    r"(?![^.!?\n]*\b(?:was|were|had|did|got|came|went|showed|happened|told|said|ago|yesterday"
+    r"|last\s+(?:night|week|month|year|time))\b)"
+)
+"""Lookahead: the rest of the sentence tells no past event ("Only 3 people showed up")."""
+_NAME_NEXT = r"(?!\s+(?-i:[A-Z][a-z]))"
+"""Lookahead: no capitalised word follows ("Max Verstappen", "Maxine" is no limit)."""
+_DEDUCED = (
+    r"(?!\s+be\s+(?:\w+ing|tired|right|kidding|joking|wrong|mistaken|new|busy)\b)"
+    rf"(?!\s+(?:have|{_AP}ve)\s+(?:been|\w+(?:ed|en)|left|lost|got|had|gone|done|made|seen|taken"
+    r"|forgot)\b)"
+)
+"""Lookahead: "must" is no guess about the past ("I must have left my keys there")."""
 _NOT_A_RULE = r"(?:problem|thanks|thank|worries|idea|way|rush|pressure|need|one|doubt|matter)"
 """What "no" opens that is no rule ("No problem", "No thanks")."""
+_EXCLUDED = (
+    r"(?:over|above|more\s+than|beyond|outside|in|into|from|with|involving|after|before|below|under"
+    r"|less\s+than|goes\s+(?:in|into|to)|go(?:es)?\s+(?:in|into|to))\b"
+)
+"""What "nothing" or "none of my ..." rules out: "Nothing in Russian stocks", "nothing after
+Friday", "None of my money goes into tobacco" (not "Nothing much happened")."""
+_UNABLE = (
+    r"(?!(?:wait|believe|remember|find|decide|tell|imagine|stand|help|stop|thank|say|see|hear"
+    r"|get\s+over|be\s+(?:able|there|around|home|long|late|sure)|make\s+it|sleep|complain)\b)"
+)
+"""After "I can't" / "I won't": a limit the user sets ("I can't fly before 9am", "I won't
+accept fees above 1%"), not a feeling ("I can't wait", "I won't be home")."""
 _FIGURE = (
     r"(?:[^\w\s]{0,2}\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|fifty"
     r"|a\s+hundred|a\s+thousand|half|a\s+third|a\s+quarter)\b)"
@@ -105,7 +132,8 @@ _FIGURE = (
 """An amount: a figure (after a currency sign or two) or a number word."""
 _LIMIT = (
     r"(?![^\n]*\?\s*$)"  # (a question about a limit sets none)
-    r"(?:max(?:imum)?|min(?:imum)?|at\s+least|cap|limit|ceiling|up\s+to)\b"
+    rf"(?:max(?:imum)?\b{_NAME_NEXT}|min(?:imum)?\b{_NAME_NEXT}|at\s+least|cap|limit|ceiling"
+    r"|up\s+to)\b"
     r"(?=\W+(?:\w+\W+){0,4}?[^\w\s]?\d)"  # its figure within a few words
     r"(?![^.!?\n]*\b(?:was|were|had\s+been)\b)"  # (a past fact is no rule)
 )
@@ -120,21 +148,35 @@ _PROHIBITION = (
 """A sentence that opens by forbidding: "Please refrain from ...", "I forbid ..."."""
 _CONSTRAINT = (
     r"(?:please\s+|kindly\s+|also\s+|and\s+|but\s+|just\s+|you\s+|i\s+|we\s+"
+    r"|absolutely\s+|strictly\s+|definitely\s+|really\s+"
     r"|want\s+you\s+to\s+)*"
-    rf"(?:{_NEGATION}|only|must|avoid|no\s+more\s+than|at\s+most|always|exclude"
-    r"|keep\s+(?:\S+\s+){0,3}?(?:under|below|within|less\s+than|at\s+or\s+below|at\s+least"
-    r"|at\s+most|above)"
+    rf"(?:{_NEGATION}|only(?!\s+just\b){_PAST}|must{_DEDUCED}|avoid|no\s+more\s+than|at\s+most"
+    rf"|always(?!\s+\w+ed\b){_PAST}|exclude|skip|leave\s+(?:\S+\s+){{1,4}}?alone"
+    rf"|(?:can{_AP}?t|cannot|won{_AP}?t|will\s+not)\s+{_UNABLE}"
+    rf"|(?:nothing|none\s+of\s+(?:my|our|the|your|it|them)\b[^.!?\n]*?)\s+{_EXCLUDED}{_PAST}"
+    r"(?![^.!?\n]*\b(?:is|are|needs|has|looks|seems|matters|works|happens|beats|compares|stands)\b)"
+    r"|keep\s+(?:\S+\s+){0,5}?(?:under|below|within|less\s+than|at\s+or\s+below|at\s+least"
+    r"|at\s+most|above|free|clear)"
     r"|stay\s+(?:under|below|within|away\s+from|out\s+of)|stick\s+(?:to|with)"
     r"|limit\s+(?:\S+\s+){0,3}?to|cap\s+(?:\S+\s+){0,3}?at|make\s+sure|ensure|be\s+sure\s+to"
-    r"|(?:under|in|on)\s+no\s+(?:circumstances?|conditions?|case|event|account)|nothing\s+(?:over|above|more\s+than|beyond"
-    rf"|outside)|no\s+(?!{_NOT_A_RULE}\b)\w+|{_PROHIBITION}|{_LIMIT}"
+    r"|(?:under|in|on)\s+no\s+(?:circumstances?|conditions?|case|event|account)"
+    rf"|(?:no|zero)\s+(?!{_NOT_A_RULE}\b)\w+|{_PROHIBITION}|{_LIMIT}"
     r"|(?:i['\u2019]?d|i\s+would)\s+rather\s+(?:you\s+)?(?:not|didn['\u2019]?t|did\s+not"
     r"|don['\u2019]?t|avoid))\b"
 )
 _GRANTS = r"(?:approval|permission|consent|authori[sz]ation|clearance|go-ahead|blessing|ok)"
 _CONSTRAINT_ANYWHERE = (
     rf"(?:[,;:]\s*|\b(?:but|and|please|so)\s+){_NEGATION}\b"
-    r"|\bmust(?:\s+not|n'?t)?\b|\bshould\s+never\b"
+    rf"|\bmust(?:\s+not|n'?t)?\b{_DEDUCED}|\bshould\s+never\b"
+    r"|\b(?:should|must|has\s+to|have\s+to|needs?\s+to)\s+(?:stay|remain|be\s+kept)\s+(?:under|below"
+    r"|within|above|less\s+than|out\s+of|away\s+from)\b"
+    rf"|[,;:]\s*(?:nothing|none)\s+{_EXCLUDED}"
+    # a sign-off asked for: "All purchases above $100 need my sign-off."
+    rf"|\b(?:needs?|requires?)\s+(?:my|our)\s+(?:explicit\s+|written\s+)?(?:{_GRANTS}|sign[\s-]?off"
+    r"|say[\s-]?so|ok(?:ay)?)\b"
+    # a closing "only": "Vegetarian restaurants only."
+    rf"|^{_PAST}[^.!?\n]{{1,80}}?\bonly(?:,?\s+please)?[.!]?\s*$"
+    rf"|\b(?:so|then|and)\s+(?:no|zero)\s+(?!{_NOT_A_RULE}\b)\w+"
     # not allowed / forbidden, said of anything: "You're not allowed to buy Tesla."
     rf"|\b(?:are|is|am|be|{_AP}re|{_AP}s|{_AP}m)\s+(?:not|never)\s+(?:allowed|permitted)\b"
     rf"|\b(?:aren|isn){_AP}t\s+(?:allowed|permitted)\b"
@@ -148,11 +190,14 @@ _CONSTRAINT_STATED = (
     r"|not\s+(?:granted|given))\b"
     # a limit with its figure: "Sell the bonds, but no more than $3k."
     rf"|\b(?:no|not)\s+(?:more|higher|greater|larger|bigger|less|lower|fewer)\s+than\s+{_FIGURE}"
-    rf"|\b(?:max(?:imum)?|at\s+most|capped\s+at|limited\s+to)\s+(?:of\s+)?{_FIGURE}"
+    rf"|\b(?:max(?:imum)?\.?|at\s+most|capped\s+at|limited\s+to)\s+(?:of\s+)?{_FIGURE}"
+    # a limit stated as a value now: "My spending cap is 300 a week."
+    rf"|\b(?:my|our|the)\s+(?:max(?:imum)?\s+|min(?:imum)?\s+)?(?:\w+\s+)?(?:cap|limit|ceiling"
+    rf"|budget)\s+(?:(?:for|on|of)\s+(?:\w+\s+){{1,3}}?)?is\s+{_FIGURE}"
 )
 _ACK = (
     r"(?:yes|yeah|yep|yup|sure|ok|okay|alright|all\s+right|sounds\s+good|looks\s+good|great"
-    r"|fine|perfect|good|confirmed|agreed|authori[sz]ed)"
+    r"|fine|perfect|good|confirmed|agreed|authori[sz]ed|fine\s+by\s+me|(?:that\s+)?works\s+for\s+me)"
 )
 _ACTS = r"(?:buy|sell|send|pay|transfer|wire|place|execute|publish|submit|book|sign|order)"
 _APPROVAL = (
@@ -226,7 +271,12 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 
 DEFAULT_RULES = PinRules()
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SENTENCE = re.compile(
+    r"(?<!\bmax\.)(?<!\bmin\.)(?<!\bapprox\.)(?<!\bno\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)"
+    r"(?<=[.!?;])\s+|\n+",
+    re.IGNORECASE,
+)
+"""Sentence ends, but not after an abbreviation ("Max. 5 positions" is one sentence)."""
 
 
 _MEANINGFUL = frozenset("%‰‱<>≤≥≠=+-−±")
