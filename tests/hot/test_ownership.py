@@ -48,19 +48,23 @@ def test_a_write_by_another_principal_is_refused_before_it_is_stored(
         with pytest.raises(ConflictError, match="'t1' is already in use"):
             _run(graph, "t1", intruder, "hijack")
         # metadata naming the intruder (LangGraph copies config metadata into checkpoints)
-        hijack = {"configurable": {"thread_id": "t1"}, "metadata": dict(zip(
-            ("tenant_id", "user_id"), intruder.namespace, strict=True
-        ))}
+        hijack = {
+            "configurable": {"thread_id": "t1"},
+            "metadata": dict(zip(("tenant_id", "user_id"), intruder.namespace, strict=True)),
+        }
         with pytest.raises(ConflictError):
             graph.invoke({"items": ["hijack"]}, hijack)
         with pytest.raises(ConflictError):  # a pending write on the latest checkpoint
-            saver.put_writes(thread_config("t1", intruder, checkpoint_id=before[0].checkpoint_id),
-                             [("items", ["hijack"])], "task-1")
+            saver.put_writes(
+                thread_config("t1", intruder, checkpoint_id=before[0].checkpoint_id),
+                [("items", ["hijack"])],
+                "task-1",
+            )
         after = threads.history("t1", ALICE)
         assert [c.checkpoint_id for c in after] == [c.checkpoint_id for c in before]
-        assert "hijack" not in threads.get("t1", principal=ALICE).checkpoint["channel_values"][
-            "items"
-        ]
+        assert (
+            "hijack" not in threads.get("t1", principal=ALICE).checkpoint["channel_values"]["items"]
+        )
         assert threads.owner("t1") == ALICE
         assert [t.thread_id for t in threads.list_threads(intruder)] == []
         assert threads.delete_user_threads(intruder) == []
@@ -233,3 +237,23 @@ async def test_an_async_read_by_another_principal_finds_no_thread(hot_url: str) 
             assert await saver.aget_tuple(thread_config("t1", intruder)) is None
             assert [t async for t in saver.alist(thread_config("t1", intruder))] == []
         assert await saver.aget_tuple(thread_config("t1", ALICE)) is not None
+
+
+def test_an_unscoped_fork_belongs_to_the_owner_of_its_source(hot_url: str) -> None:
+    """The application's own write on Alice's thread names no one, and neither does a
+    fork from it (the CLI without --tenant): the fork is still Alice's, not everyone's."""
+    with open_checkpointer(hot_url) as saver:
+        graph = story_graph(saver)
+        _run(graph, "t-alice", ALICE, "alice-secret")
+        _run(graph, "t-bob", BOB)
+        graph.update_state({"configurable": {"thread_id": "t-alice"}}, {"note": "by the app"})
+        threads = Threads(saver)
+        latest = threads.history("t-alice")[0].checkpoint_id
+        fork = threads.fork("t-alice", latest, "t-copy")
+        assert threads.owner("t-copy") == ALICE
+        assert (fork.tenant_id, fork.user_id) == ALICE.namespace
+        assert saver.get_tuple(thread_config("t-copy", BOB)) is None
+        assert [t.thread_id for t in threads.list_threads(BOB)] == ["t-bob"]
+        with pytest.raises(ConflictError):
+            _run(graph, "t-copy", BOB, "hijack")
+        assert graph.get_state(fork.config).values["items"][0] == "alice-secret"

@@ -167,3 +167,36 @@ def test_prune_keeps_a_subgraph_paused_mid_call(hot_url: str) -> None:
         final = graph.invoke(Command(resume="ok"), cfg("t"))
         assert final == graph.invoke(Command(resume="ok"), cfg("twin"))
         assert final["answer"] == "ok"
+
+
+def test_deleting_a_run_leaves_no_checkpoint_pointing_at_a_deleted_one(hot_url: str) -> None:
+    """As LangGraph's in-memory saver (and every prune): a kept checkpoint whose parent
+    went with a deleted run becomes the first of its thread."""
+    with open_checkpointer(hot_url) as saver:
+        graph = story_graph(saver)
+        first, second = "run-1", "run-2"
+        graph.invoke({"items": ["one"]}, {"configurable": {"thread_id": "t", "run_id": first}})
+        graph.invoke({"items": ["two"]}, {"configurable": {"thread_id": "t", "run_id": second}})
+        saver.delete_for_runs([first])
+        kept = list(saver.list(cfg("t")))
+        ids = {t.config["configurable"]["checkpoint_id"] for t in kept}
+        assert {t.metadata.get("run_id") for t in kept} == {second}
+        parents = [
+            t.parent_config["configurable"]["checkpoint_id"] for t in kept if t.parent_config
+        ]
+        assert set(parents) <= ids and len(parents) == len(kept) - 1
+        assert graph.invoke({"items": ["three"]}, cfg("t"))["items"][-4:] == [
+            "three",
+            "a",
+            "b",
+            "c",
+        ]
+
+
+def test_copying_a_thread_onto_itself_changes_nothing(hot_url: str) -> None:
+    with open_checkpointer(hot_url) as saver:
+        graph = story_graph(saver)
+        graph.invoke({"items": ["x"]}, cfg("t"))
+        before = [t.checkpoint for t in saver.list(cfg("t"))]
+        saver.copy_thread("t", "t")
+        assert [t.checkpoint for t in saver.list(cfg("t"))] == before

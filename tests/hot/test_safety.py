@@ -208,3 +208,22 @@ def test_unknown_durability_is_invalid_input() -> None:
 
     with pytest.raises(InvalidInputError, match="durability"):
         check_durability("eventually")
+
+
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_a_str_value_holding_nul_round_trips(hot_url: str, encrypted: bool) -> None:
+    """PostgreSQL's JSONB holds no NUL: such a value goes to a blob, as it does encrypted."""
+    key = generate_key() if encrypted else None
+    with open_checkpointer(hot_url, encryption_key=key) as saver:
+        graph = story_graph(saver)
+        graph.invoke({"items": ["a\x00b"], "note": "a\x00b"}, cfg("t"))
+        first = list(graph.get_state_history(cfg("t")))[-2]  # the input, before step a
+        assert first.values["note"] == "a\x00b"
+        assert graph.get_state(cfg("t")).values == {
+            "items": ["a\x00b", "a", "b", "c"],
+            "note": "after c",
+        }
+        graph.update_state(cfg("t"), {"note": "\x00"})
+        assert graph.get_state(cfg("t")).values["note"] == "\x00"
+        history = list(graph.get_state_history(cfg("t")))
+        assert [s.values.get("note") for s in history][:2] == ["\x00", "after c"]

@@ -56,3 +56,72 @@ async def test_async_reads_of_a_lone_surrogate_thread_id_are_invalid_input(hot_u
                 await call()
         with pytest.raises(InvalidInputError):
             [t async for t in saver.alist(_config(SURROGATE))]
+
+
+def _at(thread_id: str, **configurable: Any) -> Any:
+    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", **configurable}}
+
+
+def test_every_id_a_saver_call_takes_is_checked_alike_everywhere(hot_url: str) -> None:
+    """A checkpoint id, namespace, task id, task path or channel no write could store, a
+    missing thread id or a filter no backend can match: ``InvalidInputError`` on every
+    backend (never a driver's ``UnicodeEncodeError``, ``KeyError`` or SQL error), and
+    nothing stored."""
+    with open_checkpointer(hot_url) as saver:
+        graph = story_graph(saver)
+        graph.invoke({"items": ["x"]}, thread_config("kept", ALICE))
+        latest = saver.get_tuple(_config("kept"))
+        assert latest is not None
+        at = _at("kept", checkpoint_id=latest.config["configurable"]["checkpoint_id"])
+        checkpoint = {**latest.checkpoint, "id": SURROGATE}
+        calls = (
+            lambda: saver.get_tuple(_at("kept", checkpoint_id=SURROGATE)),
+            lambda: saver.get_tuple(_at("kept", checkpoint_id="a\x00b")),
+            lambda: saver.get_tuple(_at("kept", checkpoint_id=5)),
+            lambda: saver.get_tuple({"configurable": {"thread_id": "kept", "checkpoint_ns": 7}}),
+            lambda: saver.get_tuple(
+                {"configurable": {"thread_id": "kept", "checkpoint_ns": SURROGATE}}
+            ),
+            lambda: saver.get_tuple({"configurable": {}}),
+            lambda: list(saver.list(_config("kept"), before=_at("kept", checkpoint_id=SURROGATE))),
+            lambda: list(saver.list(_config("kept"), filter={"source": SURROGATE})),
+            lambda: list(saver.list(_config("kept"), filter={"step": object()})),
+            lambda: list(saver.list(_config("kept"), filter={SURROGATE: 1})),
+            lambda: list(saver.list(_config("kept"), filter="step")),
+            lambda: list(saver.list(_config("kept"), limit=-1)),
+            lambda: list(saver.list(_config("kept"), limit="2")),
+            lambda: list(saver.list({"configurable": {"tenant_id": "acme", "user_id": "bob"}})),
+            lambda: saver.put_writes(at, [("note", "v")], SURROGATE),
+            lambda: saver.put_writes(at, [("note", "v")], "a\x00b"),
+            lambda: saver.put_writes(at, [("note", "v")], 5),
+            lambda: saver.put_writes(at, [("note", "v")], "task", SURROGATE),
+            lambda: saver.put_writes(at, [(SURROGATE, "v")], "task"),
+            lambda: saver.put_writes(_at("kept"), [("note", "v")], "task"),
+            lambda: saver.put(at, checkpoint, {}, {}),
+            lambda: saver.put({"configurable": {}}, latest.checkpoint, {}, {}),
+        )
+        for call in calls:
+            with pytest.raises(InvalidInputError):
+                call()
+        after = saver.get_tuple(_config("kept"))
+        assert after is not None and after.pending_writes == latest.pending_writes
+        assert len(list(saver.list(_config("kept")))) == 5
+        assert list(saver.list(_config("kept"), limit=0)) == []
+
+
+async def test_async_saver_calls_check_every_id(hot_url: str) -> None:
+    async with aopen_checkpointer(hot_url) as saver:
+        await story_graph(saver).ainvoke({"items": ["x"]}, thread_config("kept", ALICE))
+        latest = await saver.aget_tuple(_config("kept"))
+        assert latest is not None
+        at = _at("kept", checkpoint_id=latest.config["configurable"]["checkpoint_id"])
+        calls = (
+            lambda: saver.aget_tuple(_at("kept", checkpoint_id=SURROGATE)),
+            lambda: saver.aget_tuple({"configurable": {}}),
+            lambda: saver.aput_writes(at, [("note", "v")], SURROGATE),
+        )
+        for call in calls:
+            with pytest.raises(InvalidInputError):
+                await call()
+        with pytest.raises(InvalidInputError):
+            [t async for t in saver.alist(_config("kept"), filter={"step": object()})]

@@ -8,7 +8,7 @@ import pytest
 from hot_graphs import cfg, story_graph
 
 from engram import Principal
-from engram.errors import ConflictError, NotFoundError
+from engram.errors import ConflictError, InvalidInputError, NotFoundError
 from engram.stores.hot import (
     FORKED_FROM_KEY,
     AsyncThreads,
@@ -176,3 +176,28 @@ async def test_async_threads_api(durable_url: str) -> None:
         assert (await graph.ainvoke(None, fork.config))["items"] == ["x", "a", "b", "c"]
         with pytest.raises(ConflictError):
             await threads.check_owner(BOB, "t2")
+
+
+BAD_LIMITS = [-1, "2", 1.5, True, None.__class__, 2**70]
+
+
+@pytest.mark.parametrize("limit", BAD_LIMITS)
+def test_history_limit_is_a_count_on_every_backend(hot_url: str, limit: Any) -> None:
+    with open_checkpointer(hot_url) as saver:
+        _run(story_graph(saver), "t", ALICE)
+        threads = Threads(saver)
+        with pytest.raises(InvalidInputError, match="limit"):
+            threads.history("t", ALICE, limit=limit)
+        assert threads.history("t", ALICE, limit=0) == []
+        assert [len(threads.history("t", limit=n)) for n in (1, 2, 99, None)] == [1, 2, 5, 5]
+
+
+async def test_async_history_limit_is_a_count(hot_url: str) -> None:
+    async with aopen_checkpointer(hot_url) as saver:
+        await story_graph(saver).ainvoke({"items": ["x"]}, thread_config("t", ALICE))
+        threads = AsyncThreads(saver)
+        for limit in BAD_LIMITS:
+            with pytest.raises(InvalidInputError, match="limit"):
+                await threads.history("t", ALICE, limit=limit)
+        assert await threads.history("t", ALICE, limit=0) == []
+        assert len(await threads.history("t", ALICE, limit=2)) == 2

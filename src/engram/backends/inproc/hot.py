@@ -81,6 +81,23 @@ def claim(saver: InMemorySaver, thread_id: str, principal: Principal) -> Stateme
         return found if found is not None else _OWNERS[saver].setdefault(thread_id, principal)
 
 
+def _holds(saver: InMemorySaver, thread_id: str) -> bool:
+    """Whether anything of the thread is stored (a checkpoint, a pending write)."""
+    stored = any(saver.storage.get(thread_id, {}).values())
+    return stored or any(key[0] == thread_id for key in list(saver.writes))
+
+
+def settle(
+    saver: InMemorySaver, thread_id: str, principal: Principal
+) -> Statements[Principal | None]:
+    yield from ()
+    with _OWNERS_LOCK:
+        found = _recorded(saver, thread_id)
+        if found is None and _holds(saver, thread_id):
+            found = _OWNERS[saver].setdefault(thread_id, principal)
+        return found
+
+
 def forget_owner(saver: InMemorySaver, thread_id: str) -> None:
     with _OWNERS_LOCK:
         _OWNERS.setdefault(saver, {}).pop(thread_id, None)
@@ -173,8 +190,12 @@ def _prune_namespace(
 
 
 def delete_threads(saver: InMemorySaver, owner: Principal) -> Statements[list[str]]:
-    """Delete every thread :func:`list_threads` finds for ``owner``; their ids, newest first."""
+    """Delete every thread of ``owner``; their ids: the ones :func:`list_threads` finds,
+    newest first, then any holding no checkpoint (pending writes only, or nothing)."""
     found = [t.thread_id for t in (yield from list_threads(saver, owner))]
+    with _OWNERS_LOCK:
+        owned = {t for t, who in _OWNERS.setdefault(saver, {}).items() if who == owner}
+    found += sorted(owned - set(found))
     for thread_id in found:
         saver.delete_thread(thread_id)
         forget_owner(saver, thread_id)
@@ -251,6 +272,9 @@ class InProcAdmin:
 
     def claim(self, thread_id: str, principal: Principal) -> Statements[Principal]:
         return claim(self._saver, thread_id, principal)
+
+    def settle(self, thread_id: str, principal: Principal) -> Statements[Principal | None]:
+        return settle(self._saver, thread_id, principal)
 
     def sizes(
         self, thread_ids: Sequence[str] | None, owner: Principal | None

@@ -137,6 +137,12 @@ DELETE FROM checkpoints WHERE metadata ->> 'run_id' = ANY(%s)
 RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
 """
 
+# A kept checkpoint whose parent went becomes a root, as in prune and LangGraph's InMemorySaver.
+ORPHANS_SQL = """
+UPDATE checkpoints SET parent_checkpoint_id = NULL
+WHERE thread_id = %s AND checkpoint_ns = %s AND parent_checkpoint_id = ANY(%s)
+"""
+
 DELETE_RUN_WRITES_SQL = """
 DELETE FROM checkpoint_writes
 WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)
@@ -207,6 +213,15 @@ CLAIM_SQL = (
     f"INSERT INTO {OWNERS_TABLE} (thread_id, tenant_id, user_id) VALUES (%s, %s, %s) "
     "ON CONFLICT (thread_id) DO NOTHING"
 )
+# A write stored after an erasure of its user's threads: the thread holds rows, no owner.
+SETTLE_SQL = f"""INSERT INTO {OWNERS_TABLE} (thread_id, tenant_id, user_id)
+SELECT %(thread)s, %(tenant)s, %(user)s
+WHERE EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = %(thread)s)
+   OR EXISTS (SELECT 1 FROM checkpoint_writes WHERE thread_id = %(thread)s)
+ON CONFLICT (thread_id) DO NOTHING"""
+OWNED_SQL = (
+    f"SELECT thread_id FROM {OWNERS_TABLE} WHERE tenant_id = %(tenant)s AND user_id = %(user)s"
+)
 CLAIM_COPY_SQL = f"""INSERT INTO {OWNERS_TABLE} (thread_id, tenant_id, user_id)
 SELECT %(target)s, tenant_id, user_id FROM {OWNERS_TABLE} WHERE thread_id = %(source)s
 ON CONFLICT (thread_id) DO NOTHING"""
@@ -271,6 +286,13 @@ def claim(thread_id: str, principal: Principal) -> Statements[Principal | None]:
     (``None`` when another tenant holds the id: row-level security hides its owner)."""
     yield from act_for(principal)
     yield CLAIM_SQL, (thread_id, principal.tenant_id, principal.user_id), False
+    return (yield from owner(thread_id))
+
+
+def settle(thread_id: str, principal: Principal) -> Statements[Principal | None]:
+    """:meth:`~engram.stores.hot.contract.HotAdmin.settle` (as ``principal``'s tenant)."""
+    yield from act_for(principal)
+    yield SETTLE_SQL, {"thread": thread_id, **owner_params(principal)}, False
     return (yield from owner(thread_id))
 
 
@@ -360,9 +382,12 @@ def _prune_namespace(bound: tuple[str, str, str]) -> Statements[list[int]]:
 
 
 def delete_threads(owner: Principal) -> Statements[list[str]]:
-    """Delete every thread :func:`list_threads` finds for ``owner``, whole (every
-    namespace, pending writes, blobs); returns their ids, newest first."""
+    """Delete every thread of ``owner``, whole (every namespace, pending writes, blobs);
+    returns their ids: the ones :func:`list_threads` finds, newest first, then any
+    holding no checkpoint (pending writes only, or nothing)."""
     found = [t.thread_id for t in (yield from list_threads(owner))]
+    owned = yield OWNED_SQL, owner_params(owner), True
+    found += sorted({r["thread_id"] for r in owned} - set(found))
     for sql in DELETE_THREADS_SQL:
         yield sql, (found,), False
     return found
@@ -376,7 +401,8 @@ def copy_thread(source: str, target: str) -> Statements[None]:
 
 
 def delete_for_runs(run_ids: Sequence[str]) -> Statements[None]:
-    """Delete the runs' checkpoints, their writes, and blobs no remaining checkpoint uses."""
+    """Delete the runs' checkpoints, their writes, and blobs no remaining checkpoint uses;
+    a kept checkpoint whose parent went becomes a root."""
     deleted = yield DELETE_RUNS_SQL, ([str(r) for r in run_ids],), True
     scopes: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in deleted:
@@ -384,6 +410,7 @@ def delete_for_runs(run_ids: Sequence[str]) -> Statements[None]:
     for (thread_id, ns), rows in scopes.items():
         ids = [r["checkpoint_id"] for r in rows]
         yield DELETE_RUN_WRITES_SQL, (thread_id, ns, ids), False
+        yield ORPHANS_SQL, (thread_id, ns, ids), False
         freed = [
             {"channel": c, "version": str(v)}
             for r in rows

@@ -5,7 +5,8 @@ Two additions around LangGraph's savers:
 - with encryption on, the ``Sealed*`` savers route every channel value
   through the serializer: stock ``PostgresSaver`` stores primitive channel
   values (str, int, float, bool) inline in the ``checkpoints.checkpoint``
-  JSONB column, where an ``EncryptedSerializer`` never sees them;
+  JSONB column, where an ``EncryptedSerializer`` never sees them; without it,
+  a str holding NUL, which JSONB cannot hold, goes the same way;
 - statements for listing threads by owner, storage sizes and retention,
   run by :class:`PostgresAdmin` on the saver's own connection. Retention reuses
   LangGraph's prune building blocks (snapshot isolation, the DeltaChannel
@@ -44,6 +45,7 @@ from langgraph.checkpoint.base import (
 )
 
 from engram._principal import scoped_tenant, tenant_scope
+from engram.backends.postgres._hot_seal import Blobs, holds_nul, seal, sealed_args
 from engram.backends.postgres._hot_sql import (
     LANGGRAPH_VERSION_TABLE,
     OWNERS_TABLE,
@@ -62,6 +64,7 @@ from engram.backends.postgres._hot_sql import (
     owner,
     prune,
     schema_current,
+    settle,
     sizes,
 )
 from engram.backends.postgres._roles import (
@@ -88,7 +91,6 @@ from engram.stores.hot.contract import (
     valid_thread_id,
 )
 from engram.stores.hot.owned import AsyncOwnedSaver, OwnedSaver
-from engram.stores.hot.serde import Sealed
 
 try:
     import psycopg
@@ -100,7 +102,6 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingDependencyError("PostgreSQL needs: pip install 'engram[postgres]'") from exc
 
-_PRIMITIVES = (str, int, float, bool)
 _ALL = (*TABLES, OWNERS_TABLE)
 
 
@@ -111,24 +112,6 @@ def _may_vacuum(row: Any) -> bool:
 
 
 # --- savers -------------------------------------------------------------------------
-
-
-def seal(
-    checkpoint: Checkpoint, new_versions: ChannelVersions
-) -> tuple[Checkpoint, ChannelVersions]:
-    """Wrap primitive channel values so the saver stores them as (encrypted) blobs.
-
-    A sealed channel's blob is (re)written under its current version; the
-    blob upsert ignores versions already stored.
-    """
-    values = dict(checkpoint["channel_values"])
-    versions = dict(new_versions)
-    for key, value in checkpoint["channel_values"].items():
-        version = checkpoint["channel_versions"].get(key)
-        if (value is None or isinstance(value, _PRIMITIVES)) and version is not None:
-            values[key] = Sealed(value)
-            versions.setdefault(key, version)
-    return {**checkpoint, "channel_values": values}, versions
 
 
 @contextmanager
@@ -142,8 +125,9 @@ def acting_for(config: RunnableConfig | None) -> Iterator[None]:
         yield
 
 
-def _refused(exc: psycopg.Error, thread_id: str, tenant: str | None) -> Exception:
+def _refused(exc: psycopg.Error, config: RunnableConfig, tenant: str | None) -> Exception:
     """A saver error as an engram error: a write row-level security refused says why."""
+    thread_id = config["configurable"]["thread_id"]
     if not isinstance(exc, psycopg.errors.InsufficientPrivilege):
         return BackendError(f"PostgreSQL hot tier: {exc}")
     if tenant is None:
@@ -184,7 +168,7 @@ def _copy(source: str, target: str) -> Statements[None]:
     return _unscoped("copy_thread", copy_thread(valid_thread_id(source), valid_thread_id(target)))
 
 
-class EngramPostgresSaver(OwnedSaver, PostgresSaver):
+class EngramPostgresSaver(OwnedSaver, Blobs, PostgresSaver):
     """LangGraph's ``PostgresSaver`` acting for the tenant of each call (row-level
     security), recording a thread's owner at its first checkpoint, plus the
     ``copy_thread`` / ``delete_for_runs`` it lacks."""
@@ -233,12 +217,12 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         tenant = named_tenant(config, metadata)
-        thread_id = str(config["configurable"]["thread_id"])
+        checkpoint, new_versions = seal(checkpoint, new_versions, holds_nul)
         with acting_for(config) if tenant is None else tenant_scope(tenant):
             try:  # OwnedSaver claims the owner, or refuses another principal's write
                 return super().put(config, checkpoint, metadata, new_versions)
             except psycopg.Error as exc:
-                raise _refused(exc, thread_id, tenant or scoped_tenant()) from exc
+                raise _refused(exc, config, tenant or scoped_tenant()) from exc
 
     def put_writes(
         self,
@@ -247,12 +231,11 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        thread_id = str(config["configurable"]["thread_id"])
         with acting_for(config):
             try:
                 super().put_writes(config, writes, task_id, task_path)
             except psycopg.Error as exc:
-                raise _refused(exc, thread_id, scoped_tenant()) from exc
+                raise _refused(exc, config, scoped_tenant()) from exc
 
     def delete_thread(self, thread_id: str) -> None:
         statements = delete_thread(valid_thread_id(thread_id))
@@ -279,7 +262,7 @@ class EngramPostgresSaver(OwnedSaver, PostgresSaver):
         PostgresAdmin(self).run(_unscoped("delete_for_runs", statements), write=True)
 
 
-class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
+class AsyncEngramPostgresSaver(AsyncOwnedSaver, Blobs, AsyncPostgresSaver):
     """``AsyncPostgresSaver`` with the same tenant scoping, owners and additions as
     :class:`EngramPostgresSaver`."""
 
@@ -328,12 +311,12 @@ class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         tenant = named_tenant(config, metadata)
-        thread_id = str(config["configurable"]["thread_id"])
+        checkpoint, new_versions = seal(checkpoint, new_versions, holds_nul)
         with acting_for(config) if tenant is None else tenant_scope(tenant):
             try:
                 return await super().aput(config, checkpoint, metadata, new_versions)
             except psycopg.Error as exc:
-                raise _refused(exc, thread_id, tenant or scoped_tenant()) from exc
+                raise _refused(exc, config, tenant or scoped_tenant()) from exc
 
     async def aput_writes(
         self,
@@ -342,12 +325,11 @@ class AsyncEngramPostgresSaver(AsyncOwnedSaver, AsyncPostgresSaver):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        thread_id = str(config["configurable"]["thread_id"])
         with acting_for(config):
             try:
                 await super().aput_writes(config, writes, task_id, task_path)
             except psycopg.Error as exc:
-                raise _refused(exc, thread_id, scoped_tenant()) from exc
+                raise _refused(exc, config, scoped_tenant()) from exc
 
     async def adelete_thread(self, thread_id: str) -> None:
         statements = delete_thread(valid_thread_id(thread_id))
@@ -391,7 +373,7 @@ class SealedPostgresSaver(EngramPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return super().put(config, *_sealed_args(checkpoint, metadata, new_versions))
+        return super().put(config, *sealed_args(checkpoint, metadata, new_versions))
 
 
 class AsyncSealedPostgresSaver(AsyncEngramPostgresSaver):
@@ -404,14 +386,7 @@ class AsyncSealedPostgresSaver(AsyncEngramPostgresSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await super().aput(config, *_sealed_args(checkpoint, metadata, new_versions))
-
-
-def _sealed_args(
-    checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
-) -> tuple[Checkpoint, CheckpointMetadata, ChannelVersions]:
-    sealed, versions = seal(checkpoint, new_versions)
-    return sealed, metadata, versions
+        return await super().aput(config, *sealed_args(checkpoint, metadata, new_versions))
 
 
 def _connect_kwargs() -> dict[str, Any]:
@@ -520,6 +495,7 @@ class PostgresAdmin:
     list_threads = staticmethod(list_threads)
     owner = staticmethod(owner)
     claim = staticmethod(claim)
+    settle = staticmethod(settle)
     sizes = staticmethod(sizes)
     prune = staticmethod(prune)
     delete_threads = staticmethod(delete_threads)

@@ -14,6 +14,7 @@ from engram.backends.redis._keys import (
     METADATA,
     METATYPE,
     PARENT,
+    REPARENT_LUA,
     THREADS,
     ThreadKeys,
     count_writes,
@@ -54,13 +55,14 @@ def owner(thread_id: str) -> Commands[Principal | None]:
 
 
 def claim(
-    thread_id: str, principal: Principal, ttl: int | None = None
+    thread_id: str, principal: Principal, ttl: int | None = None, *, stored: bool = False
 ) -> Commands[Principal | None]:
-    """Record ``principal`` as the owner unless the thread has one (one atomic script)."""
+    """Record ``principal`` as the owner unless the thread has one (one atomic script);
+    with ``stored``, only if the thread holds a key (see ``HotAdmin.settle``)."""
     keys = ThreadKeys(thread_id)
     found = yield script(
         "claim", keys.owner, *principal.namespace, user_index(principal), thread_id, THREADS,
-        ttl or 0,
+        ttl or 0, keys.keys if stored else "",
     )  # fmt: skip
     return _principal(found)
 
@@ -217,18 +219,34 @@ def _prune_namespace(
     else:
         commands += [("DEL", keys.ids(ns)), ("SREM", keys.namespaces, encode(ns))]
         commands.append(("SREM", keys.keys, keys.ids(ns)))
-    gone = set(doomed)
-    for cid in survivors:  # a kept checkpoint whose parent is gone becomes a root
-        parent = heads[(ns, cid)][2]
-        if parent and text_of(parent) in gone:
-            commands.append(("HSET", keys.checkpoint(ns, cid), PARENT, ""))
-    return commands
+    return commands + _orphaned(keys, ns, set(doomed), survivors, heads)
+
+
+def _orphaned(
+    keys: ThreadKeys,
+    ns: str,
+    gone: set[str],
+    survivors: Sequence[str],
+    heads: dict[tuple[str, str], tuple[Any, ...]],
+) -> list[Command]:
+    """A kept checkpoint whose parent is gone becomes a root, unless the record itself
+    went meanwhile (an erasure): an ``HSET`` would recreate it, a key nothing tracks."""
+    return [
+        ("EVAL", REPARENT_LUA, 1, keys.checkpoint(ns, cid))
+        for cid in survivors
+        if (parent := heads[(ns, cid)][2]) and text_of(parent) in gone
+    ]
 
 
 def delete_threads(owner: Principal) -> Commands[list[str]]:
-    """Delete every thread :func:`list_threads` finds for ``owner``, whole; their ids,
-    newest first."""
+    """Delete every thread of ``owner``, whole; their ids: the ones :func:`list_threads`
+    finds, newest first, then any holding no checkpoint (pending writes only)."""
     found = [t.thread_id for t in (yield from list_threads(owner))]
+    rest = [t for t in (yield from _threads_of(owner)) if t not in found]
+    recorded = (
+        (yield pipe(("HMGET", ThreadKeys(t).owner, "tenant", "user") for t in rest)) if rest else []
+    )
+    found += [t for t, r in zip(rest, recorded, strict=True) if _principal(r) == owner]
     for thread_id in found:
         yield from drop_thread(thread_id)
     yield multi(("DEL", user_index(owner)))  # (what is left in it names others' threads)
@@ -248,7 +266,10 @@ def prune_threads(
 
 def copy_thread(source: str, target: str, ttl: int | None) -> Commands[None]:
     """Copy every checkpoint, write and namespace of ``source`` to ``target`` (merging into
-    what ``target`` holds); ``target`` gets ``source``'s owner unless it has one."""
+    what ``target`` holds); ``target`` gets ``source``'s owner unless it has one. A thread
+    copied onto itself is left as it is."""
+    if source == target:
+        return
     src, dst = ThreadKeys(source), ThreadKeys(target)
     members = sorted(text_of(k) for k in (yield "SMEMBERS", (src.keys,), True))
     commands: list[Command] = []
@@ -281,6 +302,9 @@ def delete_for_runs(serde: SerializerProtocol, run_ids: Sequence[str]) -> Comman
         for ns, cid in doomed:
             record = keys.checkpoint(ns, cid)
             commands += [("DEL", record), ("ZREM", keys.ids(ns), cid), ("SREM", keys.keys, record)]
+        for ns, cids in spaces.items():  # (a kept checkpoint whose parent went: a root)
+            gone = {cid for space, cid in doomed if space == ns}
+            commands += _orphaned(keys, ns, gone, [c for c in cids if c not in gone], heads)
         if commands:
             yield multi(*commands)
 

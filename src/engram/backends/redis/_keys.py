@@ -124,11 +124,13 @@ def count_writes(record: dict[bytes, Any]) -> tuple[int, int]:
 
 # --- Lua ------------------------------------------------------------------------------
 
-# ARGV: owner key, tenant, user, user index key, thread id, threads key, ttl (0: none).
+# ARGV: owner key, tenant, user, user index key, thread id, threads key, ttl (0: none),
+# a key that must exist for the claim to be made ('': none).
 # A user index lives as long as the longest-lived thread in it (no TTL: for good).
 CLAIM_LUA = """
-local owner, index, ttl = ARGV[1], ARGV[4], tonumber(ARGV[7])
-if redis.call('EXISTS', owner) == 0 then
+local owner, index, ttl, needed = ARGV[1], ARGV[4], tonumber(ARGV[7]), ARGV[8]
+if redis.call('EXISTS', owner) == 0
+    and (needed == '' or redis.call('EXISTS', needed) == 1) then
   redis.call('HSET', owner, 'tenant', ARGV[2], 'user', ARGV[3], 'index', index)
   redis.call('SADD', index, ARGV[5])
   redis.call('SADD', ARGV[6], ARGV[5])
@@ -173,6 +175,14 @@ if index then
   if left >= 0 and left < tonumber(ARGV[2]) then redis.call('EXPIRE', index, ARGV[2]) end
 end
 return 1
+"""
+
+# KEYS: a checkpoint record. Makes it a root unless it is gone (not to recreate it).
+REPARENT_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('HSET', KEYS[1], 'parent', '')
+end
+return 0
 """
 
 SCRIPTS: Final = {"claim": CLAIM_LUA, "drop": DROP_LUA, "touch": TOUCH_LUA}

@@ -307,6 +307,9 @@ class RedisAdmin:
     def claim(self, thread_id: str, principal: Principal) -> Statements[Principal | None]:
         return admin_ops.claim(thread_id, principal, self._saver.ttl)
 
+    def settle(self, thread_id: str, principal: Principal) -> Statements[Principal | None]:
+        return admin_ops.claim(thread_id, principal, self._saver.ttl, stored=True)
+
     def sizes(
         self, thread_ids: Sequence[str] | None, owner: Principal | None
     ) -> Statements[list[ThreadSize]]:

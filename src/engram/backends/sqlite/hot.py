@@ -71,6 +71,18 @@ CLAIM_SQL = (
     " VALUES (:thread, :tenant, :user)"
 )
 
+# A write stored after an erasure of its user's threads: the thread holds rows, no owner.
+SETTLE_SQL = """
+INSERT OR IGNORE INTO engram_thread_owners (thread_id, tenant_id, user_id)
+SELECT :thread, :tenant, :user
+WHERE EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = :thread)
+   OR EXISTS (SELECT 1 FROM writes WHERE thread_id = :thread)
+"""
+
+OWNED_SQL = (
+    "SELECT thread_id FROM engram_thread_owners WHERE tenant_id = :tenant AND user_id = :user"
+)
+
 OWNER_SQL = (
     "(:tenant IS NULL OR thread_id IN (SELECT thread_id FROM engram_thread_owners"
     " WHERE tenant_id = :tenant AND (:user IS NULL OR user_id = :user)))"
@@ -182,8 +194,11 @@ _RUN_CHECKPOINTS = (
     f"SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints WHERE {_OF_RUNS}"
 )
 
+# A kept checkpoint whose parent goes becomes a root, as in prune and LangGraph's InMemorySaver.
 DELETE_RUNS_SQL = (
     f"DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) IN ({_RUN_CHECKPOINTS})",
+    f"""UPDATE checkpoints SET parent_checkpoint_id = NULL
+    WHERE (thread_id, checkpoint_ns, parent_checkpoint_id) IN ({_RUN_CHECKPOINTS})""",
     f"DELETE FROM checkpoints WHERE {_OF_RUNS}",
 )
 
@@ -249,6 +264,11 @@ def claim(thread_id: str, principal: Principal) -> Statements[Principal]:
     return found
 
 
+def settle(thread_id: str, principal: Principal) -> Statements[Principal | None]:
+    yield SETTLE_SQL, {"thread": thread_id, **owner_params(principal)}, False
+    return (yield from owner(thread_id))
+
+
 def delete_thread(thread_id: str) -> Statements[None]:
     for sql in DELETE_THREAD_SQL:
         yield sql, {"thread": thread_id}, False
@@ -297,9 +317,12 @@ def prune(thread_id: str, keep_last: int) -> Statements[PruneReport]:
 
 
 def delete_threads(owner: Principal) -> Statements[list[str]]:
-    """Delete every thread :func:`list_threads` finds for ``owner``, whole (every
-    namespace, pending writes); returns their ids, newest first."""
+    """Delete every thread of ``owner``, whole (every namespace, pending writes); returns
+    their ids: the ones :func:`list_threads` finds, newest first, then any holding no
+    checkpoint (pending writes only, or nothing)."""
     found = [t.thread_id for t in (yield from list_threads(owner))]
+    owned = yield OWNED_SQL, owner_params(owner), True
+    found += sorted({r[0] for r in owned} - set(found))
     for sql in DELETE_THREADS_SQL:
         yield sql, {"threads": json.dumps(found)}, False
     return found
@@ -338,6 +361,7 @@ class SqliteAdmin:
     list_threads = staticmethod(list_threads)
     owner = staticmethod(owner)
     claim = staticmethod(claim)
+    settle = staticmethod(settle)
     sizes = staticmethod(sizes)
     prune = staticmethod(prune)
     delete_threads = staticmethod(delete_threads)

@@ -45,6 +45,10 @@ def _keep(keep_last: int) -> int:
     return check.integer("keep_last", keep_last, minimum=1)
 
 
+def _limit(limit: int | None) -> int | None:
+    return None if limit is None else check.integer("limit", limit, minimum=0)
+
+
 def _principal(principal: Principal) -> Principal:
     return check.principal(principal)
 
@@ -149,9 +153,11 @@ class Threads(_Base):
     def history(
         self, thread_id: str, principal: Principal | None = None, limit: int | None = None
     ) -> list[CheckpointInfo]:
-        """The thread's root-namespace checkpoints, newest first."""
+        """The thread's root-namespace checkpoints, newest first (the newest ``limit``:
+        ``None`` for all of them, ``0`` for none)."""
+        count = _limit(limit)
         self._owned(principal, thread_id)
-        found = self.saver.list(checkpoint_config(thread_id), limit=limit)
+        found = self.saver.list(checkpoint_config(thread_id), limit=count)
         return [checkpoint_info(t) for t in found]
 
     @_acting
@@ -182,7 +188,7 @@ class Threads(_Base):
         taken = self._admin.run(self._admin.owner(target)) is not None
         if taken or self.saver.get_tuple(checkpoint_config(target)) is not None:
             raise in_use(target)
-        plan = fork_plan(source, target, principal)
+        plan = fork_plan(source, target, principal or self.owner(thread_id))
         saved = self.saver.put(plan.config, plan.checkpoint, plan.metadata, plan.new_versions)
         for task_id, writes in plan.writes.items():
             self.saver.put_writes(saved, writes, task_id)
@@ -252,8 +258,9 @@ class AsyncThreads(_Base):
     async def history(
         self, thread_id: str, principal: Principal | None = None, limit: int | None = None
     ) -> list[CheckpointInfo]:
+        count = _limit(limit)
         await self._owned(principal, thread_id)
-        found = self.saver.alist(checkpoint_config(thread_id), limit=limit)
+        found = self.saver.alist(checkpoint_config(thread_id), limit=count)
         return [checkpoint_info(t) async for t in found]
 
     @_aacting
@@ -280,7 +287,7 @@ class AsyncThreads(_Base):
         taken = await self._admin.arun(self._admin.owner(target)) is not None
         if taken or await self.saver.aget_tuple(checkpoint_config(target)) is not None:
             raise in_use(target)
-        plan = fork_plan(source, target, principal)
+        plan = fork_plan(source, target, principal or await self.owner(thread_id))
         saved = await self.saver.aput(
             plan.config, plan.checkpoint, plan.metadata, plan.new_versions
         )

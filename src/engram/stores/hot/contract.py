@@ -419,30 +419,30 @@ def carried_writes(pending: Sequence[PendingWrite]) -> list[PendingWrite]:
     ]
 
 
-def fork_plan(source: CheckpointTuple, thread_id: str, principal: Principal | None) -> ForkPlan:
-    """What to write so ``thread_id`` starts from ``source``'s state and the pending
-    writes :func:`carried_writes` keeps.
+def fork_plan(source: CheckpointTuple, thread_id: str, owner: Principal | None) -> ForkPlan:
+    """What to write so ``thread_id``, owned by ``owner`` (the source thread's recorded
+    owner, never one a checkpoint's metadata names), starts from ``source``'s state and
+    the pending writes :func:`carried_writes` keeps.
 
     The checkpoint keeps its id: LangGraph derives task ids from it, so the
     copied pending writes (an interrupt, a finished task of the step) still
     match their tasks when the fork resumes.
     """
     src = source.config["configurable"]
-    tenant, user = principal.namespace if principal else owner_of(source.metadata)
+    named = {TENANT_KEY: owner.tenant_id, USER_KEY: owner.user_id} if owner else {}
     metadata: dict[str, Any] = {
-        **source.metadata,
+        **{k: v for k, v in source.metadata.items() if k not in (TENANT_KEY, USER_KEY)},
         "source": "fork",
         "parents": {},
         FORKED_FROM_KEY: f"{src['thread_id']}#{src['checkpoint_id']}",
+        **named,
     }
-    owner = {TENANT_KEY: tenant, USER_KEY: user} if tenant and user else {}
-    metadata.update(owner)
     writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
     for task_id, channel, value in carried_writes(source.pending_writes or ()):
         writes[task_id].append((channel, value))
     checkpoint = source.checkpoint
     return ForkPlan(
-        config={"configurable": {"thread_id": thread_id, "checkpoint_ns": "", **owner}},
+        config={"configurable": {"thread_id": thread_id, "checkpoint_ns": "", **named}},
         checkpoint=checkpoint,
         metadata=cast(CheckpointMetadata, metadata),
         new_versions=dict(checkpoint["channel_versions"]),
@@ -487,6 +487,13 @@ class HotAdmin(Protocol):
     def claim(self, thread_id: str, principal: Principal) -> Statements[Principal | None]:
         """Record ``principal`` as the owner unless the thread has one; the owner after
         (``None`` when the backend cannot see an owner another tenant recorded)."""
+        ...
+
+    def settle(self, thread_id: str, principal: Principal) -> Statements[Principal | None]:
+        """After ``principal``'s write to ``thread_id`` was stored: record ``principal`` as
+        the owner if the thread holds stored rows and has no owner (an erasure of its
+        threads landed since the claim); the owner after (``None``: nothing of the thread
+        is stored, or the backend cannot see an owner another tenant recorded)."""
         ...
 
     def sizes(

@@ -1,12 +1,17 @@
 """The guard every engram saver carries, ahead of the LangGraph saver it extends.
 
 - A checkpoint or pending write for a thread another principal owns is refused before
-  it is stored; the first scoped write of a new thread fixes its owner.
-- A read that acts for a principal finds no thread another principal owns.
+  it is stored; the first scoped write of a new thread fixes its owner. Once stored, the
+  owner is checked again (:meth:`OwnedSaver.settle`): an erasure of the writer's threads
+  landing in between leaves nothing stored without its owner.
+- A read that acts for a principal finds no thread another principal owns (its config
+  names one thread: a listing across threads is given no config, and acts for no one).
 - Every config the saver hands back (a checkpoint's and its parent's, ``put``'s) names
   the principal of the config it was given, so LangGraph's time-travel idiom
   (``graph.invoke(None, snapshot.config)``) acts for the same principal.
-- A thread id no write could store is refused on reads too, as on writes.
+- An id no write could store (thread, checkpoint, namespace, task, channel), a filter
+  no backend can match or a limit that is not a count is refused on every call
+  (:mod:`._calls`), reads included.
 
 :class:`OwnedSaver` and :class:`AsyncOwnedSaver` differ only in awaiting.
 """
@@ -26,14 +31,18 @@ from langgraph.checkpoint.base import (
 )
 
 from engram._principal import Principal
+from engram.stores.hot._calls import (
+    checked_config,
+    checked_list,
+    checked_put,
+    checked_writes,
+)
 from engram.stores.hot.contract import (
     HotAdmin,
     acting_as,
     admit_write,
     declared_owner,
-    owner_of,
     thread_of,
-    valid_thread_id,
 )
 
 _OWNERS_READY = "_engram_owners_ready"
@@ -48,21 +57,14 @@ def mark_owners_ready(saver: BaseCheckpointSaver[Any]) -> None:
     setattr(saver, _OWNERS_READY, True)
 
 
-def _reader(config: RunnableConfig | None) -> tuple[Principal | None, str | None]:
-    """The principal a read acts for (``None``: the application's own read) and the
-    thread it names (``None``: every thread)."""
-    if config is None:
-        return None, None
-    thread = config.get("configurable", {}).get("thread_id")
-    return declared_owner(config), None if thread is None else valid_thread_id(thread)
+def _reader(config: RunnableConfig | None) -> Principal | None:
+    """The principal a read acts for (``None``: the application's own read)."""
+    return None if config is None else declared_owner(config)
 
 
-def _theirs(reader: Principal | None, metadata: Mapping[str, Any] | None) -> bool:
-    """Whether a checkpoint listed across threads is another principal's."""
-    if reader is None:
-        return False
-    tenant, user = owner_of(metadata or {})
-    return tenant is not None and (tenant, user) != reader.namespace
+def _hidden(reader: Principal | None, owner: Principal | None) -> bool:
+    """Whether a thread owned by ``owner`` reads, for ``reader``, as a missing one."""
+    return reader is not None and owner is not None and owner != reader
 
 
 def _read_by(found: CheckpointTuple, reader: Principal | None) -> CheckpointTuple:
@@ -84,21 +86,20 @@ def _admin(saver: BaseCheckpointSaver[Any]) -> HotAdmin:
 class OwnedSaver(BaseCheckpointSaver[str]):
     """Sync half of the guard: a checkpoint or pending write for a thread owned by
     another principal is refused before it is stored; the first scoped write of a new
-    thread fixes its owner (one atomic claim per write). A read that acts for a
-    principal (``thread_config(thread_id, principal)``) finds no thread another
-    principal owns, as for an id never used, and gets back configs naming it."""
+    thread fixes its owner (one atomic claim per write, checked again once stored). A
+    read that acts for a principal (``thread_config(thread_id, principal)``) finds no
+    thread another principal owns, as for an id never used, and gets back configs
+    naming it. Every id a call takes is checked first (:mod:`._calls`)."""
 
-    def _hidden(self, config: RunnableConfig | None) -> tuple[bool, Principal | None]:
-        reader, thread = _reader(config)
-        if reader is None or thread is None:
-            return False, reader
+    def _owner(self, thread_id: str) -> Principal | None:
         admin = _admin(self)
-        owner = admin.run(admin.owner(thread))
-        return owner is not None and owner != reader, reader
+        return admin.run(admin.owner(thread_id))
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        hidden, reader = self._hidden(config)
-        found = None if hidden else super().get_tuple(config)
+        thread, reader = checked_config(config), _reader(config)
+        if reader and thread and _hidden(reader, self._owner(thread)):
+            return None
+        found = super().get_tuple(config)
         return None if found is None else _read_by(found, reader)
 
     def list(
@@ -109,12 +110,11 @@ class OwnedSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        hidden, reader = self._hidden(config)
-        if hidden:
+        thread, reader = checked_list(config, filter, before, limit), _reader(config)
+        if limit == 0 or (reader and thread and _hidden(reader, self._owner(thread))):
             return
         for found in super().list(config, filter=filter, before=before, limit=limit):
-            if not _theirs(reader, found.metadata):
-                yield _read_by(found, reader)
+            yield _read_by(found, reader)
 
     def admit(self, config: RunnableConfig, metadata: Mapping[str, Any] | None) -> Principal | None:
         """The principal a write acts for, once it may (``None``: the application)."""
@@ -125,6 +125,15 @@ class OwnedSaver(BaseCheckpointSaver[str]):
             admit_write(thread_id, writer, owner)
         return writer
 
+    def settle(self, config: RunnableConfig, writer: Principal | None) -> None:
+        """Once a write is stored, its thread is still its writer's: an erasure of the
+        writer's threads that landed since :meth:`admit` leaves what was stored after it
+        recorded as the writer's (what was stored before went with the erasure)."""
+        if writer is not None:
+            thread_id, admin = thread_of(config), _admin(self)
+            owner = admin.run(admin.settle(thread_id, writer), write=True)
+            admit_write(thread_id, writer, owner or writer)
+
     def put(
         self,
         config: RunnableConfig,
@@ -132,8 +141,11 @@ class OwnedSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        checked_put(config, checkpoint)
         writer = self.admit(config, metadata)
-        return acting_as(super().put(config, checkpoint, metadata, new_versions), writer)
+        saved = super().put(config, checkpoint, metadata, new_versions)
+        self.settle(config, writer)
+        return acting_as(saved, writer)
 
     def put_writes(
         self,
@@ -142,24 +154,24 @@ class OwnedSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        self.admit(config, None)
+        checked_writes(config, writes, task_id, task_path)
+        writer = self.admit(config, None)
         super().put_writes(config, writes, task_id, task_path)
+        self.settle(config, writer)
 
 
 class AsyncOwnedSaver(BaseCheckpointSaver[str]):
     """Async half of :class:`OwnedSaver` (same rules, awaited)."""
 
-    async def _ahidden(self, config: RunnableConfig | None) -> tuple[bool, Principal | None]:
-        reader, thread = _reader(config)
-        if reader is None or thread is None:
-            return False, reader
+    async def _aowner(self, thread_id: str) -> Principal | None:
         admin = _admin(self)
-        owner = await admin.arun(admin.owner(thread))
-        return owner is not None and owner != reader, reader
+        return await admin.arun(admin.owner(thread_id))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        hidden, reader = await self._ahidden(config)
-        found = None if hidden else await super().aget_tuple(config)
+        thread, reader = checked_config(config), _reader(config)
+        if reader and thread and _hidden(reader, await self._aowner(thread)):
+            return None
+        found = await super().aget_tuple(config)
         return None if found is None else _read_by(found, reader)
 
     async def alist(
@@ -170,12 +182,11 @@ class AsyncOwnedSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        hidden, reader = await self._ahidden(config)
-        if hidden:
+        thread, reader = checked_list(config, filter, before, limit), _reader(config)
+        if limit == 0 or (reader and thread and _hidden(reader, await self._aowner(thread))):
             return
         async for found in super().alist(config, filter=filter, before=before, limit=limit):
-            if not _theirs(reader, found.metadata):
-                yield _read_by(found, reader)
+            yield _read_by(found, reader)
 
     async def aadmit(
         self, config: RunnableConfig, metadata: Mapping[str, Any] | None
@@ -187,6 +198,12 @@ class AsyncOwnedSaver(BaseCheckpointSaver[str]):
             admit_write(thread_id, writer, owner)
         return writer
 
+    async def asettle(self, config: RunnableConfig, writer: Principal | None) -> None:
+        if writer is not None:
+            thread_id, admin = thread_of(config), _admin(self)
+            owner = await admin.arun(admin.settle(thread_id, writer), write=True)
+            admit_write(thread_id, writer, owner or writer)
+
     async def aput(
         self,
         config: RunnableConfig,
@@ -194,8 +211,10 @@ class AsyncOwnedSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        checked_put(config, checkpoint)
         writer = await self.aadmit(config, metadata)
         saved = await super().aput(config, checkpoint, metadata, new_versions)
+        await self.asettle(config, writer)
         return acting_as(saved, writer)
 
     async def aput_writes(
@@ -205,5 +224,7 @@ class AsyncOwnedSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await self.aadmit(config, None)
+        checked_writes(config, writes, task_id, task_path)
+        writer = await self.aadmit(config, None)
         await super().aput_writes(config, writes, task_id, task_path)
+        await self.asettle(config, writer)
