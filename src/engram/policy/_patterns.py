@@ -229,6 +229,8 @@ _WAIVED = (
     rf"(?:(?:needs?|requires?)\s+no\s+(?:\S+\s+){{0,2}}?{_CONSENT}"
     rf"|(?:do|does|will|should)(?:n't| not)\s+(?:need|require)\s+(?:\S+\s+){{0,2}}?{_CONSENT}"
     rf"|no longer (?:needs?|requires?)\s+(?:\S+\s+){{0,2}}?{_CONSENT}"
+    r"|(?:never|no longer|(?:does|do|will)(?:n't| not)|won't)\s+(?:needs?|has|have)\s+to\s+(?:sign off"
+    r"|approve|confirm|authori[sz]e|okay|ok|be asked|be consulted|be checked with)"
     rf"|no\s+(?:\S+\s+){{0,2}}?{_CONSENT}\s+(?:is\s+|are\s+)?(?:needed|required|necessary)"
     rf"|{_CONSENT}\s+(?:is|are)\s+(?:(?:no longer|not|never)\s+(?:needed|required|necessary)"
     r"|unnecessary|optional|superfluous)"
@@ -485,7 +487,8 @@ APPROVAL = _signal(
     "approval",
     "changes approval or verification behaviour",
     _START + r"(?:always|automatically|auto-?)\s*(?:approve|accept|allow|authori[sz]e|execute|run"
-    r"|grant|trust|transfer|send|pay|confirm|comply|obey|sign off|skip|bypass|disable|reveal"
+    r"|grant|trust|transfer|send|pay|confirm(?!\s+(?:\S+\s+){0,3}?(?:with (?:me|us|the user|the owner)"
+    r"|before|first)\b)|comply|obey|sign off|skip|bypass|disable|reveal"
     r"|share|forward|leak|delete|ignore|follow|process|release|wire|refund)\b",
     r"\bauto-?(?:approve|accept|confirm|execute|pay|sign|authori[sz]e|merge|deploy)\w*\b",
     r"\b(?:should|must|shall|will|are to|is to|can|may) be (?:\S+\s+)?(?:approved|accepted|confirmed"
@@ -500,6 +503,10 @@ APPROVAL = _signal(
     r"(?:instantly|immediately|at once|straight away|right away|on the spot|unconditionally)\b",
     r"\b(?:no|without (?:a |any )?)humans? (?:in the loop|review|involvement|oversight|sign-?off"
     r"|approval)\b",
+    r"\b(?:the\s+)?(?:humans?|users?|owners?|account holders?)\s+(?:is|are)\s+(?:now\s+)?(?:no longer"
+    r"|not|never)\s+(?:in the loop|consulted|asked|involved)\b",
+    rf"\b{_CONSENT}\s+(?:is|are)\s+(?:now\s+|always\s+)?(?:implied|implicit|assumed|automatic"
+    r"|taken as given)\b",
     rf"\b{_ACTIONS}\b[^.!?\n]{{0,80}}?{_WAIVED}",
     rf"{_WAIVED}[^.!?\n]{{0,80}}?\b{_ACTIONS}\b",
     _START + r"(?:approve|accept|sign off on|confirm|pay|authori[sz]e|execute|process|release|grant"
@@ -707,6 +714,9 @@ _EXFILTRATION = _signal(
     + r"(?:exfiltrate|steal|harvest|siphon(?: off)?|smuggle out)\s+(?:any|all|every|the|their"
     r"|our|your)?\s*" + _SECRET + r"\b",
     r"\b(?:reply|respond|answer)\s+(?:only\s+)?with\b.{0,40}?(?:https?://|www\.)",
+    _NOT_FIRST_PERSON
+    + r"\b(?:share|send|give|reveal|read out|disclose|hand over)\s+(?:\S+\s+){0,2}?(?:backup|recovery"
+    r"|2fa|one-time|otp|verification|security)\s+codes?\b",
     r"\b(?:add|insert|include|append|put|slip|mention|drop)\b.{0,30}?\b(?:link|url|hyperlink)s?\b"
     r".{0,20}?(?:https?://|www\.)",
     _START
