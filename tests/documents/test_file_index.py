@@ -177,8 +177,33 @@ def test_an_index_from_before_front_matter_was_indexed_learns_it_on_opening(
     index = next(home.rglob("documents.db"))
     with sqlite3.connect(index) as conn:  # the index as the earlier version left it
         conn.execute("ALTER TABLE doc_files DROP COLUMN users")
-        conn.execute("DELETE FROM doc_index_version WHERE version = 2")
+        conn.execute("DELETE FROM doc_index_version WHERE version >= 2")
     with FileDocumentStore(home=home) as upgraded:
         assert [i.path for i in upgraded.list(bob, "notes/*")] == ["notes/menu.md"]
         assert upgraded.search(bob, "penicillin") == []
         assert upgraded.refresh(bob).read == 0
+
+
+def test_an_index_from_before_digests_covered_every_byte_learns_them_on_opening(
+    tmp_path: Path,
+) -> None:
+    """Digests an earlier version indexed (of the parsed body and metadata) become the
+    digests of the bytes when the store opens: a compare-and-swap on what the listing
+    says succeeds without reading the corpus again."""
+    import sqlite3
+
+    from engram.stores.documents import digest_of
+
+    home = tmp_path / ".engram"
+    text = "---\n# a comment\ntitle: R\n---\n# R\n\nbody\n"
+    with FileDocumentStore(home=home) as old:
+        old.write_text(ALICE, "r.md", text)
+    index = next(home.rglob("documents.db"))
+    with sqlite3.connect(index) as conn:  # the index as the earlier version left it
+        conn.execute("UPDATE doc_files SET digest = 'parsed'")
+        conn.execute("DELETE FROM doc_index_version WHERE version >= 3")
+    with FileDocumentStore(home=home) as upgraded:
+        assert upgraded.refresh(ALICE).read == 0
+        [info] = upgraded.list(ALICE)
+        assert info.digest == digest_of(text)
+        upgraded.write_text(ALICE, "r.md", text + "more\n", expected=info.digest)

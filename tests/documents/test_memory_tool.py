@@ -281,3 +281,30 @@ def test_write_document_screens_the_metadata_too(store: DocumentStore) -> None:
     assert not store.exists(ALICE, "notes/x.md") and not store.exists(ALICE, "notes/y.md")
     ok = write.invoke({"path": "notes/z.md", "content": "# Notes\n", "metadata": {"title": "Q3"}})
     assert ok.startswith("Wrote notes/z.md"), ok
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["a", "b"],
+        "ab",
+        "12",
+        [float("nan"), 1],
+        [1e400, 2],
+        [None, None],
+        [True, 2],
+        [1.5, 2],
+        {"a": 1, "b": 2},
+        7,
+        [[1], [2]],
+        [10**400, 2],
+    ],
+)
+def test_a_view_range_a_model_garbles_is_an_error_text(tool: MemoryTool, bad: object) -> None:
+    out = tool.execute({"command": "view", "path": "/memories/notes.md", "view_range": bad})
+    assert out.startswith("Error: ") and "view_range" in out
+
+
+def test_a_view_range_of_whole_floats_is_read_as_line_numbers(tool: MemoryTool) -> None:
+    out = tool.execute({"command": "view", "path": "/memories/notes.md", "view_range": [2.0, 3]})
+    assert out.endswith("     2\talpha\n     3\tbeta")

@@ -103,12 +103,14 @@ def test_setup_is_idempotent(postgres_url: str, app_url: str) -> None:
 
     assert setup(postgres_url, AppRole("engram_docs_app", "app-secret")) == app_url
     with psycopg.connect(postgres_url) as conn:
-        versions = conn.execute("SELECT version FROM engram_documents_migrations").fetchall()
+        versions = conn.execute(
+            "SELECT version FROM engram_documents_migrations ORDER BY version"
+        ).fetchall()
         forced = conn.execute(
             "SELECT relname FROM pg_class WHERE relrowsecurity AND relforcerowsecurity "
             "AND relname LIKE 'engram_document%' ORDER BY relname"
         ).fetchall()
-    assert versions == [(1,)]
+    assert versions == [(1,), (2,)]
     assert forced == [("engram_document_chunks",), ("engram_documents",)]
 
 
@@ -155,3 +157,31 @@ def test_compact_removes_deleted_documents_from_every_file(
     assert pg.compact()
     assert secret not in _relation_bytes(postgres_url)
     assert pg.read_text(BOB, "globex.md") == "# Globex\n\nglobex plans\n"
+
+
+def test_setup_brings_digests_and_the_keyword_index_of_an_older_schema_up_to_date(
+    postgres_url: str, app_url: str
+) -> None:
+    """Digests an earlier version stored (of the parsed body and metadata) become the
+    digests of the text, and the keyword index takes paragraphs past 1 MB of words."""
+    from engram.backends.postgres.documents import AppRole, setup
+    from engram.stores.documents import digest_of
+
+    text = "---\n# a comment\ntitle: R\n---\n# R\n\nbody\n"
+    with PostgresDocumentStore(app_url) as store:
+        store.write_text(ALICE, "r.md", text)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:  # as the older version left it
+        admin.execute("UPDATE engram_documents SET digest = 'parsed'")
+        admin.execute("ALTER TABLE engram_document_chunks DROP COLUMN tsv")
+        admin.execute(
+            "ALTER TABLE engram_document_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS "
+            "(to_tsvector('english', heading) || to_tsvector('english', body)) STORED"
+        )
+        admin.execute("DELETE FROM engram_documents_migrations WHERE version >= 2")
+    setup(postgres_url, AppRole("engram_docs_app", "app-secret"))
+    with PostgresDocumentStore(app_url) as store:
+        [info] = store.list(ALICE)
+        assert info.digest == digest_of(text)
+        store.write_text(ALICE, "r.md", text + "more\n", expected=info.digest)
+        store.write_text(ALICE, "big.md", " ".join(f"w{n}x" for n in range(200_000)))
+        assert [h.path for h in store.search(ALICE, "w7x", mode="keyword")] == ["big.md"]

@@ -28,7 +28,6 @@ from engram.stores.audit import setup_audit
 from engram.stores.cold import setup_store
 from engram.stores.documents import Document, DocumentStore, SearchHit, setup_documents
 from engram.stores.documents import open_documents as open_document_store
-from engram.stores.documents.paths import about
 from engram.stores.hot import setup_checkpointer
 
 
@@ -173,11 +172,9 @@ def erase_participants(
 
 
 def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Document]:
-    """Every document about ``principal``: its profile file and any naming it in front matter."""
-    for info in docs.list(principal):
-        document = docs.read(principal, info.path)
-        if about(principal.user_id, info.path, document.metadata):
-            yield document
+    """Every document about ``principal``: its own paths and any shared one naming it in
+    front matter (alone or with other users); one that is not text is left out."""
+    yield from docs.about_user(principal)
 
 
 def answering(

@@ -217,9 +217,9 @@ class MemoryTool:
     def _range(view_range: Sequence[int] | None, count: int) -> tuple[int, int]:
         if view_range is None:
             return 1, count
-        if len(view_range) != 2:
+        if not isinstance(view_range, list | tuple) or len(view_range) != 2:
             raise InvalidInputError("`view_range` must be two integers: [start_line, end_line].")
-        start, end = int(view_range[0]), int(view_range[1])
+        start, end = _line_number(view_range[0]), _line_number(view_range[1])
         end = count if end == -1 else end
         if not 1 <= start <= max(count, 1) or not start <= end <= count:
             raise InvalidInputError(
@@ -459,3 +459,14 @@ def document_tools(
     funcs: list[Callable[..., str]] = [read_document, write_document, list_documents]
     funcs += [search_documents, delete_document, move_document]
     return [StructuredTool.from_function(_guarded(f)) for f in funcs]
+
+
+def _line_number(value: object) -> int:
+    """One end of a ``view_range``: an integer (``2.0`` too, as JSON may spell it)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise InvalidInputError(
+        f"`view_range` must be two integers: [start_line, end_line], got {value!r}."
+    )

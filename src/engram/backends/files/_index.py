@@ -66,6 +66,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE doc_files ADD COLUMN users TEXT NOT NULL DEFAULT ''",
         "UPDATE doc_files SET mtime_ns = -1, sha256 = ''",
     ),
+    # a digest is the SHA-256 of the file's bytes (front matter comments included), no
+    # longer of its parsed body and metadata
+    ("UPDATE doc_files SET digest = sha256",),
 )
 """The schema: the statements of each version, applied in order (append only)."""
 

@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import stat
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -26,7 +27,7 @@ from engram.errors import (
     NotFoundError,
     PathEscapeError,
 )
-from engram.stores.documents.paths import check_component
+from engram.stores.documents.paths import MAX_DEPTH, check_component
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
@@ -229,25 +230,50 @@ def rename(src_fd: int, src: str, dst_fd: int, dst: str) -> None:
         os.fsync(src_fd)
 
 
-def walk_files(dir_fd: int, prefix: str = "") -> Iterator[tuple[str, os.stat_result]]:
-    """Every visible regular file below ``dir_fd`` with its ``stat``; links are skipped."""
+def walk_files(
+    dir_fd: int, prefix: str = "", skipped: list[str] | None = None
+) -> Iterator[tuple[str, os.stat_result]]:
+    """Every visible regular file below ``dir_fd`` with its ``stat``, by the path the path
+    rules give it; links are skipped. A name that is not NFC is walked by its NFC
+    spelling where that opens the same file (a file system that folds the two), else
+    left out; so is a folder too deep to hold a document. What is left out goes to
+    ``skipped`` (a folder's path ends with ``/``)."""
     with os.scandir(dir_fd) as entries:
         found = sorted(entries, key=lambda entry: entry.name)
     for entry in found:
         if not _visible(entry.name):
             continue
-        path = prefix + entry.name
-        if entry.is_dir(follow_symlinks=False):
+        name = _rule_name(dir_fd, entry)
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if name is None or (is_dir and prefix.count("/") + 2 > MAX_DEPTH):
+            if skipped is not None:
+                skipped.append(prefix + entry.name + ("/" if is_dir else ""))
+            continue
+        if is_dir:
             try:
                 child = os.open(entry.name, _DIR_FLAGS, dir_fd=dir_fd)
             except OSError:
                 continue
             try:
-                yield from walk_files(child, path + "/")
+                yield from walk_files(child, f"{prefix}{name}/", skipped)
             finally:
                 os.close(child)
         elif entry.is_file(follow_symlinks=False):
-            yield path, entry.stat(follow_symlinks=False)
+            yield prefix + name, entry.stat(follow_symlinks=False)
+
+
+def _rule_name(dir_fd: int, entry: os.DirEntry[str]) -> str | None:
+    """The name the path rules give ``entry``: its own when NFC; its NFC spelling when
+    that opens this very file; else None (it cannot be addressed)."""
+    nfc = unicodedata.normalize("NFC", entry.name)
+    if nfc == entry.name:
+        return nfc
+    try:
+        found = os.stat(nfc, dir_fd=dir_fd, follow_symlinks=False)
+        own = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return nfc if (found.st_dev, found.st_ino) == (own.st_dev, own.st_ino) else None
 
 
 def remove_temps(dir_fd: int) -> int:

@@ -19,7 +19,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,22 +61,26 @@ from engram.stores.documents.paths import join, named_users, split_path
 
 @dataclass(frozen=True, slots=True)
 class RefreshReport:
-    """What a refresh of the index did: files stat-ed, read, re-indexed, dropped."""
+    """What a refresh of the index did: files stat-ed, read, re-indexed, dropped, and the
+    files (folders: ending in ``/``) a person saved where the path rules cannot address
+    them (a name not in NFC beside no file of its NFC spelling, a folder nested deeper
+    than a document may be), left out of the index."""
 
     checked: int
     read: int
     reindexed: int
     removed: int
+    skipped: tuple[str, ...] = ()
 
 
-def _parse(data: bytes) -> tuple[str, list[Paragraph], str]:
-    """(digest, paragraphs, the users its front matter names) of a file's bytes;
-    unparsable files index as plain text."""
+def _parse(data: bytes) -> tuple[list[Paragraph], str]:
+    """(paragraphs, the users its front matter names) of a file's bytes; a file that is
+    not UTF-8 has none (its digest is its SHA-256 like any other's)."""
     try:
         parsed = parse_text(data.decode("utf-8"))
     except UnicodeDecodeError:
-        return hashlib.sha256(data).hexdigest(), [], ""
-    return parsed.digest, parsed.paragraphs(), " ".join(sorted(named_users(parsed.metadata)))
+        return [], ""
+    return parsed.paragraphs(), " ".join(sorted(named_users(parsed.metadata)))
 
 
 @contextmanager
@@ -228,9 +232,9 @@ class FileDocumentStore(DocumentStore):
     def _index_bytes(
         self, tenant: str, path: str, info: os.stat_result, data: bytes
     ) -> IndexedFile:
-        fingerprint, chunks, users = _parse(data)
-        sha = hashlib.sha256(data).hexdigest()
-        record = IndexedFile(path, info.st_mtime_ns, len(data), sha, fingerprint, users)
+        chunks, users = _parse(data)
+        sha = hashlib.sha256(data).hexdigest()  # (= the digest of its text)
+        record = IndexedFile(path, info.st_mtime_ns, len(data), sha, sha, users)
         self._index.put(tenant, record, chunks)
         return record
 
@@ -243,6 +247,9 @@ class FileDocumentStore(DocumentStore):
             for f in sorted(files.values(), key=lambda f: f.path)
             if regex.match(f.path)
         ]
+
+    def _one_view(self, principal: Principal) -> AbstractContextManager[None]:
+        return self.exclusive(principal, "")
 
     def _named_users(
         self, principal: Principal, paths: Sequence[str]
@@ -302,9 +309,10 @@ class FileDocumentStore(DocumentStore):
         self._try_recover(tenant)
         known = self._index.stats(tenant)
         checked = read = reindexed = 0
+        skipped: list[str] = []
         try:
             with open_root(self._base, tenant, create=False) as root:
-                for path, info in list(walk_files(root)):
+                for path, info in list(walk_files(root, skipped=skipped)):
                     checked += 1
                     if known.pop(path, None) == (info.st_mtime_ns, info.st_size):
                         continue
@@ -316,7 +324,7 @@ class FileDocumentStore(DocumentStore):
         if tenant not in self._embedded:  # vectors of another model: once per process
             self._index.embed_stale(tenant)
             self._embedded.add(tenant)
-        return RefreshReport(checked, read, reindexed, len(known))
+        return RefreshReport(checked, read, reindexed, len(known), tuple(skipped))
 
     def _refresh_one(self, root: int, tenant: str, path: str) -> int:
         parts = tuple(path.split("/"))
@@ -341,7 +349,7 @@ def _check_digest(parent: int, name: str, expected: str, path: str) -> None:
         data, _ = read_bytes(parent, name)
     except NotFoundError:
         raise StaleWriteError(f"{path}: removed since it was read") from None
-    if _parse(data)[0] != expected:
+    if hashlib.sha256(data).hexdigest() != expected:
         raise StaleWriteError(f"{path}: changed since it was read")
 
 

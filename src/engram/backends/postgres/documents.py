@@ -68,6 +68,9 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingDependencyError("PostgreSQL needs: pip install 'engram[postgres]'") from exc
 
 TABLES = ("engram_documents", "engram_document_chunks")
+TSV_CHARS = 60_000
+"""How much of a paragraph (and of its heading) keyword search indexes: the ``tsvector``
+of 60,000 characters stays under 400 kB whatever they are, and both under its 1 MB."""
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -103,6 +106,20 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX engram_document_chunks_tsv ON engram_document_chunks USING gin (tsv);
     """
     + "".join(f"{statement};" for table in TABLES for statement in tenant_policy(table)),
+    # a digest is the SHA-256 of the text (front matter comments included), no longer of
+    # its parsed body and metadata (the owner lifts FORCE to reach every tenant's rows);
+    # a tsvector holds at most 1 MB: index the first TSV_CHARS characters of each column
+    f"""
+    ALTER TABLE engram_documents NO FORCE ROW LEVEL SECURITY;
+    UPDATE engram_documents SET digest = encode(sha256(convert_to(content, 'UTF8')), 'hex');
+    ALTER TABLE engram_documents FORCE ROW LEVEL SECURITY;
+    ALTER TABLE engram_document_chunks DROP COLUMN tsv;
+    ALTER TABLE engram_document_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', left(heading, {TSV_CHARS})), 'A')
+        || setweight(to_tsvector('english', left(body, {TSV_CHARS})), 'B')
+    ) STORED;
+    CREATE INDEX engram_document_chunks_tsv ON engram_document_chunks USING gin (tsv);
+    """,
 )
 
 _VERSION_TABLE = (
@@ -122,6 +139,7 @@ _REPLACE = (
     "updated_at = now() WHERE tenant_id = %s AND path = %s AND digest = %s"
 )
 _PATH_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
 _INSERT = (
     "INSERT INTO engram_documents (tenant_id, path, content, metadata, digest, size) "
     "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant_id, path) DO NOTHING"
@@ -252,16 +270,36 @@ class PostgresDocumentStore(DocumentStore):
         key = f"{principal.tenant_id}/{join(split_path(path))}"  # ids hold no "/"
         with self.transaction(principal) as conn:
             conn.execute(_PATH_LOCK, (key,))
-            outer, self._held.conn = getattr(self._held, "conn", None), conn
-            try:
+            with self._holding(conn):
                 yield
-            finally:
-                self._held.conn = outer
 
     @contextmanager
-    def transaction(self, principal: Principal) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    def _one_view(self, principal: Principal) -> Iterator[None]:
+        """One REPEATABLE READ transaction (the one this thread holds, if any): what the
+        block checks and what it changes are one snapshot, so a row another writer saves
+        meanwhile is neither seen nor touched."""
+        if getattr(self._held, "conn", None) is not None:
+            yield
+            return
+        with self.transaction(principal, snapshot=True) as conn, self._holding(conn):
+            yield
+
+    @contextmanager
+    def _holding(self, conn: psycopg.Connection[tuple[object, ...]]) -> Iterator[None]:
+        """Run this thread's queries inside ``conn``'s transaction while the block runs."""
+        outer, self._held.conn = getattr(self._held, "conn", None), conn
+        try:
+            yield
+        finally:
+            self._held.conn = outer
+
+    @contextmanager
+    def transaction(
+        self, principal: Principal, *, snapshot: bool = False
+    ) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
         """A connection inside a transaction scoped to ``principal``'s tenant (inside
-        :meth:`exclusive`, a savepoint of its transaction)."""
+        :meth:`exclusive`, a savepoint of its transaction); ``snapshot``: REPEATABLE READ,
+        every statement seeing the same rows."""
         held: psycopg.Connection[tuple[object, ...]] | None = getattr(self._held, "conn", None)
         if held is not None:
             with held.transaction():
@@ -270,6 +308,8 @@ class PostgresDocumentStore(DocumentStore):
             return
         try:
             with self._connections().connection() as conn, conn.transaction():
+                if snapshot:
+                    conn.execute(_SNAPSHOT)
                 conn.execute(SET_TENANT, (principal.tenant_id,))
                 yield conn
         except psycopg.Error as exc:
@@ -303,9 +343,7 @@ class PostgresDocumentStore(DocumentStore):
         with self.transaction(principal) as conn:
             if self._under(conn, tenant, key):
                 raise InvalidInputError(f"{key}: is a directory")
-            ancestors = ["/".join(parts[:n]) for n in range(1, len(parts))]
-            if ancestors and conn.execute(_ANY_OF, (tenant, ancestors)).fetchone() != (False,):
-                raise InvalidInputError(f"{key}: a parent folder is a document")
+            self._refuse_document_parents(conn, tenant, parts)
             if expected is not None:
                 replaced = (*row[2:], tenant, key, expected)
                 if not conn.execute(_REPLACE, replaced).rowcount:
@@ -327,6 +365,15 @@ class PostgresDocumentStore(DocumentStore):
             return [None] * len(texts), None
         matrix = np.asarray(self._embedder.embed(texts), dtype=np.float32)
         return list(matrix), self._embedder.model_id
+
+    @staticmethod
+    def _refuse_document_parents(
+        conn: psycopg.Connection[tuple[object, ...]], tenant: str, parts: tuple[str, ...]
+    ) -> None:
+        """InvalidInputError if a folder on the way to ``parts`` is a document."""
+        ancestors = ["/".join(parts[:n]) for n in range(1, len(parts))]
+        if ancestors and conn.execute(_ANY_OF, (tenant, ancestors)).fetchone() != (False,):
+            raise InvalidInputError(f"{join(parts)}: a parent folder is a document")
 
     @staticmethod
     def _under(conn: psycopg.Connection[tuple[object, ...]], tenant: str, key: str) -> bool:
@@ -367,11 +414,13 @@ class PostgresDocumentStore(DocumentStore):
         return len(rows)
 
     def _move(self, principal: Principal, source: str, target: str) -> None:
-        src, dst = join(split_path(source)), join(split_path(target))
+        src, parts = join(split_path(source)), split_path(target)
+        dst = join(parts)
         if dst.startswith(src + "/"):
             raise InvalidInputError("cannot move a directory into itself")
         tenant = principal.tenant_id
         with self.transaction(principal) as conn:
+            self._refuse_document_parents(conn, tenant, parts)
             exists = conn.execute(_UNDER.format(_IN_TREE), (tenant, dst, dst + "/")).fetchone()
             if exists and exists[0]:
                 raise ConflictError(f"{dst}: already exists")

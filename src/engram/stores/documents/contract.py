@@ -22,7 +22,7 @@ from __future__ import annotations
 import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -36,11 +36,20 @@ from engram.errors import (
     ConflictError,
     InvalidInputError,
     NotFoundError,
+    SerializationError,
     StaleWriteError,
 )
 from engram.recall import Embedder
 from engram.stores.documents.markdown import is_heading, parse_text, render, split_front_matter
-from engram.stores.documents.paths import named_users, private_to, visible_to
+from engram.stores.documents.paths import (
+    USER_FILE_DIRS,
+    USERS_DIR,
+    about,
+    named_users,
+    private_to,
+    split_path,
+    visible_to,
+)
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
 
@@ -169,7 +178,7 @@ class DocumentStore(ABC):
                 named[path] = frozenset(
                     named_users(parse_text(self._read_text(principal, path)).metadata)
                 )
-            except NotFoundError:
+            except (NotFoundError, SerializationError):
                 continue
         return named
 
@@ -180,6 +189,14 @@ class DocumentStore(ABC):
         shared = [path for path in mine if private_to(path) is None]
         named = self._named_users(principal, shared) if shared else {}
         return {path for path in mine if named.get(path, frozenset()) <= {principal.user_id}}
+
+    def _one_view(self, principal: Principal) -> AbstractContextManager[None]:
+        """Keep the block's view of the tenant's documents still while it checks what
+        ``principal`` may see and acts on it (a folder's delete or move, an erasure), so
+        it acts on exactly what it checked: a save landing meanwhile is neither seen nor
+        touched (files: the tenant's write lock; PostgreSQL: one REPEATABLE READ
+        transaction). The default holds nothing."""
+        return nullcontext()
 
     def compact(self) -> bool:
         """Make deleted bytes unrecoverable from storage (merge indexes, vacuum, truncate
@@ -227,35 +244,72 @@ class DocumentStore(ABC):
 
     def delete(self, principal: Principal, path: str) -> int:
         """Delete a document, or every document of a directory that ``principal`` may see;
-        returns how many went."""
+        returns how many went. What was checked is what goes (:meth:`_one_view`)."""
         _check_visible(check.principal(principal), path)
-        if not self._is_dir(principal, path):
-            self.read_text(principal, path)  # NotFoundError, the same for another's
-            return self._delete(principal, path)
-        inside = self._list(principal, f"{path.rstrip('/')}/**")
-        seen = self._seen(principal, [i.path for i in inside])
-        if all(i.path in seen for i in inside):
-            return self._delete(principal, path)
-        return sum(self._delete(principal, i.path) for i in inside if i.path in seen)
+        with self._one_view(principal):
+            if not self._is_dir(principal, path):
+                self.read_text(principal, path)  # NotFoundError, the same for another's
+                return self._delete(principal, path)
+            inside = self._list(principal, f"{path.rstrip('/')}/**")
+            seen = self._seen(principal, [i.path for i in inside])
+            if _whole(principal, path) and all(i.path in seen for i in inside):
+                return self._delete(principal, path)
+            return sum(self._delete(principal, i.path) for i in inside if i.path in seen)
 
     def move(self, principal: Principal, source: str, target: str) -> None:
         """Rename a document or directory; ConflictError if ``target`` exists. Within a
-        directory only what ``principal`` may see moves."""
+        directory only what ``principal`` may see moves, exactly what was checked."""
         _check_visible(check.principal(principal), source)
-        if not self._is_dir(principal, source):
-            metadata = parse_text(self.read_text(principal, source)).metadata
-            _check_writable(principal, target, metadata)
-            self._move(principal, source, target)
-            return
-        inside = self._list(principal, f"{source.rstrip('/')}/**")
-        _check_writable(principal, target, {})
-        seen = self._seen(principal, [i.path for i in inside])
-        if all(i.path in seen for i in inside):
-            self._move(principal, source, target)
-            return
-        prefix = source.rstrip("/") + "/"
-        for info in (i for i in inside if i.path in seen):
-            self.move(principal, info.path, target.rstrip("/") + "/" + info.path[len(prefix) :])
+        with self._one_view(principal):
+            if not self._is_dir(principal, source):
+                metadata = parse_text(self.read_text(principal, source)).metadata
+                _check_writable(principal, target, metadata)
+                self._move(principal, source, target)
+                return
+            inside = self._list(principal, f"{source.rstrip('/')}/**")
+            _check_writable(principal, target, {})
+            seen = self._seen(principal, [i.path for i in inside])
+            if _whole(principal, source) and all(i.path in seen for i in inside):
+                self._move(principal, source, target)
+                return
+            prefix, into = source.rstrip("/") + "/", target.rstrip("/") + "/"
+            for info in (i for i in inside if i.path in seen):
+                self.move(principal, info.path, into + info.path[len(prefix) :])
+
+    def about_user(self, principal: Principal) -> builtins.list[Document]:
+        """Every document about ``principal``'s user (what an export holds): the user's
+        own paths, and each shared document whose front matter names the user, alone or
+        beside other users (such a document is hidden from all of them). One that cannot
+        be read as text (not UTF-8) is left out; :meth:`erase_user` removes it all the
+        same."""
+        found = []
+        for path in self._about(check.principal(principal)):
+            with suppress(NotFoundError, SerializationError):
+                parsed = parse_text(self._read_text(principal, path))
+                if about(principal.user_id, path, parsed.metadata):
+                    found.append(Document(path, parsed.body, parsed.metadata))
+        return found
+
+    def erase_user(self, principal: Principal) -> tuple[str, ...]:
+        """Delete every document about ``principal``'s user (as :meth:`about_user` finds
+        them, unreadable ones included), then the user's folder ``users/<user>/`` with
+        whatever the listing leaves out of it (names the path rules refuse); returns the
+        paths of the documents deleted. A document naming other users too goes whole."""
+        check.principal(principal)
+        with self._one_view(principal):
+            paths = self._about(principal)
+            for path in paths:
+                with suppress(NotFoundError):
+                    self._delete(principal, path)
+            with suppress(NotFoundError):
+                self._delete(principal, f"{USERS_DIR}/{principal.user_id}")
+        return tuple(paths)
+
+    def _about(self, principal: Principal) -> builtins.list[str]:
+        """The paths of the documents about ``principal``'s user, by the index."""
+        user, found = principal.user_id, [i.path for i in self._list(principal)]
+        named = self._named_users(principal, [p for p in found if private_to(p) is None])
+        return [p for p in found if private_to(p) == user or user in named.get(p, ())]
 
     def search(
         self, principal: Principal, query: str, *, k: int = 10, mode: SearchMode = "hybrid"
@@ -369,6 +423,15 @@ def _mine(principal: Principal, path: str) -> bool:
 def _check_visible(principal: Principal, path: str) -> None:
     if not _mine(principal, path):
         raise _not_found(path)
+
+
+def _whole(principal: Principal, folder: str) -> bool:
+    """Whether ``folder`` may be deleted or moved at once, files the listing leaves out
+    included: it is ``principal``'s own, or no path under it can be another user's."""
+    owner = private_to(folder)
+    return owner == principal.user_id or (
+        owner is None and split_path(folder)[0] not in (USERS_DIR, *USER_FILE_DIRS)
+    )
 
 
 def _check_writable(principal: Principal, path: str, metadata: Mapping[str, Any]) -> None:

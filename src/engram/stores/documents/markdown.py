@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +19,7 @@ from engram.errors import InvalidInputError, PathEscapeError
 from engram.recall import rrf
 
 _FENCE = "---"
+_BOM = "\ufeff"
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _CODE_FENCE = re.compile(r"^\s*(```|~~~)")
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -72,12 +72,13 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
 def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     """Split ``text`` into (metadata, body, number of lines the front matter took).
 
-    A file without a leading ``---`` line has no metadata. Front matter that is malformed
-    YAML, no mapping, uses aliases or nests deeper than :data:`MAX_DEPTH` raises
-    :class:`InvalidInputError` naming the problem.
+    A file without a leading ``---`` line (after a byte-order mark, if any) has no
+    metadata. Front matter that is malformed YAML, no mapping, uses aliases, nests deeper
+    than :data:`MAX_DEPTH` or holds a value Python cannot build (``2024-02-30``, an
+    integer of thousands of digits) raises :class:`InvalidInputError` naming the problem.
     """
     lines = text.split("\n")
-    if not lines or lines[0].rstrip("\r") != _FENCE:
+    if lines[0].removeprefix(_BOM).rstrip("\r") != _FENCE:
         return {}, text, 0
     for index in range(1, len(lines)):
         if lines[index].rstrip("\r") in (_FENCE, "..."):
@@ -87,18 +88,36 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
 
 
 def _load_yaml(raw: str) -> dict[str, Any]:
-    """The front matter's mapping. Aliases are refused before anything is built: a few
-    hundred bytes of them expand to millions of nodes, or to a value that holds itself."""
+    """The front matter's mapping. Aliases and deep nesting are refused before anything
+    is built: a few hundred bytes of aliases expand to millions of nodes, or to a value
+    that holds itself, and thousands of ``[`` exhaust the stack."""
     try:
-        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(raw, yaml.SafeLoader)):
-            raise InvalidInputError("front matter may not use YAML aliases (*name)")
+        _check_events(yaml.parse(raw, yaml.SafeLoader))
         loaded = yaml.safe_load(raw) if raw.strip() else {}
+    except InvalidInputError:
+        raise
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"front matter is not valid YAML: {exc}") from exc
+    except (ValueError, OverflowError, RecursionError) as exc:  # (dates, huge integers)
+        raise InvalidInputError(f"front matter holds a value that cannot be read: {exc}") from exc
     if not isinstance(loaded, Mapping):
         raise InvalidInputError("front matter must be a YAML mapping (key: value lines)")
     result: dict[str, Any] = _jsonable(loaded)
     return result
+
+
+def _check_events(events: Iterable[yaml.Event]) -> None:
+    """Refuse aliases and collections nested deeper than :data:`MAX_DEPTH`."""
+    depth = 0
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            raise InvalidInputError("front matter may not use YAML aliases (*name)")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH + 1:  # (the front matter's own mapping is one level)
+                raise InvalidInputError(f"metadata nests deeper than {MAX_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def render(content: str, metadata: Mapping[str, Any] | None = None) -> str:
@@ -131,15 +150,13 @@ def parse_text(text: str) -> ParsedText:
         metadata, body, offset = split_front_matter(text)
     except InvalidInputError:
         metadata, body, offset = {}, text, 0
-    return ParsedText(metadata, body, offset + 1, digest(body, metadata))
+    return ParsedText(metadata, body, offset + 1, digest(text))
 
 
-def digest(content: str, metadata: Mapping[str, Any]) -> str:
-    """A stable fingerprint of a document's meaning (body + metadata), for sync."""
-    canonical = json.dumps(
-        {"content": content, "metadata": _jsonable(metadata)}, sort_keys=True, ensure_ascii=False
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def digest(text: str) -> str:
+    """The fingerprint of a document's text, byte for byte (front matter, comments and
+    spacing included): what compare-and-swap and sync compare. The SHA-256 of its UTF-8."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def paragraphs(body: str, first_line: int = 1) -> list[Paragraph]:
