@@ -71,6 +71,31 @@ def _open_child(dir_fd: int, name: str, *, create: bool) -> int:
         raise _translate(exc, dir_fd, name) from exc
 
 
+_CASE_BLIND: dict[str, bool] = {}
+
+
+def ignores_case(base: Path) -> bool:
+    """Whether the file system holding ``base`` treats names differing only in case as
+    one (macOS and Windows by default): probed once per folder and process with a file
+    of its own, created and removed; ``False`` when ``base`` does not exist yet."""
+    key = os.fspath(base)
+    if key not in _CASE_BLIND:
+        if not base.is_dir():
+            return False
+        probe = f"{_TEMP_PREFIX}case-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
+        try:
+            fd = os.open(base / probe, _TEMP_FLAGS, 0o600)
+        except OSError as exc:
+            raise BackendError(f"cannot write in {key!r}: {exc.strerror}") from exc
+        os.close(fd)
+        try:
+            _CASE_BLIND[key] = (base / probe.upper()).exists()
+        finally:
+            with suppress(FileNotFoundError):
+                os.unlink(base / probe)
+    return _CASE_BLIND[key]
+
+
 @contextmanager
 def open_root(base: Path, tenant: str, *, create: bool) -> Iterator[int]:
     """A descriptor of ``base/tenant`` (``base`` is trusted configuration)."""

@@ -27,6 +27,7 @@ from engram._principal import Principal
 from engram.backends.files._index import DocumentIndex, IndexedFile
 from engram.backends.files._lock import exclusive, if_free
 from engram.backends.files._safepath import (
+    ignores_case,
     lstat,
     open_dir,
     open_root,
@@ -124,6 +125,18 @@ class FileDocumentStore(DocumentStore):
         """Tenants whose lock this thread holds: (re)entered without waiting on itself."""
         self._recovered: set[str] = set()
 
+    def _case_safe(self, principal: Principal) -> None:
+        """On a file system that ignores case, ids with capitals are refused: "Acme" and
+        "acme" (or users "Bob" and "bob") would share a folder, and see each other's
+        documents."""
+        ids = (principal.tenant_id, principal.user_id)
+        if any(i != i.lower() for i in ids) and ignores_case(self._base):
+            raise InvalidInputError(
+                f"{self._base} is on a file system that ignores case: documents need "
+                f"lower-case tenant and user ids (got {principal.tenant_id!r}, "
+                f"{principal.user_id!r}), or a PostgreSQL document store"
+            )
+
     def root(self, principal: Principal) -> Path:
         """The directory holding ``principal``'s tenant's documents."""
         return self._base / principal.tenant_id
@@ -188,6 +201,7 @@ class FileDocumentStore(DocumentStore):
         self, principal: Principal, path: str, parts: tuple[str, ...], *, create: bool = False
     ) -> Iterator[tuple[int, int]]:
         """(root descriptor, descriptor of the directory holding ``parts[-1]``)."""
+        self._case_safe(principal)
         with (
             _about(path),
             open_root(self._base, principal.tenant_id, create=create) as root,
@@ -304,6 +318,7 @@ class FileDocumentStore(DocumentStore):
 
     def refresh(self, principal: Principal) -> RefreshReport:
         """Bring the index up to date: ``stat`` every file, read only the changed ones."""
+        self._case_safe(principal)
         tenant = principal.tenant_id
         self._refreshed[tenant] = time.monotonic()
         self._try_recover(tenant)
