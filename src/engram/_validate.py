@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -24,6 +25,8 @@ _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _show(value: object) -> str:
+    if isinstance(value, int) and value.bit_length() > 192:  # (str() refuses 4,300 digits)
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     shown = repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
@@ -82,19 +85,55 @@ def integer(name: str, value: object, *, minimum: int, maximum: int = MAX_COUNT)
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidInputError(f"{name} must be an integer, got {type(value).__name__}")
     if not minimum <= value <= maximum:
-        raise InvalidInputError(f"{name} must be within [{minimum}, {maximum}], got {value}")
+        raise InvalidInputError(f"{name} must be within [{minimum}, {maximum}], got {_show(value)}")
     return value
 
 
 def number(
     name: str, value: object, *, low: float | None = None, high: float | None = None
 ) -> float:
-    """A finite real number within ``[low, high]`` when given."""
-    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+    """A finite real number within ``[low, high]`` when given (an ``int`` past the largest
+    float is no finite number: it has no float)."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not _finite(value):
         raise InvalidInputError(f"{name} must be a finite number, got {_show(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         raise InvalidInputError(f"{name} must be within [{low}, {high}], got {value}")
     return float(value)
+
+
+def _finite(value: float) -> bool:
+    if isinstance(value, int):
+        return -sys.float_info.max <= value <= sys.float_info.max
+    return math.isfinite(value)
+
+
+LARGEST_INTEGER = 2**53
+"""The largest integer (in magnitude) a stored value or a filter holds: every backend
+compares integers up to it exactly, and Qdrant compares numbers as floats, which hold
+every integer up to 2**53 but not 2**53 + 1."""
+
+
+def exact_integer(name: str, value: int) -> int:
+    """``value`` if it lies within ±:data:`LARGEST_INTEGER`."""
+    if not -LARGEST_INTEGER <= value <= LARGEST_INTEGER:
+        raise InvalidInputError(
+            f"{name} must be an integer within ±2**53 (not every backend compares a larger "
+            f"one exactly: store it as a string or a float), got {_show(value)}"
+        )
+    return value
+
+
+def filter_integers(name: str, value: object) -> None:
+    """Every integer operand of a filter (``value``) within ±:data:`LARGEST_INTEGER`, as
+    stored values are (:func:`storable`): no backend could answer a larger one alike."""
+    if isinstance(value, Mapping):
+        for item in value.values():
+            filter_integers(name, item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            filter_integers(name, item)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        exact_integer(f"{name} operand", value)
 
 
 FIRST_MOMENT = datetime.min.replace(tzinfo=UTC)
@@ -161,14 +200,17 @@ def storable(name: str, value: object, *, depth: int = 0) -> None:
     """Raise :class:`InvalidInputError` unless ``value`` (a stored value) is JSON that every
     backend stores and reads back alike: objects with string keys (any mapping as the
     value itself, dicts inside it), lists (or tuples), strings of valid Unicode without NUL,
-    finite numbers, booleans and ``None``. Anything else (bytes, a set, ``NaN``, an
-    object) would be kept by one backend, refused by another and garble a third's reads."""
+    finite floats, integers within ±2**53 (:data:`LARGEST_INTEGER`), booleans and ``None``.
+    Anything else (bytes, a set, ``NaN``, an object, a larger integer) would be kept by one
+    backend, refused by another, or compared differently by a third."""
     if depth > 64:
         raise InvalidInputError(f"{name} nests deeper than 64 levels")
     if isinstance(value, str):
         _stored_text(name, value)
     elif isinstance(value, float) and not math.isfinite(value):
         raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        exact_integer(name, value)
     elif isinstance(value, dict) or (depth == 0 and isinstance(value, Mapping)):
         for key, item in value.items():
             if not isinstance(key, str):

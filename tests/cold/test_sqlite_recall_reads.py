@@ -169,12 +169,16 @@ def test_the_topic_is_one_read_of_cosines_and_reads_no_rows(tmp_path: Path) -> N
 
 def test_excerpts_carry_the_values_whole_records_do(tmp_path: Path) -> None:
     """The pool's excerpts parse values as whole records do, integers beyond 64 bits
-    included (which the fast parser refuses; NaN, which it refused too, is no longer
-    stored: ``_validate.storable``)."""
-    odd = {"big": 2**70, "deep": {"s": "é ✓", "f": 0.1, "n": [1, None]}}
+    included (which the fast parser refuses; an older engram stored them: no longer,
+    ``_validate.storable``, nor NaN, which the parser refused too)."""
+    odd = {"big": 2**53, "deep": {"s": "é ✓", "f": 0.1, "n": [1, None]}}
     with open_store(f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder()) as store:
         store.put_many([(("acme", "u"), "odd", {"text": "odd value", **odd}),
                         (("acme", "u"), "plain", {"text": "plain value", "n": 3})])  # fmt: skip
+        with store.backend.conn:  # (as an older engram wrote it)
+            store.backend.conn.execute(
+                f"UPDATE cold_memories SET value = replace(value, '{2**53}', '{2**70}')"
+            )
         records = store.records(("acme",), limit=10)
         excerpts = store.backend.excerpts([r.id for r in records])
     assert len(excerpts) == 2

@@ -7,16 +7,22 @@ A line holds ``text`` and any of :meth:`engram.Memory.remember`'s arguments:
 ``provenance`` (``thread_id``, ``checkpoint_id``, ``message_ids``, ``quote``), and
 ``user`` (the user, within ``--tenant``). The other fields of an ``engram export`` fact
 (``id``, ``namespace``, ``value``, ``recorded_at``, ``superseded_by``) are read and
-ignored, but for ``value.slot`` (the slot, when the line gives none) and
-``superseded_by`` (a version a later line supersedes: its ``valid_to`` is that line's
-business). Anything else is an error: a misspelt field must not be dropped.
+ignored, but for ``value.slot`` (the slot, when the line gives none). A version's
+``valid_to`` is kept, superseded or not (its successor may have expired, or been swept),
+but for a superseded version that never held (``valid_to`` at its ``valid_from``): that
+end is its successor's line's business, and it is not written without it.
+Anything else is an error: a misspelt field must not be dropped.
+
+In an export, a version that LangGraph's ``put`` wrote (no tags), or one below the
+user's own namespace, is an :class:`Item`: its namespace (under the importing user), key
+and value are restored by ``put``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, get_args
 
@@ -37,12 +43,30 @@ PROVENANCE = ("thread_id", "checkpoint_id", "message_ids", "quote")
 
 
 @dataclass(frozen=True, slots=True)
+class Item:
+    """A version an export holds that ``put`` restores: its namespace below the user's,
+    key and value; its indexed text (empty: ``index=False``), ttl and expiry."""
+
+    below: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    text: str
+    ttl: timedelta | None
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class Line:
-    """One checked line: where it was, whose fact it is, and the fact."""
+    """One checked line: where it was (``where``: "line 3", or "fact 3" of an export),
+    whose fact it is, and the fact; an exported version's ``id``, and the ``successor``
+    it needs written to end it (a superseded version that never held)."""
 
     number: int
     user: str | None
-    fact: Observation
+    fact: Observation | Item
+    where: str = ""
+    id: str | None = None
+    successor: str | None = None
 
 
 def read_lines(text: str) -> list[Line]:
@@ -55,13 +79,18 @@ def read_lines(text: str) -> list[Line]:
     ]
 
 
+def exported(lines: list[Line]) -> bool:
+    """Whether ``lines`` are an ``engram export``'s facts (named "fact N")."""
+    return any(line.where.startswith("fact ") for line in lines)
+
+
 def _export_document(text: str) -> Mapping[str, Any] | None:
     """``text`` as an ``engram export`` document (one JSON object with ``facts``), if it is."""
     if not text.lstrip().startswith("{"):
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # (then read line by line, each named)
         return None
     return data if isinstance(data, dict) and isinstance(data.get("facts"), list) else None
 
@@ -69,7 +98,7 @@ def _export_document(text: str) -> Mapping[str, Any] | None:
 def _export_lines(document: Mapping[str, Any]) -> list[Line]:
     """An export's fact versions, oldest first (so each supersedes the one before); they
     name no user: they are ``--user``'s (the exported user, or another one)."""
-    facts = [_parsed(n, fact, "fact") for n, fact in enumerate(document["facts"], start=1)]
+    facts = [_exported(n, fact) for n, fact in enumerate(document["facts"], start=1)]
     order = {n: str(fact.get("recorded_at")) for n, fact in enumerate(document["facts"], 1)}
     return sorted(facts, key=lambda line: (order[line.number], line.number))
 
@@ -80,14 +109,55 @@ def _line(number: int, raw: str) -> Line:
     except ValueError as exc:
         why = getattr(exc, "msg", "invalid")
         raise InvalidInputError(f"line {number}: not JSON ({why})") from None
+    except RecursionError:
+        raise InvalidInputError(f"line {number}: not JSON (nested too deeply)") from None
     return _parsed(number, data, "line")
 
 
 def _parsed(number: int, data: object, what: str) -> Line:
     try:
-        return _checked(number, data)
+        return replace(_checked(number, data), where=f"{what} {number}")
     except InvalidInputError as exc:
         raise InvalidInputError(f"{what} {number}: {exc}") from None
+
+
+def _exported(number: int, data: object) -> Line:
+    """One fact of an export: an :class:`Item` when ``put`` wrote it (no tags) or it lies
+    below the user's namespace, a fact otherwise."""
+    if not isinstance(data, dict) or (data.get("tags") and len(_labels(data)) <= 2):
+        return _parsed(number, data, "fact")
+    try:
+        return _item(number, data)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"fact {number}: {exc}") from None
+
+
+def _labels(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The exported namespace (none given: the user's)."""
+    labels = data.get("namespace", [])
+    if not isinstance(labels, list) or len(labels) == 1:
+        raise InvalidInputError("namespace must be a list of a tenant, a user and more labels")
+    return tuple(check.text("namespace label", label, line=True) for label in labels)
+
+
+def _item(number: int, data: Mapping[str, Any]) -> Line:
+    unknown = sorted(set(data) - set(FIELDS) - set(EXPORTED))
+    if unknown:
+        raise InvalidInputError(f"unknown field {unknown[0]!r} (known: {', '.join(FIELDS)})")
+    value = check.mapping("value", data.get("value"))
+    if value is None:
+        raise InvalidInputError("no value")
+    check.storable("value", value)
+    get = _Reader(data)
+    item = Item(
+        _labels(data)[2:],
+        check.text("key", data.get("key"), line=True),
+        dict(value),
+        check.text("text", data.get("text", ""), blank=True),
+        get.seconds("ttl_seconds"),
+        get.moment("expires_at"),
+    )
+    return Line(number, None, item, f"fact {number}", get.optional("id"))
 
 
 def _checked(number: int, data: object) -> Line:
@@ -100,7 +170,13 @@ def _checked(number: int, data: object) -> Line:
         raise InvalidInputError("no text")
     get = _Reader(data)
     provenance = get.provenance()
-    valid_to = None if data.get("superseded_by") else get.moment("valid_to")
+    valid_from, valid_to = get.moment("valid_from"), get.moment("valid_to")
+    successor = get.optional("superseded_by")
+    never_held = valid_to is not None and valid_from is not None and valid_to <= valid_from
+    if successor is None or not never_held:
+        successor = None
+    else:
+        valid_to = None
     fact = Observation(
         check.text("text", data["text"]),
         get.optional("slot") or get.exported_slot(),
@@ -111,13 +187,14 @@ def _checked(number: int, data: object) -> Line:
         get.seconds("ttl_seconds"),
         *provenance,
         key=get.optional("key"),
-        valid_from=get.moment("valid_from"),
+        valid_from=valid_from,
         valid_to=valid_to,
         expires_at=get.moment("expires_at"),
     )
     if fact.valid_to is not None and (fact.valid_from is None or fact.valid_to <= fact.valid_from):
         raise InvalidInputError("valid_to needs a valid_from before it")
-    return Line(number, get.optional("user"), fact)
+    user = get.optional("user")
+    return Line(number, user, fact, id=get.optional("id"), successor=successor)
 
 
 @dataclass(frozen=True, slots=True)

@@ -325,6 +325,14 @@ class Memory:
         )
         return [rec.to_remembered(result) for result in results]
 
+    def check_fact(self, principal: Principal, item: Observation | str) -> None:
+        """Raise :class:`InvalidInputError` when :meth:`remember` would refuse ``item``'s
+        arguments, reading and writing nothing: every check :meth:`remember_many` makes
+        of an item before it writes any, for a caller that checks the items of several
+        users first (``engram import``)."""
+        check.principal(principal)
+        self.store.check_fact(principal, self._new_fact(_observation(0, item)))
+
     def _new_fact(self, seen: Observation, index: int | None = None) -> NewFact:
         """The cold tier's record of ``seen``: its provenance checked, the quote redacted."""
         try:
@@ -684,10 +692,9 @@ class Memory:
         return report
 
     def _delete_documents(self, principal: Principal) -> tuple[str, ...]:
-        paths = tuple(d.path for d in user_documents(self.documents, principal))
-        for path in paths:
-            self.documents.delete(principal, path)
-        return paths
+        """The user's documents (a shared one naming the user, alone or with others,
+        included) and the user's folder, whatever a person saved there."""
+        return self.documents.erase_user(principal)
 
     def _record(self, report: ErasureReport, actor: str) -> None:
         """Append the record of a whole-user erasure to the log (when there is one)."""

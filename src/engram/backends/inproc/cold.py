@@ -19,7 +19,7 @@ import numpy as np
 
 from engram.recall import index_terms, search_terms
 from engram.recall.filters import matches
-from engram.stores.cold.contract import ChangeSet, ColdBackend, Scan, Vector
+from engram.stores.cold.contract import ChangeSet, ColdBackend, Scan, Vector, successors
 from engram.stores.cold.records import EraseCounts, MemoryRecord, Namespace, in_prefix
 
 
@@ -155,10 +155,14 @@ class InProcColdBackend(ColdBackend):
 
     def sweep(self, now: datetime) -> int:
         with self._lock:
-            doomed = [r.id for r in self._rows.values() if r.expired(now)]
+            doomed = {r.id: r.superseded_by for r in self._rows.values() if r.expired(now)}
             for row_id in doomed:
                 del self._rows[row_id]
                 self._vectors.pop(row_id, None)
+            links = successors(doomed)
+            for row_id, row in list(self._rows.items()):
+                if row.superseded_by in links:
+                    self._rows[row_id] = _replace(row, superseded_by=links[row.superseded_by])
         return len(doomed)
 
     def stale(self, model_id: str, limit: int) -> list[MemoryRecord]:

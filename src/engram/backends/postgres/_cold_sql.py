@@ -174,6 +174,34 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         REKEY_KEYWORDS,
         f"ALTER TABLE {TABLE} FORCE ROW LEVEL SECURITY",
     ),
+    (
+        # A sweep leaves no ``superseded_by`` naming a version it deleted: the versions
+        # that named one name the first later version of their key that stays, or none
+        # (the key's head again, ended at its ``valid_to``; ``ColdBackend.sweep``).
+        f"""CREATE OR REPLACE FUNCTION engram_cold_sweep(moment timestamptz) RETURNS bigint
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            DECLARE
+                tenants text[]; namespaces text[]; keys text[]; ids text[]; nexts text[];
+                removed bigint;
+            BEGIN
+                WITH gone AS (
+                    DELETE FROM public.{TABLE} WHERE expires_at <= moment
+                    RETURNING tenant, ns, key, id, superseded_by
+                )
+                SELECT count(*), array_agg(tenant), array_agg(ns), array_agg(key),
+                    array_agg(id), array_agg(superseded_by)
+                INTO removed, tenants, namespaces, keys, ids, nexts FROM gone;
+                FOR step IN 1..removed LOOP
+                    UPDATE public.{TABLE} m SET superseded_by = g.next
+                    FROM unnest(tenants, namespaces, keys, ids, nexts)
+                        AS g(tenant, ns, key, id, next)
+                    WHERE m.tenant = g.tenant COLLATE "C" AND m.ns = g.ns COLLATE "C"
+                        AND m.key = g.key COLLATE "C" AND m.superseded_by = g.id COLLATE "C";
+                    EXIT WHEN NOT FOUND;
+                END LOOP;
+                RETURN removed;
+            END $$""",
+    ),
 )
 """Append-only: each entry is one schema version (a list of statements).
 
@@ -397,11 +425,10 @@ class PostgresFilterDialect:
         return "(" + " AND ".join(parts) + ")", (*_guard_params(path), list(path))
 
     def compare(self, path: tuple[str, ...], kind: Kind, sql_op: str, operand: Scalar) -> Fragment:
-        if kind == "number":
-            return f"(m.value #> %s::text[]) {sql_op} to_jsonb(%s::numeric)", (
-                list(path),
-                operand,
-            )
+        if kind == "number":  # (a float as its shortest exact text: float8 -> numeric
+            # keeps 15 digits, so 2**53 as a float would not equal a stored 2**53)
+            exact = operand if isinstance(operand, int) else repr(operand)
+            return f"(m.value #> %s::text[]) {sql_op} to_jsonb(%s::numeric)", (list(path), exact)
         return f'(m.value #>> %s::text[]) COLLATE "C" {sql_op} %s::text', (list(path), operand)
 
 

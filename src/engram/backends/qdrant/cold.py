@@ -20,7 +20,7 @@ with the shared client's lock (local mode: one process) or a server-side lease.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
@@ -43,8 +43,21 @@ from engram.backends.qdrant._client import (
 from engram.backends.qdrant._storage import Storage
 from engram.errors import BackendError, StaleWriteError
 from engram.recall.filters import matches
-from engram.stores.cold.contract import ChangeSet, ColdBackend, NewVersion, Scan, Vector
-from engram.stores.cold.records import EraseCounts, MemoryRecord, Namespace, join_namespace
+from engram.stores.cold.contract import (
+    ChangeSet,
+    ColdBackend,
+    NewVersion,
+    Scan,
+    Vector,
+    successors,
+)
+from engram.stores.cold.records import (
+    EraseCounts,
+    MemoryRecord,
+    Namespace,
+    from_epoch,
+    join_namespace,
+)
 
 
 class QdrantColdBackend(ColdBackend):
@@ -172,10 +185,19 @@ class QdrantColdBackend(ColdBackend):
     def sweep(self, now: datetime) -> int:
         expired = models.Filter(must=[pt.within("expires", lte=now.timestamp())])
         with self._writes() as store:
-            rows = store.scroll(expired, ["id"])
+            rows = store.scroll(expired, ["id", "sb"])
             if rows:
                 store.delete(expired)
+                self._relink(store, successors({r["id"]: r.get("sb") for r in rows}))
         return len(rows)
+
+    @staticmethod
+    def _relink(store: Storage, links: Mapping[str, str | None]) -> None:
+        """Versions that named a swept one as their successor name ``links``' instead."""
+        named = models.FieldCondition(key="sb", match=models.MatchAny(any=list(links)))
+        for row in store.scroll(models.Filter(must=[named]), ["id", "sb", "vt"]):
+            ended = from_epoch(row.get("vt"))
+            store.set_fields([row["id"]], pt.closing(ended, links[row["sb"]]))
 
     def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:
         matrix = np.asarray(vectors, dtype=np.float32)

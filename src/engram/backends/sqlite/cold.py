@@ -52,6 +52,7 @@ from engram.stores.cold.contract import (
     NewVersion,
     Scan,
     Vector,
+    successors,
 )
 from engram.stores.cold.records import (
     NAMESPACE_SEPARATOR,
@@ -355,6 +356,8 @@ class SQLiteColdBackend(ColdBackend):
         with self._tx() as cur:
             rows = cur.execute(q.EXPIRED, (now.timestamp(),)).fetchall()
             self._delete_rows(cur, [(r[0], r[1], r[2]) for r in rows])
+            links = successors({r[3]: r[4] for r in rows})
+            cur.executemany(q.RELINK, [(links[r[3]], r[1], r[5], r[3]) for r in rows])
         return len(rows)
 
     def set_vectors(self, ids: Sequence[str], vectors: Vector, model_id: str) -> None:

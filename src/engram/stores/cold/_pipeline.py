@@ -51,6 +51,7 @@ def check_op(op: Op) -> None:
             namespace_of(op.namespace_prefix)
         check.integer("limit", op.limit, minimum=1)
         check.integer("offset", op.offset, minimum=0)
+        check.filter_integers("filter", op.filter)
     elif isinstance(op, ListNamespacesOp):
         for condition in op.match_conditions or ():
             for label in condition.path:

@@ -314,9 +314,11 @@ class LongTermStore(EngramLabels):
     def _refresh(self, records: Sequence[MemoryRecord], requested: bool = True) -> None:
         if not (self.options.refresh_on_read and requested):
             return
-        now = self.now()
+        now = self.now()  # (only what is live: an audit or as_of read revives nothing)
         expiry = tuple(
-            (r.id, now + timedelta(seconds=r.ttl_seconds)) for r in records if r.ttl_seconds
+            (r.id, now + timedelta(seconds=r.ttl_seconds))
+            for r in records
+            if r.ttl_seconds and r.is_live(now)
         )
         if expiry:
             self.backend.apply(ChangeSet(expiry=expiry))
@@ -353,10 +355,9 @@ class LongTermStore(EngramLabels):
                     f"of {key!r} takes over from now or an earlier moment (until then the "
                     "current one would be hidden with nothing in its place)"
                 )
-            # (a value backdated before the one it replaces began leaves that one empty, never
-            # an interval that ends before it starts)
-            ends = max(record.valid_from, previous.valid_from) if previous else None
-            closures = (Closure(previous.id, ends, record.id),) if previous and ends else ()
+            closures = (
+                (Closure(previous.id, _end(previous, record), record.id),) if previous else ()
+            )
             inserts = (NewVersion(record, vector),)
             self.backend.apply(ChangeSet(inserts=inserts, closures=closures))
         return record, previous
@@ -523,6 +524,14 @@ class LongTermStore(EngramLabels):
         self._follow_erasures()
         return remember_batches(self, namespace, facts, batch_size, progress, stored, window)
 
+    def check_fact(self, target: Target, fact: NewFact) -> None:
+        """Raise :class:`InvalidInputError` when :meth:`remember` would refuse ``fact``'s
+        arguments (what :meth:`remember_many` checks of every fact before writing any);
+        nothing is read or written."""
+        if not isinstance(fact, NewFact):
+            raise InvalidInputError(f"expected a NewFact, got {type(fact).__name__}")
+        self._noted(pipe.namespace_of(target), fact)
+
     def _noted(self, namespace: Namespace, fact: NewFact) -> tuple[Note, str | None]:
         """``fact`` checked, as a note on its way in, and its explicit key."""
         note = Note(
@@ -640,7 +649,7 @@ class LongTermStore(EngramLabels):
         check.text("query", query, blank=True)
         check.integer("k", k, minimum=1)
         tags = check.texts("tags", tags)
-        check.mapping("filter", filter)
+        check.filter_integers("filter", check.mapping("filter", filter))
         check.number("min_score", min_score)
         check.moment("as_of", as_of)
         check.flag("include_expired", include_expired)
@@ -999,6 +1008,15 @@ def _provenance(provenance: object) -> Provenance:
     check.optional_text("checkpoint_id", found.checkpoint_id)
     check.texts("message_ids", found.message_ids)
     return found
+
+
+def _end(previous: MemoryRecord, record: MemoryRecord) -> datetime:
+    """When ``previous`` stops being valid as ``record`` supersedes it: when ``record``
+    starts (a value backdated before ``previous`` began leaves it empty, never an interval
+    that ends before it starts), or the end it had already (retracted, or stored with a
+    ``valid_to``): a later write never re-opens it."""
+    ends = max(record.valid_from, previous.valid_from)
+    return ends if previous.valid_to is None else min(ends, previous.valid_to)
 
 
 def _valid_to(fact: NewFact) -> datetime | None:

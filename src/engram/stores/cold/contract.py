@@ -206,7 +206,12 @@ class ColdBackend(ABC):
 
     @abstractmethod
     def sweep(self, now: datetime) -> int:
-        """Hard-delete versions whose ``expires_at`` is at or before ``now``; return how many."""
+        """Hard-delete versions whose ``expires_at`` is at or before ``now``; return how many.
+
+        A version a deleted one superseded names the first later version of its key that
+        stays instead (:func:`successors`), or none: then it is its key's head again,
+        ended at its ``valid_to`` as a retracted one is, so it never comes back as current
+        and no ``superseded_by`` names a version that is gone."""
 
     @abstractmethod
     def stale(self, model_id: str, limit: int) -> list[MemoryRecord]:
@@ -225,3 +230,19 @@ class ColdBackend(ABC):
         a process whose caches may hold text seen before drops them when this moves.
         0 for a backend that no other process writes to (it never moves)."""
         return 0
+
+
+def successors(swept: Mapping[str, str | None]) -> dict[str, str | None]:
+    """For each swept version (``id -> superseded_by``), the first version after it in its
+    key's chain that stays (``None`` when none does): what a version that named it as its
+    successor names instead (:meth:`ColdBackend.sweep`)."""
+
+    def first(row_id: str) -> str | None:
+        seen = {row_id}
+        after = swept[row_id]
+        while after is not None and after in swept and after not in seen:
+            seen.add(after)
+            after = swept[after]
+        return None if after in seen else after
+
+    return {row_id: first(row_id) for row_id in swept}
