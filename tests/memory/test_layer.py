@@ -322,3 +322,13 @@ def test_the_layer_consolidates_with_the_resolver_it_is_given(
     with Memory.open(home=tmp_path, embedder=MiniLMEmbedder(), resolver=resolver) as memory:
         memory.remember(ALICE, "My emergency fund covers 3 months")
         assert memory.remember(ALICE, "My emergency fund now covers 6 months").action == action
+
+
+def test_every_public_method_of_memory_has_an_async_twin() -> None:
+    synchronous = {
+        name
+        for name, value in vars(Memory).items()
+        if not name.startswith("_") and callable(value) and not isinstance(value, classmethod)
+    }
+    assert len(synchronous) > 20
+    assert synchronous - {"now"} <= set(vars(AsyncMemory))

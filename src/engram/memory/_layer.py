@@ -831,6 +831,7 @@ class AsyncMemory:
     close = _in_thread(Memory.close)
     remember = _in_thread(Memory.remember)
     remember_many = _in_thread(Memory.remember_many)
+    check_fact = _in_thread(Memory.check_fact)
     held_for_review = _in_thread(Memory.held_for_review)
     review_queue = _in_thread(Memory.review_queue)
     approve_held = _in_thread(Memory.approve_held)
@@ -848,6 +849,7 @@ class AsyncMemory:
     export = _in_thread(Memory.export)
     export_json = _in_thread(Memory.export_json)
     sweep = _in_thread(Memory.sweep)
+    add_participant = _in_thread(Memory.add_participant)
 
 
 def _ttl(
