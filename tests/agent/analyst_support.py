@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,3 +71,35 @@ def ledger_rows(home: Path) -> list[tuple[str, str, str]]:
     with sqlite3.connect(path) as conn:
         query = "SELECT idempotency_key, thread_id, published_at FROM publications"
         return conn.execute(query).fetchall()
+
+
+def kill_at(home: Path, tmp_path: Path, point: str, *args: str) -> Path:
+    """Start ``engram agent ARGS`` with a hold at ``point``, SIGKILL it there; return the trace."""
+    marker, trace = tmp_path / f"hold-{point}", tmp_path / "trace.log"
+    env = child_env(
+        ENGRAM_AGENT_HOLD=point, ENGRAM_AGENT_HOLD_FILE=str(marker), ENGRAM_AGENT_TRACE=str(trace)
+    )
+    child = subprocess.Popen(
+        cli_args(home, *args, "--json"),
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert child.poll() is None, (
+                f"child exited early: {child.stderr and child.stderr.read()}"
+            )
+            assert time.monotonic() < deadline, f"the child never reached {point}"
+            time.sleep(0.05)
+        assert int(marker.read_text()) == child.pid
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    return trace

@@ -8,15 +8,13 @@ pid to a marker file, and the test SIGKILLs it there.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from analyst_support import PRINCIPAL, REQUEST, CliRunner, child_env, cli_args, ledger_rows
+from analyst_support import PRINCIPAL, REQUEST, CliRunner, child_env, kill_at, ledger_rows
 
 from engram.agent import MarketAnalyst
 
@@ -27,38 +25,6 @@ def _json(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     value = json.loads(done.stdout)
     assert isinstance(value, dict)
     return value
-
-
-def _kill_at(home: Path, tmp_path: Path, point: str, *args: str) -> Path:
-    """Start ``engram agent ARGS`` with a hold at ``point``, SIGKILL it there; return the trace."""
-    marker, trace = tmp_path / f"hold-{point}", tmp_path / "trace.log"
-    env = child_env(
-        ENGRAM_AGENT_HOLD=point, ENGRAM_AGENT_HOLD_FILE=str(marker), ENGRAM_AGENT_TRACE=str(trace)
-    )
-    child = subprocess.Popen(
-        cli_args(home, *args, "--json"),
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not marker.exists():
-            assert child.poll() is None, (
-                f"child exited early: {child.stderr and child.stderr.read()}"
-            )
-            assert time.monotonic() < deadline, f"the child never reached {point}"
-            time.sleep(0.05)
-        assert int(marker.read_text()) == child.pid
-        child.send_signal(signal.SIGKILL)
-        assert child.wait(timeout=30) == -signal.SIGKILL
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-    return trace
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +64,7 @@ def test_sigkill_in_the_executor_resumes_from_the_last_checkpoint(
     cli: CliRunner, tmp_path: Path, tool_call: int, reference_draft: str
 ) -> None:
     home = tmp_path / "home"
-    trace = _kill_at(home, tmp_path, f"tool:{tool_call}", "run", REQUEST, "--thread", "t1")
+    trace = kill_at(home, tmp_path, f"tool:{tool_call}", "run", REQUEST, "--thread", "t1")
 
     crashed = MarketAnalyst(home=home).status(PRINCIPAL, "t1")
     before = [h.checkpoint_id for h in MarketAnalyst(home=home).history(PRINCIPAL, "t1")]
@@ -132,7 +98,7 @@ def test_sigkill_after_the_outbox_write_never_publishes_twice(
 ) -> None:
     home = tmp_path / "home"
     paused = _json(cli(home, "run", REQUEST, "--thread", "t1", "--json"))
-    _kill_at(home, tmp_path, "publish", "approve", "t1", "--draft-hash", paused["draft_hash"])
+    kill_at(home, tmp_path, "publish", "approve", "t1", "--draft-hash", paused["draft_hash"])
 
     written = ledger_rows(home)
     assert len(written) == 1

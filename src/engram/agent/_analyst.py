@@ -21,9 +21,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Durability, StateSnapshot
 
+from engram import _validate as check
 from engram._principal import Principal, validate_id
+from engram.agent import _faults as faults
 from engram.agent._data import MarketData, load_market_data
-from engram.agent._graph import AnalystNodes, compile_graph, tool_turns
+from engram.agent._graph import AnalystNodes, approves, compile_graph, tool_turns
 from engram.agent._knowledge import file_research, planning_context, remember_conversation
 from engram.agent._offline import OfflineAnalystModel
 from engram.agent._state import AnalystState, Approval
@@ -82,6 +84,9 @@ class ThreadStatus:
     checkpoint_id: str | None
     uses_memory: bool = False
     """The thread was started with a memory layer (see :class:`MarketAnalyst`)."""
+    memory_pending: bool = False
+    """Published, but the brief is not filed nor the facts remembered yet (a crash came
+    between): ``resume`` (or ``approve`` again) finishes that step."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +136,8 @@ def stage_of(snapshot: StateSnapshot) -> Stage:
     if values.get("publication"):
         return "published"
     if snapshot.next == ("publish",):
-        approval = values.get("approval")
-        approved = approval and approval["draft_hash"] == values.get("draft_hash")
+        thread_id = str(snapshot.config["configurable"]["thread_id"])
+        approved = approves(values.get("approval"), values.get("draft_hash"), thread_id)
         return "approved" if approved else "awaiting_approval"
     if snapshot.next or snapshot.tasks:
         return "interrupted"
@@ -158,7 +163,14 @@ def to_status(thread_id: str, snapshot: StateSnapshot) -> ThreadStatus:
         publication=_plain(v.get("publication")),
         checkpoint_id=snapshot.config["configurable"].get("checkpoint_id"),
         uses_memory=bool(v.get("uses_memory", False)),
+        memory_pending=_memory_pending(snapshot),
     )
+
+
+def _memory_pending(snapshot: StateSnapshot) -> bool:
+    values = cast(AnalystState, snapshot.values)
+    published = stage_of(snapshot) == "published"
+    return published and bool(values.get("uses_memory")) and not values.get("memory_filed")
 
 
 def describe(node: str, update: dict[str, Any] | None) -> str:
@@ -317,6 +329,7 @@ class MarketAnalyst:
         """Start a new thread on ``request``; it stops before publishing, awaiting approval."""
         if not isinstance(request, str) or not request.strip():
             raise InvalidInputError("request must be a non-empty string")
+        check.text("request", request)
         thread_id = thread_id or f"analysis-{uuid.uuid4().hex[:12]}"
         config = self._config(principal, thread_id)
         user_facts, conventions = self._recall(
@@ -347,8 +360,7 @@ class MarketAnalyst:
             if stage_of(snapshot) in ("interrupted", "approved"):
                 self._stream(graph, None, config, on_event)
                 snapshot = graph.get_state(config)
-                self._after_publish(principal, to_status(thread_id, snapshot), on_event)
-            return to_status(thread_id, snapshot)
+            return self._after_publish(graph, principal, config, snapshot, on_event)
 
     def approve(
         self,
@@ -365,28 +377,31 @@ class MarketAnalyst:
             snapshot = self._owned(graph, principal, config)
             self._check_memory(to_status(thread_id, snapshot))
             stage = stage_of(snapshot)
+            if approver is not None:
+                check.text("approver", approver, line=True)
+            if stage == "published" and to_status(thread_id, snapshot).memory_pending:
+                return self._after_publish(graph, principal, config, snapshot, on_event)
+            if stage not in ("awaiting_approval", "approved"):
+                raise ConflictError(
+                    f"thread {thread_id!r} is not awaiting approval (stage: {stage})"
+                )
+            current = str(snapshot.values["draft_hash"])
+            if draft_hash is not None and (
+                len(draft_hash) < 8 or not current.startswith(draft_hash)
+            ):
+                raise ConflictError(
+                    f"the draft is {current[:12]}, not the {draft_hash!r} you reviewed"
+                )
             if stage == "awaiting_approval":
-                current = str(snapshot.values["draft_hash"])
-                if draft_hash is not None and (
-                    len(draft_hash) < 8 or not current.startswith(draft_hash)
-                ):
-                    raise ConflictError(
-                        f"the draft is {current[:12]}, not the {draft_hash!r} you reviewed"
-                    )
                 approval = Approval(
                     approved_by=approver or principal.user_id,
                     draft_hash=current,
                     approved_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    thread_id=thread_id,
                 )
                 graph.update_state(config, {"approval": approval})
-            elif stage != "approved":
-                raise ConflictError(
-                    f"thread {thread_id!r} is not awaiting approval (stage: {stage})"
-                )
             self._stream(graph, None, config, on_event)
-            status = to_status(thread_id, graph.get_state(config))
-        self._after_publish(principal, status, on_event)
-        return status
+            return self._after_publish(graph, principal, config, graph.get_state(config), on_event)
 
     def _recall(
         self,
@@ -420,20 +435,37 @@ class MarketAnalyst:
             )
 
     def _after_publish(
-        self, principal: Principal, status: ThreadStatus, on_event: EventSink | None
-    ) -> None:
+        self,
+        graph: CompiledStateGraph[Any],
+        principal: Principal,
+        config: RunnableConfig,
+        snapshot: StateSnapshot,
+        on_event: EventSink | None,
+    ) -> ThreadStatus:
         """File the published brief and remember the user's stated facts (outside the loop),
-        for a thread that was started with memory."""
-        if self.memory is None or not status.uses_memory:
-            return
-        if status.stage != "published" or status.draft is None:
-            return
-        filed, held = file_research(
-            self.memory, principal, status.tickers, status.draft, status.thread_id
-        )
+        for a thread that was started with memory and has not done so yet; then record it
+        in the thread. Both steps are idempotent (the same paths and text; a fact already
+        stored is ignored), so a crash before the record is finished by running them again."""
+        status = to_status(str(config["configurable"]["thread_id"]), snapshot)
+        if self.memory is None or not status.memory_pending or status.draft is None:
+            return status
+        self._file(self.memory, principal, status, status.draft, on_event)
+        graph.update_state(config, {"memory_filed": True}, as_node="publish")
+        return to_status(status.thread_id, graph.get_state(config))
+
+    def _file(
+        self,
+        memory: Memory,
+        principal: Principal,
+        status: ThreadStatus,
+        draft: str,
+        on_event: EventSink | None,
+    ) -> None:
+        faults.hold_if("file")
+        filed, held = file_research(memory, principal, status.tickers, draft, status.thread_id)
         model = None if self._model == OFFLINE else resolve_model(self._model)
         results = remember_conversation(
-            self.memory,
+            memory,
             principal,
             status.request,
             tickers=status.tickers,

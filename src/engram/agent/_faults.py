@@ -3,7 +3,8 @@
 ``ENGRAM_AGENT_HOLD=<point>`` makes the process write its pid to
 ``ENGRAM_AGENT_HOLD_FILE`` and block when it reaches ``<point>`` (``tool:N``:
 inside the N-th tool call of the run, after its start is traced; ``publish``: right after the
-outbox write, before the publish step is checkpointed), so a test can SIGKILL it
+outbox write, before the publish step is checkpointed; ``file``: after publishing, before the
+brief is filed and the facts remembered), so a test can SIGKILL it
 at a chosen step. ``ENGRAM_AGENT_TRACE=<file>`` appends one line per tool start
 and end, so a test can prove that no completed call ran twice.
 """

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -25,7 +25,7 @@ from engram._principal import Principal
 from engram.agent import _faults as faults
 from engram.agent import _prompts as prompts
 from engram.agent._data import MarketData
-from engram.agent._state import AnalystState, Publication, Review
+from engram.agent._state import AnalystState, Approval, Publication, Review
 from engram.errors import ConflictError, EngramError
 from engram.stores.hot.outbox import Outbox, draft_hash
 
@@ -132,11 +132,13 @@ class AnalystNodes:
     def publish(self, state: AnalystState, config: RunnableConfig) -> dict[str, Any]:
         approval = state.get("approval")
         digest = draft_hash(state["draft"])
-        if not approval or approval["draft_hash"] != digest:
-            raise ConflictError("publishing needs a human approval of this exact draft")
         thread_id = str(config["configurable"]["thread_id"])
+        if not approves(approval, digest, thread_id):
+            raise ConflictError(
+                "publishing needs a human approval of this exact draft on this thread"
+            )
         receipt = self.ledger.publish(
-            principal_of(state), thread_id, state["draft"], approval["approved_by"]
+            principal_of(state), thread_id, state["draft"], cast(Approval, approval)["approved_by"]
         )
         faults.hold_if("publish")
         return {
@@ -146,6 +148,14 @@ class AnalystNodes:
                 draft_hash=receipt.draft_hash,
             )
         }
+
+
+def approves(approval: Approval | None, digest: str | None, thread_id: str) -> bool:
+    """Whether ``approval`` is a human's approval of the draft ``digest`` on ``thread_id``
+    (an approval recorded before approvals named their thread counts on any)."""
+    if not approval or digest is None or approval.get("draft_hash") != digest:
+        return False
+    return approval.get("thread_id", thread_id) == thread_id
 
 
 def _call_tool(by_name: dict[str, BaseTool], call: Any) -> ToolMessage:

@@ -24,12 +24,15 @@ class Review(TypedDict):
     issues: list[str]
 
 
-class Approval(TypedDict):
-    """A human's approval of one exact draft, identified by its hash."""
+class Approval(TypedDict, total=False):
+    """A human's approval of one exact draft, identified by its hash, on one thread (a
+    fork carries the approval in its state, and must ask again)."""
 
     approved_by: str
     draft_hash: str
     approved_at: str
+    thread_id: str
+    """The thread approved (absent in approvals given before it was recorded)."""
 
 
 class Publication(TypedDict):
@@ -59,3 +62,7 @@ class AnalystState(TypedDict, total=False):
     review: Review
     approval: Approval
     publication: Publication
+    memory_filed: bool
+    """The published brief was filed and the user's facts remembered (the step after
+    publishing, outside the graph: a crash before it is finished by the next
+    ``resume`` or ``approve``)."""
