@@ -46,6 +46,11 @@ class StatusOut(BaseModel):
     publication: dict[str, Any] | None
     checkpoint_id: str | None
     uses_memory: bool
+    memory_pending: bool = Field(
+        default=False,
+        description="Published, but its brief is not filed nor its facts remembered yet "
+        "(a crash came between): resuming or approving again finishes that step.",
+    )
 
     @classmethod
     def of(cls, status: ThreadStatus) -> StatusOut:
