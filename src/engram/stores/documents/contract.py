@@ -36,6 +36,7 @@ from engram.errors import (
     ConflictError,
     InvalidInputError,
     NotFoundError,
+    PathEscapeError,
     SerializationError,
     StaleWriteError,
 )
@@ -232,7 +233,24 @@ class DocumentStore(ABC):
         check.flag("overwrite", overwrite)
         check.optional_text("expected", expected)
         _check_writable(principal, path, split_front_matter(text)[0])
-        return self._write_text(principal, path, text, overwrite=overwrite, expected=expected)
+        with self.exclusive(principal, path):
+            self._check_not_hidden(principal, path)
+            return self._write_text(principal, path, text, overwrite=overwrite, expected=expected)
+
+    def _check_not_hidden(self, principal: Principal, path: str) -> None:
+        """AccessDeniedError when a shared ``path`` holds a document hidden from
+        ``principal`` (a person saved it naming another user): it is neither replaced nor
+        turned into one the writer may then delete."""
+        if private_to(path) is not None:
+            return
+        try:
+            stored = parse_text(self._read_text(principal, path)).metadata
+        except (NotFoundError, SerializationError, InvalidInputError, PathEscapeError):
+            return  # nothing readable there: the write's own checks decide
+        if named_users(stored) - {principal.user_id}:
+            raise AccessDeniedError(
+                f"{path!r} holds another user's document; write under users/{principal.user_id}/"
+            )
 
     def list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
         """Documents ``principal`` may see whose path matches the glob ``pattern``."""
