@@ -138,6 +138,9 @@ def test_review_queue_discard_and_approve(alice: httpx.Client) -> None:
         assert alice.post("/v1/memories", json={"observation": text}).json()["action"] == "held"
     entries = alice.get("/v1/review").json()
     assert len(entries) == 2
+    for pattern in ("**", "review/**"):  # the queue is /v1/review's, never a document listing's
+        listed = alice.get("/v1/documents", params={"pattern": pattern}).json()["items"]
+        assert not [d for d in listed if d["path"].startswith("review/")], listed
     dropped = alice.post(f"/v1/review/{entries[0]['id']}/discard")
     assert dropped.status_code == 200 and "Mallory" in dropped.json()["entry"]
     assert alice.post(f"/v1/review/{entries[0]['id']}/discard").status_code == 404

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from engram._principal import Principal
 from engram.server import _models as m
 from engram.server._deps import Layer, Paging, Reader, Writer, paginate
-from engram.stores.documents.review import outside_review
+from engram.stores.documents.review import in_review, outside_review
 from engram.tools import MemoryTool
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
@@ -26,8 +26,9 @@ def list_documents(
     page: Paging,
     pattern: Annotated[str, Query(max_length=1024, description="A glob (`notes/**`).")] = "**",
 ) -> m.Page[m.DocumentOut]:
-    """The documents the user can see, by path."""
-    items, cursor = paginate(layer.memory.documents.list(who, pattern), page)
+    """The documents the user can see, by path (never the review queue: see ``/v1/review``)."""
+    found = layer.memory.documents.list(who, pattern)
+    items, cursor = paginate([i for i in found if not in_review(i.path.split("/"))], page)
     return m.Page[m.DocumentOut](items=[m.DocumentOut.of(i) for i in items], next_cursor=cursor)
 
 
