@@ -16,7 +16,7 @@ import redis
 from hot_graphs import cfg, story_graph
 from langgraph.checkpoint.base.id import uuid6
 
-from engram import Principal
+from engram import ConflictError, Principal
 from engram.stores.hot import Threads, open_checkpointer, thread_config
 from engram.stores.hot.owned import OwnedSaver
 
@@ -81,7 +81,7 @@ def test_pending_writes_stored_after_their_users_erasure_are_their_writers(
         monkeypatch.undo()
         assert erased == [["t1"]]
         assert threads.owner("t1") == ALICE
-        with pytest.raises(Exception, match="already in use"):
+        with pytest.raises(ConflictError, match="already in use"):
             saver.put_writes({**at, "configurable": {**at["configurable"], **_bob()}}, [], "x")
         threads.delete_user_threads(ALICE)
         assert threads.owner("t1") is None
