@@ -123,19 +123,6 @@ def exact_integer(name: str, value: int) -> int:
     return value
 
 
-def filter_integers(name: str, value: object) -> None:
-    """Every integer operand of a filter (``value``) within ±:data:`LARGEST_INTEGER`, as
-    stored values are (:func:`storable`): no backend could answer a larger one alike."""
-    if isinstance(value, Mapping):
-        for item in value.values():
-            filter_integers(name, item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            filter_integers(name, item)
-    elif isinstance(value, int) and not isinstance(value, bool):
-        exact_integer(f"{name} operand", value)
-
-
 FIRST_MOMENT = datetime.min.replace(tzinfo=UTC)
 LAST_MOMENT = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 """The last moment engram stores, a second before the last ``datetime``: SQLite and Qdrant

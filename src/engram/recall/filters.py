@@ -79,18 +79,12 @@ def _check_operand(path: str, op: str, operand: object) -> Scalar | tuple[Scalar
         raise InvalidInputError(f"{op} on {path!r} needs a number or a string, got {operand!r}")
     if isinstance(operand, str):
         check.unicode(f"filter operand for {path!r}", operand)
-    if isinstance(operand, int | float) and not _finite(operand):
+    if isinstance(operand, int) and not isinstance(operand, bool):
+        # (as stored values are: no backend could compare a larger one alike)
+        check.exact_integer(f"filter operand for {path!r}", operand)
+    if isinstance(operand, float) and not math.isfinite(operand):
         raise InvalidInputError(f"filter operand for {path!r} must be finite, got {operand!r}")
     return operand  # type: ignore[return-value]
-
-
-def _finite(number: float) -> bool:
-    """Whether ``number`` is finite as a float (not NaN, not infinite, no integer past the
-    largest float): no stored value holds another, and engines order them differently."""
-    try:
-        return math.isfinite(number)
-    except OverflowError:  # (an int past the largest float)
-        return False
 
 
 _UNREADABLE = re.compile(r'["\\\x00-\x1f]')

@@ -26,6 +26,7 @@ from engram.errors import InvalidInputError
 from engram.policy import WriteCandidate
 from engram.recall import Weights, combiner, recency
 from engram.recall import relevance as fused_relevance
+from engram.recall.filters import parse_filter
 from engram.stores.cold.records import MemoryRecord, Namespace, Recalled, validate_namespace
 
 
@@ -51,7 +52,7 @@ def check_op(op: Op) -> None:
             namespace_of(op.namespace_prefix)
         check.integer("limit", op.limit, minimum=1)
         check.integer("offset", op.offset, minimum=0)
-        check.filter_integers("filter", op.filter)
+        parse_filter(op.filter)
     elif isinstance(op, ListNamespacesOp):
         for condition in op.match_conditions or ():
             for label in condition.path:

@@ -649,7 +649,7 @@ class LongTermStore(EngramLabels):
         check.text("query", query, blank=True)
         check.integer("k", k, minimum=1)
         tags = check.texts("tags", tags)
-        check.filter_integers("filter", check.mapping("filter", filter))
+        parse_filter(check.mapping("filter", filter))  # (checked before any work)
         check.number("min_score", min_score)
         check.moment("as_of", as_of)
         check.flag("include_expired", include_expired)
