@@ -146,11 +146,11 @@ def stage_of(snapshot: StateSnapshot) -> Stage:
 
 def to_status(thread_id: str, snapshot: StateSnapshot) -> ThreadStatus:
     """A :class:`ThreadStatus` from a state snapshot."""
-    v = cast(AnalystState, snapshot.values)
+    v, stage = cast(AnalystState, snapshot.values), stage_of(snapshot)
     return ThreadStatus(
         thread_id=thread_id,
         principal=Principal(v["tenant_id"], v["user_id"]),
-        stage=stage_of(snapshot),
+        stage=stage,
         next_nodes=tuple(snapshot.next),
         request=v["request"],
         tickers=tuple(v.get("tickers", [])),
@@ -163,14 +163,14 @@ def to_status(thread_id: str, snapshot: StateSnapshot) -> ThreadStatus:
         publication=_plain(v.get("publication")),
         checkpoint_id=snapshot.config["configurable"].get("checkpoint_id"),
         uses_memory=bool(v.get("uses_memory", False)),
-        memory_pending=_memory_pending(snapshot),
+        memory_pending=_memory_pending(v, stage),
     )
 
 
-def _memory_pending(snapshot: StateSnapshot) -> bool:
-    values = cast(AnalystState, snapshot.values)
-    published = stage_of(snapshot) == "published"
-    return published and bool(values.get("uses_memory")) and not values.get("memory_filed")
+def _memory_pending(values: AnalystState, stage: Stage) -> bool:
+    """Published with memory, and the step after it not recorded as done."""
+    filed = values.get("memory_filed")
+    return stage == "published" and bool(values.get("uses_memory")) and not filed
 
 
 def describe(node: str, update: dict[str, Any] | None) -> str:
@@ -375,11 +375,12 @@ class MarketAnalyst:
         config = self._config(principal, thread_id)
         with self._graph() as graph:
             snapshot = self._owned(graph, principal, config)
-            self._check_memory(to_status(thread_id, snapshot))
-            stage = stage_of(snapshot)
+            found = to_status(thread_id, snapshot)
+            self._check_memory(found)
+            stage = found.stage
             if approver is not None:
                 check.text("approver", approver, line=True)
-            if stage == "published" and to_status(thread_id, snapshot).memory_pending:
+            if found.memory_pending:
                 return self._after_publish(graph, principal, config, snapshot, on_event)
             if stage not in ("awaiting_approval", "approved"):
                 raise ConflictError(
