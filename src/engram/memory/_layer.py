@@ -56,7 +56,6 @@ from engram.memory._tiers import (
     erase_participants,
     open_documents,
     participants,
-    user_documents,
 )
 from engram.policy import PoisoningGuard, WritePolicy, redact
 from engram.recall import (
@@ -720,7 +719,7 @@ class Memory:
             "facts": [rec.record_json(r) for r in self.facts(principal)],
             "documents": [
                 {"path": d.path, "metadata": dict(d.metadata), "content": d.content}
-                for d in user_documents(self.documents, principal)
+                for d in self.documents.about_user(principal)
             ],
             "threads": [
                 {

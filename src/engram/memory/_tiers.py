@@ -5,7 +5,7 @@ content: :class:`ErasureParticipant`)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
@@ -26,7 +26,7 @@ from engram.errors import ConfigError
 from engram.recall import Embedder, confidence, cosine_confidence, keyword_coverage, normalise
 from engram.stores.audit import setup_audit
 from engram.stores.cold import setup_store
-from engram.stores.documents import Document, DocumentStore, SearchHit, setup_documents
+from engram.stores.documents import DocumentStore, SearchHit, setup_documents
 from engram.stores.documents import open_documents as open_document_store
 from engram.stores.hot import setup_checkpointer
 
@@ -169,12 +169,6 @@ def erase_participants(
             continue
         erased.setdefault(participant.name, Counter()).update(counts)
     return {name: dict(counts) for name, counts in erased.items()}
-
-
-def user_documents(docs: DocumentStore, principal: Principal) -> Iterator[Document]:
-    """Every document about ``principal``: its own paths and any shared one naming it in
-    front matter (alone or with other users); one that is not text is left out."""
-    yield from docs.about_user(principal)
 
 
 def answering(
