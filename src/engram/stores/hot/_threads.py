@@ -19,6 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from engram import _validate as check
 from engram._principal import Principal, tenant_scope, validate_id
+from engram.stores.hot._calls import checked_limit
 from engram.stores.hot._open import admin_for
 from engram.stores.hot.contract import (
     TENANT_KEY,
@@ -43,10 +44,6 @@ from engram.stores.hot.contract import (
 
 def _keep(keep_last: int) -> int:
     return check.integer("keep_last", keep_last, minimum=1)
-
-
-def _limit(limit: int | None) -> int | None:
-    return None if limit is None else check.integer("limit", limit, minimum=0)
 
 
 def _principal(principal: Principal) -> Principal:
@@ -155,7 +152,7 @@ class Threads(_Base):
     ) -> list[CheckpointInfo]:
         """The thread's root-namespace checkpoints, newest first (the newest ``limit``:
         ``None`` for all of them, ``0`` for none)."""
-        count = _limit(limit)
+        count = checked_limit(limit)
         self._owned(principal, thread_id)
         found = self.saver.list(checkpoint_config(thread_id), limit=count)
         return [checkpoint_info(t) for t in found]
@@ -258,7 +255,7 @@ class AsyncThreads(_Base):
     async def history(
         self, thread_id: str, principal: Principal | None = None, limit: int | None = None
     ) -> list[CheckpointInfo]:
-        count = _limit(limit)
+        count = checked_limit(limit)
         await self._owned(principal, thread_id)
         found = self.saver.alist(checkpoint_config(thread_id), limit=count)
         return [checkpoint_info(t) async for t in found]
