@@ -193,7 +193,7 @@ def storable(name: str, value: object, *, depth: int = 0) -> None:
     if depth > 64:
         raise InvalidInputError(f"{name} nests deeper than 64 levels")
     if isinstance(value, str):
-        _stored_text(name, value)
+        stored_text(name, value)
     elif isinstance(value, float) and not math.isfinite(value):
         raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
     elif isinstance(value, int) and not isinstance(value, bool):
@@ -202,7 +202,7 @@ def storable(name: str, value: object, *, depth: int = 0) -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidInputError(f"{name} has a key that is not a string: {_show(key)}")
-            _stored_text(name, key)
+            stored_text(name, key)
             storable(f"{name}.{key}", item, depth=depth + 1)
     elif isinstance(value, list | tuple):
         for item in value:
@@ -214,7 +214,8 @@ def storable(name: str, value: object, *, depth: int = 0) -> None:
         )
 
 
-def _stored_text(name: str, value: str) -> None:
+def stored_text(name: str, value: str) -> None:
+    """Refuse a string no backend stores alike: one holding NUL or a lone surrogate."""
     if "\x00" in value:
         raise InvalidInputError(f"{name} holds a NUL character: {_show(value)}")
     unicode(name, value)

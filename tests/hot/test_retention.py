@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -200,3 +201,20 @@ def test_copying_a_thread_onto_itself_changes_nothing(hot_url: str) -> None:
         before = [t.checkpoint for t in saver.list(cfg("t"))]
         saver.copy_thread("t", "t")
         assert [t.checkpoint for t in saver.list(cfg("t"))] == before
+
+
+def test_run_ids_are_checked_before_anything_is_deleted(hot_url: str) -> None:
+    """A bare string is not read as the runs its characters name ("r" and "1" here); an id
+    no write could store is refused as every other id is; a UUID is its text."""
+    with open_checkpointer(hot_url) as saver:
+        graph = story_graph(saver)
+        run = uuid.uuid4()
+        graph.invoke({"items": ["one"]}, {"configurable": {"thread_id": "t", "run_id": "r"}})
+        graph.invoke({"items": ["two"]}, {"configurable": {"thread_id": "t", "run_id": str(run)}})
+        before = len(list(saver.list(cfg("t"))))
+        for bad in ("r1", b"r", ["a\ud800b"], ["r", "x\ny"], 5):
+            with pytest.raises(InvalidInputError, match="run"):
+                saver.delete_for_runs(bad)  # type: ignore[arg-type]
+        assert len(list(saver.list(cfg("t")))) == before
+        saver.delete_for_runs([run])  # type: ignore[list-item]
+        assert {t.metadata.get("run_id") for t in saver.list(cfg("t"))} == {"r"}

@@ -125,3 +125,36 @@ async def test_async_saver_calls_check_every_id(hot_url: str) -> None:
                 await call()
         with pytest.raises(InvalidInputError):
             [t async for t in saver.alist(_config("kept"), filter={"step": object()})]
+
+
+def test_metadata_no_backend_stores_alike_is_invalid_input(hot_url: str) -> None:
+    """A checkpoint's metadata (its own, or the config's that LangGraph adds) with a key
+    holding NUL, or a lone surrogate anywhere, or a NUL below the top level: PostgreSQL
+    cannot store them and SQLite would; refused alike everywhere, nothing stored."""
+    with open_checkpointer(hot_url) as saver:
+        graph = story_graph(saver)
+        graph.invoke({"items": ["x"]}, thread_config("kept", ALICE))
+        latest = saver.get_tuple(_config("kept"))
+        assert latest is not None
+        at = _at("kept", checkpoint_id=latest.config["configurable"]["checkpoint_id"])
+        checkpoint = {**latest.checkpoint, "id": "next"}
+        calls = (
+            lambda: graph.invoke({"items": ["x"]}, {**_config("new"), "metadata": {"k\x00": 1}}),
+            lambda: graph.invoke(
+                {"items": ["x"]}, {**_config("new"), "metadata": {"s": SURROGATE}}
+            ),
+            lambda: graph.invoke(
+                {"items": ["x"]},
+                _config("new") | {"configurable": {"thread_id": "new", SURROGATE: "v"}},
+            ),
+            lambda: saver.put(at, checkpoint, {"why": {"deep": "a\x00b"}}, {}),  # type: ignore[typeddict-unknown-key]
+            lambda: saver.put(at, checkpoint, {"why": [SURROGATE]}, {}),  # type: ignore[typeddict-unknown-key]
+        )
+        for call in calls:
+            with pytest.raises(InvalidInputError, match="metadata"):
+                call()
+        assert saver.get_tuple(_config("new")) is None
+        assert len(list(saver.list(_config("kept")))) == 5
+        graph.invoke({"items": ["x"]}, {**_config("new"), "metadata": {"note": "a\x00b"}})
+        stored = saver.get_tuple(_config("new"))
+        assert stored is not None and stored.metadata["note"] == "ab"  # LangGraph strips it

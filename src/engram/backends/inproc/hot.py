@@ -29,6 +29,7 @@ from engram.stores.hot.contract import (
     is_stale_call,
     owner_of,
     prune_targets,
+    run_ids_of,
     valid_thread_id,
 )
 from engram.stores.hot.owned import AsyncOwnedSaver, OwnedSaver
@@ -232,7 +233,7 @@ def copy_thread(saver: InMemorySaver, source: str, target: str) -> Statements[No
 
 def delete_for_runs(saver: InMemorySaver, run_ids: Sequence[str]) -> Statements[None]:
     yield from ()
-    runs = {str(r) for r in run_ids}
+    runs = set(run_ids_of(run_ids))
     for thread_id, namespaces in list(saver.storage.items()):
         for ns, checkpoints in namespaces.items():
             doomed = [

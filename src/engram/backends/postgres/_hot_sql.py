@@ -21,6 +21,7 @@ from engram.stores.hot.contract import (
     ThreadSize,
     is_stale_call,
     owner_params,
+    run_ids_of,
 )
 
 try:
@@ -403,7 +404,7 @@ def copy_thread(source: str, target: str) -> Statements[None]:
 def delete_for_runs(run_ids: Sequence[str]) -> Statements[None]:
     """Delete the runs' checkpoints, their writes, and blobs no remaining checkpoint uses;
     a kept checkpoint whose parent went becomes a root."""
-    deleted = yield DELETE_RUNS_SQL, ([str(r) for r in run_ids],), True
+    deleted = yield DELETE_RUNS_SQL, (run_ids_of(run_ids),), True
     scopes: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in deleted:
         scopes.setdefault((row["thread_id"], row["checkpoint_ns"]), []).append(row)

@@ -40,6 +40,7 @@ from engram.stores.hot.contract import (
     ThreadSize,
     is_stale_call,
     prune_targets,
+    run_ids_of,
 )
 
 _DELTA_KEY = "counters_since_delta_snapshot"
@@ -292,7 +293,7 @@ def copy_thread(source: str, target: str, ttl: int | None) -> Commands[None]:
 
 def delete_for_runs(serde: SerializerProtocol, run_ids: Sequence[str]) -> Commands[None]:
     """Delete the checkpoints (with their writes) whose metadata names one of ``run_ids``."""
-    runs = {str(r) for r in run_ids}
+    runs = set(run_ids_of(run_ids))
     for thread_id in (yield from _threads_of(None)):
         keys = ThreadKeys(thread_id)
         spaces = yield from _namespaces(keys)

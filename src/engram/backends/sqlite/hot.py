@@ -35,6 +35,7 @@ from engram.stores.hot.contract import (
     is_stale_call,
     owner_params,
     prune_targets,
+    run_ids_of,
     valid_thread_id,
 )
 from engram.stores.hot.owned import AsyncOwnedSaver, OwnedSaver, mark_owners_ready, owners_ready
@@ -349,7 +350,7 @@ def _copy(source: str, target: str) -> Statements[None]:
 
 def delete_for_runs(run_ids: Sequence[str]) -> Statements[None]:
     for sql in DELETE_RUNS_SQL:
-        yield sql, {"runs": json.dumps([str(r) for r in run_ids])}, False
+        yield sql, {"runs": json.dumps(run_ids_of(run_ids))}, False
 
 
 # --- running them -----------------------------------------------------------------

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import Checkpoint
+from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, get_checkpoint_metadata
 
 from engram import _validate as check
 from engram.errors import InvalidInputError
@@ -70,9 +70,32 @@ def checked_list(
     return thread_id
 
 
-def checked_put(config: RunnableConfig, checkpoint: Checkpoint) -> None:
+def checked_put(
+    config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
+) -> None:
     checked_config(config)
     _id("checkpoint id", checkpoint.get("id"))
+    _metadata_texts("metadata", get_checkpoint_metadata(config, metadata))  # (as stored)
+
+
+def _metadata_texts(name: str, value: object, depth: int = 0) -> None:
+    """Every string of the metadata a checkpoint is stored with (its own, and the
+    config's ``metadata`` and ``configurable`` LangGraph adds), keys included, is one each
+    backend stores: PostgreSQL's JSONB holds no NUL or lone surrogate, SQLite keeps both
+    (LangGraph strips NUL from top-level values only). Values that are not JSON are the
+    serializer's to refuse."""
+    if depth > 64:
+        raise InvalidInputError(f"{name} nests deeper than 64 levels")
+    if isinstance(value, str):
+        check.stored_text(name, value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str):
+                check.stored_text(f"{name} key", key)
+            _metadata_texts(f"{name}[{key!r}]", item, depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _metadata_texts(name, item, depth + 1)
 
 
 def checked_writes(

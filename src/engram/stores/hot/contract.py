@@ -11,7 +11,7 @@ the rows, so one generator serves a sync and an async connection alike
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -343,6 +343,15 @@ def prune_targets(thread_ids: Sequence[str], strategy: str) -> list[str]:
     if strategy not in PRUNE_STRATEGIES:
         raise InvalidInputError(f"unknown prune strategy {strategy!r}; known: keep_latest, delete")
     return [valid_thread_id(t) for t in thread_ids]
+
+
+def run_ids_of(run_ids: Sequence[object]) -> list[str]:
+    """Validate LangGraph ``delete_for_runs(run_ids)``: run ids (a UUID is taken as its
+    text, as LangGraph stores it), each one a write could have stored. A bare string is
+    refused rather than read as the runs its characters name."""
+    if isinstance(run_ids, str | bytes) or not isinstance(run_ids, Iterable):
+        raise InvalidInputError("run_ids must be a sequence of run ids, not a single value")
+    return [check.text("run_id", r if isinstance(r, str) else str(r), line=True) for r in run_ids]
 
 
 def is_stale_call(ns: str, root_parent: str | None, root_cutoff: str | None) -> bool:

@@ -141,7 +141,7 @@ class OwnedSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        checked_put(config, checkpoint)
+        checked_put(config, checkpoint, metadata)
         writer = self.admit(config, metadata)
         saved = super().put(config, checkpoint, metadata, new_versions)
         self.settle(config, writer)
@@ -211,7 +211,7 @@ class AsyncOwnedSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        checked_put(config, checkpoint)
+        checked_put(config, checkpoint, metadata)
         writer = await self.aadmit(config, metadata)
         saved = await super().aput(config, checkpoint, metadata, new_versions)
         await self.asettle(config, writer)
