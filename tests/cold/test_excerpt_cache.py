@@ -78,6 +78,26 @@ def test_another_users_cached_excerpt_is_never_recalled(store: LongTermStore) ->
     assert [r.record.text for r in found] == ["My locker at the Quarry Street gym is number 12"]
 
 
+def test_an_erasure_report_says_nothing_of_other_users_reads(store: LongTermStore) -> None:
+    """The caches are the process's: how full they were when one user's erasure emptied
+    them tells of everyone else's recalls. The report is the same whoever read what, and an
+    erasure that removed nothing empties nobody's caches."""
+    carol = Principal("beta", "carol")
+
+    def erase_one_fact_of_carol() -> int:
+        store.remember(carol, "Carol keeps her bike in the shed", key="bike")
+        return store.forget(carol, ["bike"]).caches_cleared
+
+    quiet = erase_one_fact_of_carol()
+    store.remember(ALICE, SECRET)
+    assert store.recall(ALICE, "locker code at the gym")
+    busy = erase_one_fact_of_carol()
+    assert quiet == busy > 0
+    assert store.recall(ALICE, "locker code at the gym")
+    assert store.forget(carol, ["no-such-key"]).caches_cleared == 0
+    assert SECRET in _cached_texts(store)  # Alice's reads kept their cache
+
+
 def test_forget_empties_the_cache(store: LongTermStore) -> None:
     store.remember(ALICE, SECRET)
     store.remember(BOB, "Bob takes the early train to the harbour office")

@@ -94,6 +94,9 @@ from engram.stores.cold.records import (
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+TEXT_CACHES = 3
+"""The caches of memory text every store keeps: keyword stems and counts, excerpts."""
 Target = Principal | Namespace
 
 
@@ -713,7 +716,7 @@ class LongTermStore(EngramLabels):
         chosen = check.optional_texts("keys", keys)
         check.flag("compact", compact)
         counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
-        caches, compacted = self._after_erasure(compact)
+        caches, compacted = self._after_erasure(compact) if counts.versions else (0, False)
         return ForgetReport(
             namespace,
             counts.keys,
@@ -733,9 +736,12 @@ class LongTermStore(EngramLabels):
         return removed
 
     def _after_erasure(self, compact: bool) -> tuple[int, bool]:
-        """What follows rows erased: every cache of their text dropped (the count), and
-        the storage compacted when asked (whether it was)."""
-        caches = self.backend.clear_caches() + self._drop_text_caches()
+        """What follows rows erased: every cache of their text dropped, and the storage
+        compacted when asked (whether it was). The count is of the caches emptied, not of
+        those that held something: what other users' reads left in the process's caches
+        is none of the caller's business."""
+        self.backend.clear_caches()
+        caches = 1 + self._drop_text_caches()
         self._erasures_seen = self.backend.erasures()
         return caches, self.backend.compact() if compact else False
 
@@ -791,11 +797,14 @@ class LongTermStore(EngramLabels):
 
     def _drop_text_caches(self) -> int:
         """Drop the in-process caches of memory text: the keyword scorer's stems and
-        counts, the embedder's recent vectors, recall's candidate excerpts."""
-        caches = clear_keyword_caches() + self._excerpts.clear()
+        counts, the embedder's recent vectors, recall's candidate excerpts (how many
+        caches: full or not)."""
+        clear_keyword_caches()
+        self._excerpts.clear()
         if isinstance(self.embedder, RecentEmbeddings):
-            caches += self.embedder.clear()
-        return caches
+            self.embedder.clear()
+            return TEXT_CACHES + 1
+        return TEXT_CACHES
 
     def _follow_erasures(self) -> None:
         """Before a recall or an embedding write: when the store committed an erasure

@@ -291,6 +291,7 @@ class ForgetReport:
     keyword_entries: int
     """How many keyword-index entries were deleted."""
     caches_cleared: int
-    """How many in-process caches (vector matrices, stemmed keyword counts) were dropped."""
+    """How many in-process caches (vector matrices, stemmed keyword counts) were emptied,
+    whatever they held (0 when nothing was erased: there was nothing to drop)."""
     compacted: bool
     """Whether the backend compacted its storage so the bytes are unrecoverable."""
