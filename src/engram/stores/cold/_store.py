@@ -716,7 +716,7 @@ class LongTermStore(EngramLabels):
         chosen = check.optional_texts("keys", keys)
         check.flag("compact", compact)
         counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
-        caches, compacted = self._after_erasure(compact) if counts.versions else (0, False)
+        caches, compacted = self._after_erasure(compact, drop=counts.versions > 0)
         return ForgetReport(
             namespace,
             counts.keys,
@@ -735,14 +735,17 @@ class LongTermStore(EngramLabels):
             self._after_erasure(compact=True)
         return removed
 
-    def _after_erasure(self, compact: bool) -> tuple[int, bool]:
-        """What follows rows erased: every cache of their text dropped, and the storage
-        compacted when asked (whether it was). The count is of the caches emptied, not of
-        those that held something: what other users' reads left in the process's caches
-        is none of the caller's business."""
-        self.backend.clear_caches()
-        caches = 1 + self._drop_text_caches()
-        self._erasures_seen = self.backend.erasures()
+    def _after_erasure(self, compact: bool, *, drop: bool = True) -> tuple[int, bool]:
+        """What follows rows erased: every cache of their text dropped (when ``drop``: an
+        erasure of nothing has nothing to drop), and the storage compacted when asked
+        (whether it was: always, so a second ``forget`` finishes a first one's compaction).
+        The count is of the caches emptied, not of those that held something: what other
+        users' reads left in the process's caches is none of the caller's business."""
+        caches = 0
+        if drop:
+            self.backend.clear_caches()
+            caches = 1 + self._drop_text_caches()
+            self._erasures_seen = self.backend.erasures()
         return caches, self.backend.compact() if compact else False
 
     def start_sweeper(self, interval_seconds: float = 3600.0) -> Sweeper:
