@@ -640,7 +640,12 @@ class Memory:
         A whole-user erasure is then recorded in :attr:`erasure_log` (ids, time and
         counts, never content), naming ``actor`` as who asked (default
         ``library:<login>``); when the record cannot be written the user is erased
-        already and :class:`~engram.errors.BackendError` says so."""
+        already and :class:`~engram.errors.BackendError` says so.
+
+        Within this process, no write of the user's facts (``remember``, the LangGraph
+        store's ``put``, the review queue) is acknowledged while the erasure runs: one
+        committing when it starts is waited for and erased, one arriving meanwhile waits
+        and is stored after it, as the user's new memory."""
         check.principal(principal)
         if actor is not None:
             check.text("actor", actor, line=True)
@@ -670,12 +675,13 @@ class Memory:
             found = participants(self.opened_at, self.participants)
             return erase_participants(found, principal, failure)
 
-        facts = step("facts", lambda: self.store.forget(principal))
-        paths = step("documents", lambda: self._delete_documents(principal))
-        threads = step("threads", threads_of_user)
-        docs_compacted = step("document compaction", self.documents.compact)
-        hot_compacted = step("thread compaction", hot.compact)
-        others = step("participants", participants_of_user)
+        with self.store.backend.fence.erasing(principal.namespace):  # (see forget's note)
+            facts = step("facts", lambda: self.store.forget(principal))
+            paths = step("documents", lambda: self._delete_documents(principal))
+            threads = step("threads", threads_of_user)
+            docs_compacted = step("document compaction", self.documents.compact)
+            hot_compacted = step("thread compaction", hot.compact)
+            others = step("participants", participants_of_user)
         if failed:
             raise BackendError(
                 f"the erasure of {principal.tenant_id}/{principal.user_id} is incomplete, so "

@@ -344,7 +344,7 @@ class LongTermStore(EngramLabels):
         """Write a new version of ``key`` (its vector embedded from ``text`` already),
         superseding the current one; return both. With ``keep_slot``, a ``value`` that
         names no slot takes the current version's (:func:`_slot_kept`)."""
-        with self.backend.atomically(namespace):
+        with self._holding(namespace):
             now = self.now()
             previous = self.backend.heads(namespace, [key]).get(key)
             if keep_slot and previous is not None:
@@ -579,14 +579,14 @@ class LongTermStore(EngramLabels):
 
         def held() -> WriteResult:
             fact = Fact(note.text, note.slot, note.tags, note.slot_inferred)
-            with self.backend.atomically(note.namespace):
+            with self._holding(note.namespace):
                 found = self.resolver.resolve(fact, self._neighbours(note, vector))
                 return self._enact(note, found, vector)
 
         return on_conflict(held)
 
     def _write_key(self, note: Note, key: str, vector: Vector | None) -> WriteResult:
-        with self.backend.atomically(note.namespace):
+        with self._holding(note.namespace):
             exists = key in self.backend.heads(note.namespace, [key])
             resolution = Resolution(Action.UPDATE if exists else Action.ADD, key, "explicit key")
             return self._enact(note, resolution, vector)
@@ -598,7 +598,7 @@ class LongTermStore(EngramLabels):
         fact = Fact(note.text, note.slot, note.tags, note.slot_inferred)
         seen = self._neighbours(note, vector)
         resolution = self.resolver.resolve(fact, seen)
-        with self.backend.atomically(note.namespace):
+        with self._holding(note.namespace):
             current = self._neighbours(note, vector)
             if [e.record.id for e in current] != [e.record.id for e in seen]:
                 resolution = self.resolver.resolve(fact, current)
@@ -700,12 +700,19 @@ class LongTermStore(EngramLabels):
         (:class:`NotFoundError` when ``key`` holds no current version)."""
         namespace = pipe.namespace_of(target)
         key = check.text("key", key, line=True)
-        with self.backend.atomically(namespace):
+        with self._holding(namespace):
             head = self.backend.heads(namespace, [key]).get(key)
             if head is None or not head.is_live(self.now()):
                 raise NotFoundError(f"no current memory {key!r} in {namespace}")
             self.backend.apply(ChangeSet(closures=(Closure(head.id, self.now(), None),)))
         return head
+
+    @contextmanager
+    def _holding(self, namespace: Namespace) -> Iterator[None]:
+        """Hold ``namespace`` for one write: its user's fence (an erasure of the user waits
+        for the write, or the write for the erasure), then the backend's lock."""
+        with self.backend.fence.writing(namespace), self.backend.atomically(namespace):
+            yield
 
     def forget(
         self, target: Target, keys: Sequence[str] | None = None, *, compact: bool = True
@@ -715,7 +722,8 @@ class LongTermStore(EngramLabels):
         namespace = pipe.namespace_of(target)
         chosen = check.optional_texts("keys", keys)
         check.flag("compact", compact)
-        counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
+        with self.backend.fence.erasing(namespace[:2]):  # no write commits meanwhile
+            counts = self.backend.erase(namespace, None if chosen is None else list(chosen))
         caches, compacted = self._after_erasure(compact, drop=counts.versions > 0)
         return ForgetReport(
             namespace,

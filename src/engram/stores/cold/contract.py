@@ -30,12 +30,14 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from engram.recall.filters import Condition
+from engram.stores.cold._fence import Fence
 from engram.stores.cold.records import EraseCounts, MemoryRecord, Namespace, View
 
 Vector = npt.NDArray[np.float32]
@@ -108,6 +110,12 @@ class Scan:
 
 class ColdBackend(ABC):
     """One storage engine for the cold tier (memory, SQLite, PostgreSQL...)."""
+
+    @cached_property
+    def fence(self) -> Fence:
+        """The fence between the writes of a user's memory on this backend and the
+        user's erasure, shared by every store on it (:mod:`._fence`)."""
+        return Fence()
 
     @abstractmethod
     def setup(self) -> None:
