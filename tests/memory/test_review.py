@@ -4,6 +4,7 @@ adversaries (a second approver, a stricter policy, an untrusted source, PII)."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -279,3 +280,54 @@ def test_no_model_tool_reads_lists_searches_or_writes_the_review_queue(memory: M
     assert "notes.md" in found and "review/" not in found and "Ignore" not in found, found
     assert memory.held_for_review(ALICE) == before
     assert memory.documents.read_text(ALICE, "notes.md") == "my notes on every trade\n"
+
+
+def test_a_write_discarded_while_it_is_approved_is_never_stored(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Approve stores the fact, then takes the entry out; a discard landing in between
+    used to answer "discarded" for a write the approval then stored. They take turns."""
+    memory.remember(ALICE, ATTACK)
+    (entry,) = memory.review_queue(ALICE)
+    discarded = threading.Event()
+    approving_store = memory._approving_store
+
+    def slow_store(source: str) -> LongTermStore:
+        store = approving_store(source)  # type: ignore[arg-type]
+        remember = store.remember
+
+        def remember_once_discard_had_its_chance(*args: object, **kwargs: object) -> object:
+            discarded.wait(timeout=0.5)
+            return remember(*args, **kwargs)  # type: ignore[arg-type]
+
+        store.remember = remember_once_discard_had_its_chance  # type: ignore[method-assign]
+        return store
+
+    monkeypatch.setattr(memory, "_approving_store", slow_store)
+    outcomes: dict[str, str] = {}
+
+    def approve() -> None:
+        try:
+            outcomes["approve"] = memory.approve_held(ALICE, entry.id).action
+        except NotFoundError:
+            outcomes["approve"] = "not found"
+
+    def discard() -> None:
+        try:
+            memory.discard_held(ALICE, entry.id)
+            outcomes["discard"] = "discarded"
+            discarded.set()
+        except NotFoundError:
+            outcomes["discard"] = "not found"
+
+    approver = threading.Thread(target=approve)
+    approver.start()
+    time.sleep(0.1)  # the approval is under way
+    discarder = threading.Thread(target=discard)
+    discarder.start()
+    approver.join(timeout=30)
+    discarder.join(timeout=30)
+    stored = ATTACK in _current(memory)
+    assert stored == (outcomes["approve"] == "added")
+    assert (outcomes["discard"] == "discarded") != stored
+    assert memory.review_queue(ALICE) == []

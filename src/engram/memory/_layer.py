@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
@@ -133,6 +134,7 @@ class Memory:
         self._docs: DocumentStore | None = None
         self._opened: Locations | None = None
         self._audit: ErasureLog | None = None
+        self._reviewing = threading.Lock()  # approvals and discards take turns
 
     def add_participant(self, participant: ErasureParticipant) -> None:
         """Have :meth:`forget` erase ``participant`` too (once, however often added)."""
@@ -406,28 +408,32 @@ class Memory:
 
         The fact is stored before the entry leaves the queue, so a crash in between leaves
         it queued, never lost; approving it again then finds the stored fact (a no-op), and
-        so does a second approver racing the first."""
-        entry = self._held(principal, held_id, approving=True)
-        result = self._approving_store(entry.source).remember(
-            principal,
-            entry.text,
-            slot=entry.slot,
-            tags=entry.tags,
-            source=entry.source,
-            ttl=self.fact_ttl,
-            provenance=entry.provenance,
-            key=entry.key,
-        )
-        if result.action in ("rejected", "held"):
-            raise PolicyRejectedError(f"not stored: {result.reason or result.action}")
-        remove_entry(self.documents, principal, entry.line)
+        so does a second approver racing the first. Approvals and discards in one
+        process take turns, so a write discarded while it was being approved is never
+        stored."""
+        with self._reviewing:
+            entry = self._held(principal, held_id, approving=True)
+            result = self._approving_store(entry.source).remember(
+                principal,
+                entry.text,
+                slot=entry.slot,
+                tags=entry.tags,
+                source=entry.source,
+                ttl=self.fact_ttl,
+                provenance=entry.provenance,
+                key=entry.key,
+            )
+            if result.action in ("rejected", "held"):
+                raise PolicyRejectedError(f"not stored: {result.reason or result.action}")
+            remove_entry(self.documents, principal, entry.line)
         return rec.to_remembered(result)
 
     def discard_held(self, principal: Principal, held_id: str) -> HeldWrite:
         """Remove the held write ``held_id`` from the user's review queue; returns it."""
-        entry = self._held(principal, held_id, approving=False)
-        if not remove_entry(self.documents, principal, entry.line):
-            raise NotFoundError(f"no held write {held_id!r} in the review queue")
+        with self._reviewing:
+            entry = self._held(principal, held_id, approving=False)
+            if not remove_entry(self.documents, principal, entry.line):
+                raise NotFoundError(f"no held write {held_id!r} in the review queue")
         return entry
 
     def _held(self, principal: Principal, held_id: str, *, approving: bool) -> HeldWrite:
