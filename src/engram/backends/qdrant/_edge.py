@@ -114,7 +114,8 @@ class EdgeClient:
             self._lock_file.close()
             raise FolderLocked(str(folder)) from exc
         self._shards: dict[str, Any] = {}
-        self._dirty: set[str] = set()
+        self._dirty: dict[str, None] = {}
+        """The shards written since the last sync, in the order first written."""
         self._guard = threading.RLock()
 
     def _shard(self, name: str) -> Any:
@@ -127,13 +128,13 @@ class EdgeClient:
 
     def _update(self, name: str, operation: Any) -> None:
         self._shard(name).update(operation)
-        self._dirty.add(name)
+        self._dirty.setdefault(name, None)
 
     def sync(self) -> None:
-        """Flush the shards written since the last sync to their files (no WAL: what is
-        not flushed is lost if the process dies)."""
+        """Flush the shards written since the last sync to their files, in the order they
+        were written (no WAL: what is not flushed is lost if the process dies)."""
         with self._guard:
-            for name in sorted(self._dirty):
+            for name in list(self._dirty):
                 self._shard(name).flush()
             self._dirty.clear()
 

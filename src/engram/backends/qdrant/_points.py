@@ -15,7 +15,10 @@ A version is one point (id: a UUID derived from the version id) whose payload ho
   paths holding ``null``, ``p`` every present path. A path is a key of hex-encoded
   labels (``k6d_78`` for ``m.x``), so any label is safe in Qdrant's key syntax, and
   lists are never entered: a list or an object never equals a scalar, exactly as the
-  filter contract says.
+  filter contract says;
+- ``ends`` (records only): the closures the write that stored the version makes,
+  ``[replaced id, its end]`` pairs, so a write a crash interrupts can be finished
+  (:mod:`~engram.backends.qdrant._repair`).
 
 Qdrant has no order on strings, so ``$gt``/``$gte``/``$lt``/``$lte`` with a string
 operand are left out of the pushed-down filter: :func:`split_conditions` returns them
@@ -119,8 +122,16 @@ def rekeyed(point_id: Any, found: dict[str, Any]) -> models.PointStruct:
     )
 
 
-def payload(record: MemoryRecord, embedded: bool) -> dict[str, Any]:
-    """The whole payload of ``record``'s point (``embedded``: a vector is stored with it)."""
+ENDS = "ends"
+MUTABLE = ("vt", "sb", "head", "closes", "ex", "expires", "model")
+"""The payload fields that change after a version is stored (its dense copy has them)."""
+
+
+def payload(
+    record: MemoryRecord, embedded: bool, ends: Sequence[tuple[str, float | None]] = ()
+) -> dict[str, Any]:
+    """The whole payload of ``record``'s point (``embedded``: a vector is stored with it;
+    ``ends``: the versions its write closes, with their ends)."""
     immutable = {
         "value": dict(record.value),
         "text": record.text,
@@ -138,6 +149,7 @@ def payload(record: MemoryRecord, embedded: bool) -> dict[str, Any]:
         "rec": json.dumps(immutable, ensure_ascii=False, sort_keys=True),
         KEYWORD_FORMAT_FIELD: KEYWORD_FORMAT,
         **filter_payload(record, embedded),
+        **({ENDS: [[old, end] for old, end in ends]} if ends else {}),
     }
 
 
@@ -165,12 +177,22 @@ def filter_payload(record: MemoryRecord, embedded: bool) -> dict[str, Any]:
 
 def closing(valid_to: datetime | None, superseded_by: str | None) -> dict[str, Any]:
     """The payload change that ends (or not) a version's validity."""
+    return closing_epoch(to_epoch(valid_to), superseded_by)
+
+
+def closing_epoch(valid_to: float | None, superseded_by: str | None) -> dict[str, Any]:
+    """:func:`closing` of an end in epoch seconds."""
     return {
-        "vt": to_epoch(valid_to),
+        "vt": valid_to,
         "sb": superseded_by,
         "head": int(superseded_by is None),
-        "closes": _bound(valid_to),
+        "closes": NEVER if valid_to is None else valid_to,
     }
+
+
+def opened() -> dict[str, Any]:
+    """The payload change that makes a version current and valid again."""
+    return closing_epoch(None, None)
 
 
 def expiring(expires_at: datetime | None) -> dict[str, Any]:
@@ -326,6 +348,19 @@ def view_conditions(view: View) -> list[models.Condition]:
         out.append(match("head", 1))
     moment = now if view.as_of is None else view.as_of.timestamp()
     return [*out, within("opens", lte=moment), within("closes", gt=moment)]
+
+
+def admits(view: View, found: Mapping[str, Any]) -> bool:
+    """Python form of :func:`view_conditions` over a point's payload."""
+    now = view.now.timestamp()
+    if not view.include_expired and not found["expires"] > now:
+        return False
+    if view.as_of is None and view.include_superseded:
+        return True
+    if view.as_of is None and found["head"] != 1:
+        return False
+    moment = now if view.as_of is None else view.as_of.timestamp()
+    return bool(found["opens"] <= moment < found["closes"])
 
 
 def _equal(path: tuple[str, ...], operand: object) -> models.Condition:

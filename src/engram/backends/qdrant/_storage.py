@@ -112,8 +112,12 @@ class Storage:
         self._dense[dim] = name
         return name
 
-    def _all(self) -> list[str]:
-        return [self.collection, *self._dense.values()]
+    def collections(self) -> list[str]:
+        """The records collection, then every dense collection."""
+        return [self.collection, *self.dense_collections()]
+
+    def dense_collections(self) -> list[str]:
+        return [self._dense[dim] for dim in sorted(self._dense)]
 
     # -- writes -----------------------------------------------------------------------
 
@@ -124,8 +128,14 @@ class Storage:
             with _errors("write"):
                 flush()
 
-    def insert(self, inserts: Sequence[NewVersion]) -> None:
-        """Upsert new versions: the record with its keywords, and its dense vector."""
+    def insert(
+        self,
+        inserts: Sequence[NewVersion],
+        ends: Mapping[str, Sequence[tuple[str, float | None]]] | None = None,
+    ) -> None:
+        """Upsert new versions: their dense vectors first, then the records with their
+        keywords (a record is never without the dense copy it names); ``ends``: by new
+        version, the versions its write closes and their ends (kept in its record)."""
         points: list[models.PointStruct] = []
         dense: dict[int, list[models.PointStruct]] = {}
         for new in inserts:
@@ -136,9 +146,9 @@ class Storage:
             keywords = pt.document_vector(record.text)
             vectors: dict[str, Any] = {} if keywords is None else {pt.KEYWORDS: keywords}
             pid = pt.point_id(record.id)
-            points.append(
-                models.PointStruct(id=pid, vector=vectors, payload=pt.payload(record, embedded))
-            )
+            closes = (ends or {}).get(record.id, ())
+            body = pt.payload(record, embedded, closes)
+            points.append(models.PointStruct(id=pid, vector=vectors, payload=body))
             if embedded:
                 assert new.vector is not None
                 vector = [float(x) for x in new.vector]
@@ -148,9 +158,9 @@ class Storage:
                 dense.setdefault(len(vector), []).append(point)
         for dim in dense:
             self.dense_collection(dim, create=True)
-        self._upsert(self.collection, points)
         for dim, rows in dense.items():
             self._upsert(self._dense[dim], rows)
+        self._upsert(self.collection, points)
 
     def _upsert(self, collection: str, points: Sequence[models.PointStruct]) -> None:
         with _errors("write"):
@@ -158,14 +168,22 @@ class Storage:
                 self.client.upsert(collection, list(points[start : start + PAGE]))
 
     def set_fields(
-        self, ids: Sequence[str], fields: Mapping[str, Any], *, dense: bool = True
+        self,
+        ids: Sequence[str],
+        fields: Mapping[str, Any],
+        *,
+        dense: bool = True,
+        collections: Sequence[str] | None = None,
     ) -> None:
-        """Set payload ``fields`` of versions ``ids`` (in the dense collections too)."""
+        """Set payload ``fields`` of versions ``ids`` in ``collections`` (default: the
+        records, then the dense collections unless not ``dense``)."""
         if not ids:
             return
+        if collections is None:
+            collections = self.collections() if dense else [self.collection]
         only = models.FilterSelector(filter=models.Filter(must=[pt.has_ids(ids)]))
         with _errors("write"):
-            for collection in self._all() if dense else [self.collection]:
+            for collection in collections:
                 self.client.set_payload(collection, dict(fields), points=only)
 
     def replace_vectors(self, news: Sequence[NewVersion]) -> None:
@@ -202,30 +220,44 @@ class Storage:
         created meanwhile included)."""
         with _errors("erase"):
             self._find_dense()
-            for collection in self._all():
+            for collection in self.collections():
                 self.client.delete(collection, models.FilterSelector(filter=selected))
+
+    def delete_ids(self, collection: str, ids: Sequence[str]) -> None:
+        """Delete the points of versions ``ids`` from ``collection``."""
+        if not ids:
+            return
+        only = models.FilterSelector(filter=models.Filter(must=[pt.has_ids(ids)]))
+        with _errors("erase"):
+            self.client.delete(collection, only)
 
     # -- reads ------------------------------------------------------------------------
 
     def scroll(
-        self, selected: models.Filter, fields: Sequence[str] | None = None
+        self,
+        selected: models.Filter,
+        fields: Sequence[str] | None = None,
+        collection: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Payloads (only ``fields`` when given) of every selected version."""
+        """Payloads (only ``fields`` when given) of every selected version (in the
+        records collection, or ``collection``)."""
         out: list[dict[str, Any]] = []
         offset: Any = None
         with _errors("read"):
             while True:
                 wanted = list(fields) if fields is not None else True
-                points, offset = self._page(selected, offset, wanted)
+                points, offset = self._page(selected, offset, wanted, collection)
                 out.extend(p.payload or {} for p in points)
                 if offset is None:
                     return out
 
-    def _page(self, selected: models.Filter, offset: Any, payload: Any) -> tuple[list[Any], Any]:
+    def _page(
+        self, selected: models.Filter, offset: Any, payload: Any, collection: str | None = None
+    ) -> tuple[list[Any], Any]:
         """One page of the selected points from ``offset`` (their ``payload`` fields, or all
         with ``True``; no vectors) and the next page's offset (``None`` after the last)."""
         return self.client.scroll(  # type: ignore[no-any-return]
-            self.collection,
+            collection or self.collection,
             scroll_filter=selected,
             limit=PAGE,
             offset=offset,
@@ -234,13 +266,17 @@ class Storage:
         )
 
     def records(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        return [pt.record(p) for p in self.payloads(ids)]
+
+    def payloads(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The records' payloads of versions ``ids`` (unknown ids skipped)."""
         if not ids:
             return []
         with _errors("read"):
             points = self.client.retrieve(
                 self.collection, [pt.point_id(i) for i in ids], with_payload=True
             )
-        return [pt.record(p.payload) for p in points if p.payload]
+        return [p.payload for p in points if p.payload]
 
     def search(
         self, collection: str, using: str, query: Any, selected: models.Filter, k: int

@@ -13,9 +13,14 @@ reciprocal rank as on every backend. Every search filters inside Qdrant on the t
 (an ``is_tenant`` payload index), the namespace, the validity view, the tags and the
 value filter, so a filtered search returns ``k`` points whenever ``k`` qualify.
 
-Qdrant has no transactions: :meth:`apply` writes closures, then inserts, then expiry
-(a failure part-way leaves the earlier ones). :meth:`atomically` holds the namespace
-with the shared client's lock (local mode: one process) or a server-side lease.
+Qdrant has no transactions: :meth:`apply` stores the new versions (each dense copy, then
+the record, which names the closures its write makes), makes them durable, then writes
+the closures (each record, then its dense copies), then expiry. A crash part-way leaves
+the old head beside the new one, never a key without one: reads take the head no other
+names as replaced, and :func:`~engram.backends.qdrant._repair.repair` finishes the write at
+the next ``setup()``. Reads trust the records collection: a dense hit whose record the
+view does not admit is dropped. :meth:`atomically` holds the namespace with the shared
+client's lock (local mode: one process) or a server-side lease.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from engram.backends.qdrant._client import (
     parse,
     release_local,
 )
+from engram.backends.qdrant._repair import current, repair, shadowed
 from engram.backends.qdrant._storage import Storage
 from engram.errors import BackendError, StaleWriteError
 from engram.recall.filters import matches
@@ -57,6 +63,7 @@ from engram.stores.cold.records import (
     Namespace,
     from_epoch,
     join_namespace,
+    to_epoch,
 )
 
 
@@ -87,6 +94,8 @@ class QdrantColdBackend(ColdBackend):
         self._store = Storage(self._handle, self.location.collection)
         with self._handle.calls():
             self._store.setup()
+            repair(self._store)
+            self._store.sync()
             if self._leases is not None:
                 self._leases.setup()
 
@@ -140,20 +149,26 @@ class QdrantColdBackend(ColdBackend):
     # -- writes -----------------------------------------------------------------------
 
     def apply(self, changes: ChangeSet) -> None:
+        """The new versions first, durable before any closure (see the module's docstring)."""
         with self._writes() as store:
-            self._check_heads(store, changes)
-            for closure in changes.closures:
-                fields = pt.closing(closure.valid_to, closure.superseded_by)
-                store.set_fields([closure.id], fields)
-            store.insert(changes.inserts)
+            closures = {c.id: pt.closing(c.valid_to, c.superseded_by) for c in changes.closures}
+            closures.update(self._check_heads(store, changes))
+            if changes.inserts:
+                store.insert(changes.inserts, _ends(changes))
+                store.sync()
+            for row_id, fields in closures.items():
+                store.set_fields([row_id], fields)
             for row_id, expires_at in changes.expiry:
                 store.set_fields([row_id], pt.expiring(expires_at))
 
     @staticmethod
-    def _check_heads(store: Storage, changes: ChangeSet) -> None:
+    def _check_heads(store: Storage, changes: ChangeSet) -> dict[str, dict[str, object]]:
         """A second current version of a key (one this change set does not close) is a
-        :class:`StaleWriteError`, as the SQL engines' unique index makes it."""
+        :class:`StaleWriteError`, as the SQL engines' unique index makes it; a head
+        another names as replaced (a write a crash interrupted) is closed as that write
+        would have: the closures returned."""
         closed = {c.id for c in changes.closures if c.superseded_by is not None}
+        finish: dict[str, dict[str, object]] = {}
         by_namespace: dict[Namespace, set[str]] = {}
         for new in changes.inserts:
             if new.record.superseded_by is None:
@@ -162,9 +177,13 @@ class QdrantColdBackend(ColdBackend):
                     raise StaleWriteError(f"two current versions of {new.record.key!r} at once")
                 keys.add(new.record.key)
         for namespace, keys in by_namespace.items():
-            found = store.scroll(pt.keys_filter(namespace, sorted(keys), heads=True), ["id"])
-            if any(p["id"] not in closed for p in found):
+            fields = ["id", "head", pt.ENDS]
+            found = store.scroll(pt.keys_filter(namespace, sorted(keys), heads=True), fields)
+            unfinished = shadowed(found)
+            if any(p["id"] not in closed and p["id"] not in unfinished for p in found):
                 raise StaleWriteError(f"another writer changed a memory of {namespace} meanwhile")
+            finish.update(unfinished)
+        return finish
 
     def erase(self, prefix: Namespace, keys: Sequence[str] | None) -> EraseCounts:
         with self._writes() as store:
@@ -186,9 +205,9 @@ class QdrantColdBackend(ColdBackend):
         expired = models.Filter(must=[pt.within("expires", lte=now.timestamp())])
         with self._writes() as store:
             rows = store.scroll(expired, ["id", "sb"])
-            if rows:
-                store.delete(expired)
+            if rows:  # (relinked first: a crash between leaves no successor missing)
                 self._relink(store, successors({r["id"]: r.get("sb") for r in rows}))
+                store.delete(expired)
         return len(rows)
 
     @staticmethod
@@ -217,7 +236,7 @@ class QdrantColdBackend(ColdBackend):
             return {}
         with self._calls() as store:
             rows = store.scroll(pt.keys_filter(namespace, keys, heads=True))
-        return {r.key: r for r in map(pt.record, rows)}
+        return {row["key"]: pt.record(row) for row in current(rows).values()}
 
     def fetch(self, ids: Sequence[str]) -> list[MemoryRecord]:
         with self._calls() as store:
@@ -228,7 +247,10 @@ class QdrantColdBackend(ColdBackend):
             selected = self._selection(store, scan)
             if selected is None:
                 return []
-            order = store.scroll(selected, ["id", "recorded"])
+            order = store.scroll(selected, ["id", "recorded", "head", pt.ENDS])
+            if scan.view.as_of is None and not scan.view.include_superseded:
+                hidden = shadowed(order)  # (the old head of a write under way)
+                order = [r for r in order if r["id"] not in hidden]
             order.sort(key=lambda r: (-r["recorded"], r["id"]))
             page = [r["id"] for r in order[scan.offset : scan.offset + scan.limit]]
             found = {r.id: r for r in store.records(page)}
@@ -292,7 +314,8 @@ class QdrantColdBackend(ColdBackend):
             selected = self._selection(store, scan, pt.match("model", model_id), *extra)
             if selected is None:
                 return []
-            return store.search(collection, pt.DENSE, query.tolist(), selected, k)
+            hits = store.search(collection, pt.DENSE, query.tolist(), selected, k)
+            return _trusted(store, scan, model_id, hits)
 
     def _selection(
         self, store: Storage, scan: Scan, *extra: models.Condition
@@ -312,6 +335,31 @@ class QdrantColdBackend(ColdBackend):
 
     def clear_caches(self) -> int:
         return 0
+
+
+def _ends(changes: ChangeSet) -> dict[str, list[tuple[str, float | None]]]:
+    """By new version, the versions ``changes`` close as it supersedes them, and their ends."""
+    new = {n.record.id for n in changes.inserts}
+    out: dict[str, list[tuple[str, float | None]]] = {}
+    for closure in changes.closures:
+        if closure.superseded_by in new:
+            out.setdefault(closure.superseded_by, []).append(
+                (closure.id, to_epoch(closure.valid_to))
+            )
+    return out
+
+
+def _trusted(
+    store: Storage, scan: Scan, model_id: str, hits: list[tuple[str, float]]
+) -> list[tuple[str, float]]:
+    """The dense ``hits`` whose record (the truth: a dense copy's fields are written after
+    it) the view admits with the same model."""
+    found = {p["id"]: p for p in store.payloads([i for i, _ in hits])}
+    return [
+        (i, score)
+        for i, score in hits
+        if i in found and found[i].get("model") == model_id and pt.admits(scan.view, found[i])
+    ]
 
 
 def _embedded(record: MemoryRecord, model_id: str) -> MemoryRecord:

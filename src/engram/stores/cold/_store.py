@@ -981,14 +981,10 @@ class LongTermStore(EngramLabels):
                 note.text,
                 ttl=note.ttl,
                 expires_at=note.expires_at,
-                fields=note.fields(),
+                fields={**note.fields(), "valid_to": note.valid_to},  # (one write: closed)
                 vector=vector,
                 keep_slot=resolution.action is Action.UPDATE,
             )
-            if note.valid_to is not None:
-                closure = Closure(record.id, note.valid_to, None)
-                self.backend.apply(ChangeSet(closures=(closure,)))
-                record = replace(record, valid_to=note.valid_to)
             action: WriteAction = "updated" if previous is not None else "added"
             evicted = self._enforce_cap(note.namespace, key)
             return WriteResult(
