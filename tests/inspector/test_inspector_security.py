@@ -76,13 +76,18 @@ def test_sign_in_sets_an_opaque_http_only_strict_cookie(app: TestClient, world: 
     assert MARKER in client.get("/ui/facts").text
 
 
-def test_over_https_the_cookie_is_secure(app: TestClient, world: World) -> None:
+def test_over_https_the_cookie_is_secure_and_host_prefixed(app: TestClient, world: World) -> None:
+    """``__Host-``: Secure, Path=/, no Domain, so no other origin can plant it (the real
+    proxy case, ``X-Forwarded-Proto``, is in test_inspector_https.py)."""
     client = client_of(app, https=True)
     form = client.get("/ui/login")
     answer = client.post(
         "/ui/login", data={"token": world.tokens["alice"], "csrf": csrf_of(form.text)}
     )
-    assert "Secure" in answer.headers["set-cookie"]
+    (header,) = [h for h in answer.headers.get_list("set-cookie") if "Max-Age=0" not in h]
+    assert header.startswith("__Host-" + SESSION_COOKIE + "=") and "Secure" in header
+    assert "Path=/;" in header and "Domain" not in header
+    assert MARKER in client.get("/ui/facts").text
 
 
 def test_a_wrong_key_gets_no_session(app: TestClient, world: World) -> None:
@@ -286,6 +291,7 @@ def test_every_inspector_answer_has_the_security_headers(app: TestClient, world:
         client.get("/ui/static/inspector.css"),
         client.get("/ui/static/htmx.min.js"),
         client.get("/ui/facts"),  # a redirect
+        client.get("/ui"),  # the redirect to /ui/
         client.get("/ui/nowhere"),
     ]
     sign_in(client, world.tokens["alice"])
@@ -297,6 +303,20 @@ def test_every_inspector_answer_has_the_security_headers(app: TestClient, world:
         assert answer.headers["x-frame-options"] == "DENY"
         assert answer.headers["x-content-type-options"] == "nosniff"
     assert answers[-1].status_code == 404
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "POST"])
+def test_the_bare_prefix_redirects_to_itself_whatever_the_host_says(
+    app: TestClient, method: str
+) -> None:
+    """``/ui`` sends the browser to ``/ui/`` on the host it asked, never to a host named by
+    a header (a cache or a log would keep ``http://evil.example/ui/``)."""
+    client = client_of(app)
+    for headers in ({}, {"Host": "evil.example"}, {"X-Forwarded-Host": "evil.example"}):
+        answer = client.request(method, "/ui", headers=headers)
+        assert answer.status_code == 307 and answer.headers["location"] == "/ui/", headers
+        assert answer.headers["content-security-policy"] and answer.headers["cache-control"]
+    assert client.get("/ui?next=//evil.example").headers["location"] == "/ui/"
 
 
 def test_pages_hold_no_inline_script_or_style(app: TestClient, world: World) -> None:

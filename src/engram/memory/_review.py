@@ -33,6 +33,8 @@ _FACT = re.compile(
 )
 _DOCUMENT = re.compile(r"document (?P<path>\S+)")
 _ID_CHARS = 12
+_EARLIER_WRITE = ("slot", "source", "tags")
+"""What the ``as {...}`` of an earlier-form line held."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,26 +157,17 @@ def _text_or_none(value: object) -> str | None:
 
 
 def _held(line: str, when: str, reason: str, text: str, origin: re.Match[str]) -> HeldWrite:
-    """A line queued before the origin was JSON."""
-    common: dict[str, Any] = {"id": entry_id(line), "held_at": when, "reason": reason}
+    """A line queued before the origin was JSON, read as its JSON form would be (a value of
+    the wrong type in a hand-edited ``as {...}`` falls back as it does there)."""
     if "path" in origin.groupdict():
-        return HeldWrite(kind="document", text=text, path=origin["path"], line=line, **common)
+        return _from_origin(line, when, reason, {"document": origin["path"]}, text)
     try:
         write = json.loads(origin["write"]) if origin["write"] else {}
     except ValueError:
         write = {}
-    write = write if isinstance(write, dict) else {}
-    return HeldWrite(
-        kind="fact",
-        text=text,
-        thread_id=_dash(origin["thread"]),
-        checkpoint_id=_dash(origin["checkpoint"]),
-        slot=write.get("slot"),
-        source=write.get("source", "user"),
-        tags=tuple(write.get("tags", ("fact",))),
-        line=line,
-        **common,
-    )
+    asked = {k: write[k] for k in _EARLIER_WRITE if k in write} if isinstance(write, dict) else {}
+    where = {"thread": _dash(origin["thread"]), "checkpoint": _dash(origin["checkpoint"])}
+    return _from_origin(line, when, reason, {**asked, **where}, text)
 
 
 def _dash(value: str) -> str | None:

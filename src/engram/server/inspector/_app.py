@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engram.errors import AuthenticationError, EngramError
@@ -29,7 +30,9 @@ from engram.server.inspector._web import (
     Inspector,
     UserNeeded,
     back,
+    clear_cookie,
     environment,
+    read_cookie,
     render,
 )
 
@@ -85,8 +88,17 @@ def inspector_app(served: ServerState, secret: bytes) -> FastAPI:
 
 
 def mount_inspector(app: FastAPI, served: ServerState, secret: bytes) -> None:
-    """Serve the inspector at ``/ui`` of ``app`` (left out of its OpenAPI document)."""
+    """Serve the inspector at ``/ui`` of ``app`` (left out of its OpenAPI document), and
+    ``/ui`` itself as a redirect to ``/ui/`` with the same headers."""
     app.mount(PREFIX, SecurityHeaders(inspector_app(served, secret)))
+    app.router.routes.append(Route(PREFIX, SecurityHeaders(_to_slash), include_in_schema=False))
+
+
+async def _to_slash(scope: Scope, receive: Receive, send: Send) -> None:
+    """``/ui`` to ``/ui/``, any method, as a path: the framework's own redirect names the
+    host the request's ``Host`` header gave, and none of the inspector's headers."""
+    base = str(scope.get("root_path", "")).rstrip("/")
+    await RedirectResponse(base + PREFIX + "/", status_code=307)(scope, receive, send)
 
 
 def home(request: Request) -> Response:
@@ -99,8 +111,9 @@ def _signin(request: Request) -> Response:
         answer: Response = Response(status_code=401, headers={"HX-Redirect": base + "/login"})
     else:
         answer = RedirectResponse(base + "/login", status_code=303)
-    if SESSION_COOKIE in request.cookies:  # (a link from another site brings none: keep it)
-        answer.delete_cookie(SESSION_COOKIE, path=base or "/")
+    # a link from another site brings no cookie: the session its browser holds stays
+    if read_cookie(request, SESSION_COOKIE) is not None:
+        clear_cookie(request, answer, SESSION_COOKIE)
     return answer
 
 

@@ -24,36 +24,22 @@ from engram.server.inspector._web import (
     Parts,
     Seen,
     back,
+    clear_cookie,
+    read_cookie,
     render,
-    secure,
+    set_cookie,
 )
 
 router = APIRouter()
 Text = Annotated[str, Form(max_length=4096)]
 
 
-def _path(request: Request) -> str:
-    return str(request.scope.get("root_path", "")).rstrip("/") or "/"
-
-
-def _cookie(request: Request, response: Response, name: str, value: str, age: int) -> None:
-    response.set_cookie(
-        name,
-        value,
-        max_age=age,
-        path=_path(request),
-        httponly=True,
-        samesite="strict",
-        secure=secure(request),
-    )
-
-
 def _keep(request: Request, response: Response, parts: Inspector, session: Session) -> None:
-    _cookie(request, response, SESSION_COOKIE, parts.sealer.seal(session), MAX_AGE)
+    set_cookie(request, response, SESSION_COOKIE, parts.sealer.seal(session), MAX_AGE)
 
 
 def _signed_in(request: Request, parts: Inspector) -> bool:
-    session = parts.sealer.open(request.cookies.get(SESSION_COOKIE))
+    session = parts.sealer.open(read_cookie(request, SESSION_COOKIE))
     if session is None:
         return False
     try:
@@ -66,7 +52,7 @@ def _signed_in(request: Request, parts: Inspector) -> bool:
 def _login_page(request: Request, error: str | None, status: int = 200) -> Response:
     token = secrets.token_urlsafe(32)
     page = render(request, "login.html", {"csrf": token, "error": error}, status=status)
-    _cookie(request, page, LOGIN_COOKIE, token, 3600)
+    set_cookie(request, page, LOGIN_COOKIE, token, 3600)
     return page
 
 
@@ -83,7 +69,7 @@ def login(request: Request, parts: Parts, token: Text, csrf: Text) -> Response:
     """Verify the key, then seal it in the session cookie."""
     if not _from_this_origin(request):
         raise CsrfError("the sign-in form was posted from another site: sign in here")
-    if not same_token(request.cookies.get(LOGIN_COOKIE, ""), csrf):
+    if not same_token(read_cookie(request, LOGIN_COOKIE) or "", csrf):
         raise CsrfError("the sign-in form is stale: reload the page")
     try:
         grant = parts.served.authenticator.authenticate(token.strip())
@@ -92,7 +78,7 @@ def login(request: Request, parts: Parts, token: Text, csrf: Text) -> Response:
     request.state.key_id = grant.key_id
     answer = back(request, "/user" if grant.user_id is None else "/")
     _keep(request, answer, parts, Session.start(token.strip()))
-    answer.delete_cookie(LOGIN_COOKIE, path=_path(request))
+    clear_cookie(request, answer, LOGIN_COOKIE)
     return answer
 
 
@@ -108,7 +94,7 @@ def _from_this_origin(request: Request) -> bool:
 def logout(request: Request, who: Acting) -> Response:
     """End the session."""
     answer = back(request, "/login")
-    answer.delete_cookie(SESSION_COOKIE, path=_path(request))
+    clear_cookie(request, answer, SESSION_COOKIE)
     return answer
 
 

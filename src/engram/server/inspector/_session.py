@@ -26,6 +26,9 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 SESSION_COOKIE = "engram_ui"
 LOGIN_COOKIE = "engram_ui_login"
 """The sign-in form's own CSRF token (double-submit: cookie and form field agree)."""
+HOST_PREFIX = "__Host-"
+"""Over https both cookies carry this prefix: a browser takes such a cookie only if it is
+Secure, for ``Path=/`` and without Domain, so a page of another origin cannot plant it."""
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
 MAX_AGE = 8 * 3600

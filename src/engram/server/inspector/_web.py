@@ -18,6 +18,7 @@ from engram.server.auth import Grant
 from engram.server.inspector._session import (
     CSRF_FIELD,
     CSRF_HEADER,
+    HOST_PREFIX,
     SESSION_COOKIE,
     Sealer,
     Session,
@@ -104,7 +105,7 @@ class Viewer:
 def viewer(request: Request) -> Viewer:
     """The signed-in viewer; the key is verified again on every request."""
     parts = inspector(request)
-    session = parts.sealer.open(request.cookies.get(SESSION_COOKIE))
+    session = parts.sealer.open(read_cookie(request, SESSION_COOKIE))
     if session is None:
         raise AuthenticationError("sign in")
     found = parts.served.authenticator.authenticate(session.token)
@@ -156,5 +157,51 @@ def back(request: Request, path: str) -> Response:
 
 
 def secure(request: Request) -> bool:
-    """Whether the page was served over https (cookies are then Secure)."""
+    """Whether the page was served over https: the connection's scheme, or behind a proxy
+    the ``X-Forwarded-Proto`` that uvicorn trusts from ``$FORWARDED_ALLOW_IPS`` (loopback
+    by default)."""
     return request.url.scheme == "https"
+
+
+def cookie_name(request: Request, name: str) -> str:
+    """The inspector cookie ``name`` as this request's scheme spells it: over https
+    ``__Host-<name>`` (Secure, ``Path=/``, no Domain, so no page of another origin can set
+    it), over plain http ``name`` itself, where nothing keeps another port from setting it."""
+    return HOST_PREFIX + name if secure(request) else name
+
+
+def read_cookie(request: Request, name: str) -> str | None:
+    """The cookie ``name`` under the spelling of this request's scheme only: over https a
+    cookie planted under the plain name is not read."""
+    return request.cookies.get(cookie_name(request, name))
+
+
+def set_cookie(request: Request, response: Response, name: str, value: str, age: int) -> None:
+    """Set the inspector cookie ``name``: HttpOnly, SameSite=Strict, for ``age`` seconds."""
+    response.set_cookie(
+        cookie_name(request, name),
+        value,
+        max_age=age,
+        path=_cookie_path(request),
+        httponly=True,
+        samesite="strict",
+        secure=secure(request),
+    )
+
+
+def clear_cookie(request: Request, response: Response, name: str) -> None:
+    """Delete the inspector cookie ``name`` (with the attributes it was set with: a browser
+    ignores a ``__Host-`` cookie header without Secure and ``Path=/``)."""
+    response.delete_cookie(
+        cookie_name(request, name),
+        path=_cookie_path(request),
+        httponly=True,
+        samesite="strict",
+        secure=secure(request),
+    )
+
+
+def _cookie_path(request: Request) -> str:
+    if secure(request):
+        return "/"  # what ``__Host-`` demands
+    return str(request.scope.get("root_path", "")).rstrip("/") or "/"
