@@ -125,6 +125,23 @@ async def test_invalid_and_revoked_keys_are_refused(world: World) -> None:
         assert [type(e) for e in _leaves(refused.value)] == [MCPError]
 
 
+def test_a_credential_sent_twice_is_refused(world: World) -> None:
+    """Two ``Authorization`` headers (another user's key first, or second): neither is
+    used, the request is refused as malformed."""
+    bob = world.key(Principal("acme", "bob"))
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "probe", "version": "1"}}}  # fmt: skip
+    accept = ("Accept", "application/json, text/event-stream")
+    for first, second in ((bob, world.alice), (world.alice, bob), (world.alice, world.alice)):
+        headers = [("Authorization", f"Bearer {first}"), ("Authorization", f"Bearer {second}")]
+        answer = httpx.post(world.url, json=body, headers=[*headers, accept], timeout=30)
+        assert answer.status_code == 400, answer.text
+        assert answer.headers["content-type"] == "application/problem+json"
+        assert answer.json()["title"] == "Bad Request"
+    assert _initialize(world.url, world.alice).status_code == 200
+
+
 def _leaves(error: BaseException) -> list[BaseException]:
     """The errors inside nested exception groups."""
     if isinstance(error, BaseExceptionGroup):

@@ -99,7 +99,7 @@ def test_a_jwks_file_works_too(tmp_path: Path) -> None:
         _token(aud="https://other.example"),
         _token(aud=None),
         _token(iss="https://evil.example"),
-        _token(exp=int(time.time()) - 5),
+        _token(exp=int(time.time()) - 120),  # expired beyond the clock-skew leeway
         _token(exp=None),
         _token(exp=10**20),  # signed, but past any date a datetime holds
         _token(tenant_id=None),
@@ -161,3 +161,110 @@ def test_api_keys_and_jwts_side_by_side(jwks_url: str, tmp_path: Path) -> None:
 def test_unsafe_settings_are_config_errors(changes: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         JWTSettings(**{"audience": AUDIENCE, "jwks_url": "https://idp/jwks", **changes})
+
+
+# -- shared secrets, clock skew and claim types -------------------------------------------
+
+SECRET = "s" * 32
+"""An HS256 secret of the least length RFC 7518 allows (the hash size: 32 bytes)."""
+
+
+@pytest.mark.parametrize(
+    ("key", "algorithms"),
+    [
+        ("", ("HS256",)),
+        ("abc", ("HS256",)),
+        ("s" * 31, ("HS256",)),
+        ("é" * 15, ("HS256",)),  # 30 bytes: counted in bytes, not characters
+        ("s" * 32, ("HS384",)),  # HS384 needs 48 bytes
+        ("s" * 63, ("HS256", "HS512")),  # the longest hash of those allowed decides
+    ],
+)
+def test_a_short_or_empty_shared_secret_is_a_config_error(
+    key: str, algorithms: tuple[str, ...]
+) -> None:
+    with pytest.raises(ConfigError, match="shared secret"):
+        JWTSettings(audience=AUDIENCE, key=key, algorithms=algorithms)
+
+
+def test_a_secret_of_the_hash_size_is_accepted() -> None:
+    for key, algorithm in ((SECRET, "HS256"), ("s" * 48, "HS384"), ("s" * 64, "HS512")):
+        settings = JWTSettings(audience=AUDIENCE, key=key, algorithms=(algorithm,))
+        grant = open_authenticator(jwt=settings).authenticate(
+            _token(key=key, alg=algorithm, iss=None)
+        )
+        assert grant.user_id == "alice"
+
+
+def _hs(**claims: Any) -> str:
+    return _token(key=SECRET, alg="HS256", iss=None, **claims)
+
+
+def _verify(token: str, **changes: Any) -> str | None:
+    settings = JWTSettings(audience=AUDIENCE, key=SECRET, algorithms=("HS256",), **changes)
+    return open_authenticator(jwt=settings).authenticate(token).user_id
+
+
+def test_clocks_a_few_seconds_apart_are_tolerated_by_default() -> None:
+    assert JWTSettings(audience=AUDIENCE, key=SECRET, algorithms=("HS256",)).leeway_seconds == 30
+    soon = int(time.time()) + 2
+    assert _verify(_hs(iat=soon, nbf=soon)) == "alice"
+    assert _verify(_hs(exp=int(time.time()) - 2)) == "alice"  # just expired, by the IdP's clock
+    with pytest.raises(AuthenticationError):
+        _verify(_hs(nbf=int(time.time()) + 120))  # beyond the leeway
+    with pytest.raises(AuthenticationError):
+        _verify(_hs(exp=int(time.time()) - 120))
+    with pytest.raises(AuthenticationError):
+        _verify(_hs(nbf=soon), leeway_seconds=0)
+
+
+@pytest.mark.parametrize("leeway", [-1, 301, float("nan"), float("inf")])
+def test_a_leeway_out_of_bounds_is_a_config_error(leeway: float) -> None:
+    with pytest.raises(ConfigError, match="leeway"):
+        JWTSettings(audience=AUDIENCE, key=SECRET, algorithms=("HS256",), leeway_seconds=leeway)
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"exp": "9999999999"},  # PyJWT would take int("9999999999")
+        {"exp": True},
+        {"exp": [4102444800]},
+        {"nbf": "0"},
+        {"iat": "0"},
+        {"iat": False},
+        {"nbf": None, "iat": {"t": 0}},
+    ],
+    ids=repr,
+)
+def test_time_claims_must_be_json_numbers(claims: dict[str, Any]) -> None:
+    token = jwt.encode(
+        {"aud": AUDIENCE, "exp": int(time.time()) + 300, "sub": "alice", "tenant_id": "acme",
+         **{k: v for k, v in claims.items() if v is not None}},
+        SECRET,
+        algorithm="HS256",
+    )  # fmt: skip
+    with pytest.raises(AuthenticationError) as caught:
+        _verify(token)
+    assert str(caught.value) == REFUSED
+    assert _verify(_hs(iat=int(time.time()), nbf=float(int(time.time())))) == "alice"
+
+
+@pytest.mark.parametrize("command", ["serve", "mcp"])
+def test_the_cli_leeway_has_the_librarys_default_and_bound(command: str) -> None:
+    import dataclasses
+
+    import click
+
+    from engram.cli import main
+
+    found = main.get_command(click.Context(main), command)
+    assert found is not None
+    option = {o.name: o for o in found.params}["jwt_leeway"]
+    default = {f.name: f.default for f in dataclasses.fields(JWTSettings)}["leeway_seconds"]
+    assert option.default == default == 30
+    assert isinstance(option.type, click.FloatRange) and option.type.max is not None
+    settings = {"audience": AUDIENCE, "key": SECRET, "algorithms": ("HS256",)}
+    assert JWTSettings(**settings, leeway_seconds=option.type.max).leeway_seconds == 300
+    with pytest.raises(ConfigError):
+        JWTSettings(**settings, leeway_seconds=option.type.max + 0.5)

@@ -207,3 +207,37 @@ def test_a_body_larger_than_the_server_reads_is_refused_before_it_is_read(
             assert answer.json()["type"].endswith("too-large")
     with server.client(good) as client:
         assert "rooibos" in client.get("/v1/facts").text
+
+
+def test_a_credential_or_user_header_sent_twice_is_refused(served: tuple[Server, Path]) -> None:
+    """Two ``Authorization`` (or ``X-Engram-User``) headers: which one a proxy, a log or
+    the server reads is anyone's guess, so no one is served (the first used to win)."""
+    server, home = served
+    keyring = open_keyring(home=home)
+    alice = keyring.create("acme", user_id="alice").token
+    carol = keyring.create("beta", user_id="carol", scopes=["read", "write"]).token
+    tenant = keyring.create("acme", scopes=["read"]).token
+    with server.client(carol) as client:
+        marker = client.post("/v1/memories", json={"observation": "Carol hides wombat-9013"})
+        assert marker.status_code == 201
+    twice: list[list[tuple[str, str]]] = [
+        [("Authorization", f"Bearer {carol}"), ("Authorization", f"Bearer {alice}")],
+        [("Authorization", f"Bearer {alice}"), ("Authorization", f"Bearer {carol}")],
+        [("Authorization", f"Bearer {alice}"), ("authorization", f"Bearer {alice}")],
+        [("Authorization", f"Bearer {tenant}"), ("X-Engram-User", "bob"),
+         ("X-Engram-User", "alice")],
+        [("Authorization", f"Bearer {tenant}"), ("X-Engram-User", "alice"),
+         ("x-engram-user", "alice")],
+        [("Authorization", f"Bearer {alice}"), ("Authorization", "")],
+    ]  # fmt: skip
+    for headers in twice:
+        for path in ("/v1/facts", "/mcp", "/v1/nowhere"):
+            answer = httpx.get(server.url + path, headers=headers)
+            assert answer.status_code == 400, (path, headers, answer.text)
+            assert answer.headers["content-type"] == "application/problem+json"
+            problem = answer.json()
+            assert problem["title"] == "Bad Request" and problem["status"] == 400
+            assert problem["type"].endswith("/duplicate-header")
+            assert "wombat" not in answer.text and "rooibos" not in answer.text
+    with server.client(alice) as client:  # one of each is served as before
+        assert "rooibos" in client.get("/v1/facts", headers={"X-Engram-User": "alice"}).text

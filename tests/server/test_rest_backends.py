@@ -1,8 +1,11 @@
-"""``engram serve`` on PostgreSQL, and with JWTs from a JWKS file, as real processes."""
+"""``engram serve`` on PostgreSQL, and with JWTs from a JWKS file or a shared-secret file,
+as real processes."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -107,3 +110,63 @@ def test_serve_accepts_jwts_from_a_jwks_file(tmp_path: Path) -> None:
     finally:
         server.stop()
     assert not any("dawn" in line for line in server.errors)
+
+
+SHARED = "a-shared-secret-of-at-least-32-bytes-0123"
+
+
+def test_serve_reads_a_shared_secret_file_as_echo_wrote_it(tmp_path: Path) -> None:
+    """``echo secret > file`` ends the file with a newline, which is no part of the secret;
+    tokens from clocks a few seconds ahead pass; an ``exp`` that is a string does not."""
+    secret = tmp_path / "hs.secret"
+    secret.write_text(f"  {SHARED}\n\n")
+    home = tmp_path / ".engram"
+    Memory.open(home).close()
+    args = ["--home", str(home), "--embedder", "hash", "--jwt-key-file", str(secret),
+            "--jwt-algorithm", "HS256", "--jwt-audience", "engram-test"]  # fmt: skip
+    server = start(args, cwd=tmp_path)
+
+    def token(**claims: object) -> str:
+        body = {"aud": "engram-test", "exp": int(time.time()) + 300, "sub": "alice",
+                "tenant_id": "acme", "scope": "read", **claims}  # fmt: skip
+        return jwt.encode(body, SHARED, algorithm="HS256")
+
+    try:
+        ahead = int(time.time()) + 2
+        for good in (token(), token(iat=ahead, nbf=ahead)):
+            with server.client(good) as client:
+                assert client.get("/v1/facts").status_code == 200
+        for bad in (token(exp="9999999999"), token(iat="0")):
+            with server.client(bad) as client:
+                assert client.get("/v1/facts").status_code == 401
+    finally:
+        server.stop()
+
+
+def _refused(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    home = tmp_path / ".engram"
+    Memory.open(home).close()
+    argv = [sys.executable, "-m", "engram", *args, "--home", str(home), "--port", "0"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "engram serving on" not in done.stdout, done
+    return done
+
+
+@pytest.mark.parametrize("command", [["serve"], ["mcp", "--http"]], ids=" ".join)
+def test_a_short_secret_file_or_a_wild_leeway_stops_the_command(
+    tmp_path: Path, command: list[str]
+) -> None:
+    short = tmp_path / "short.secret"
+    short.write_text("abc\n")
+    jwt_args = ["--jwt-algorithm", "HS256", "--jwt-audience", "a"]
+    done = _refused(tmp_path, *command, "--jwt-key-file", str(short), *jwt_args)
+    assert "shared secret" in done.stderr and "32 bytes" in done.stderr
+    blank = tmp_path / "blank.secret"
+    blank.write_text("\n")
+    done = _refused(tmp_path, *command, "--jwt-key-file", str(blank), *jwt_args)
+    assert "shared secret" in done.stderr
+    good = tmp_path / "good.secret"
+    good.write_text(SHARED)
+    done = _refused(tmp_path, *command, "--jwt-key-file", str(good), *jwt_args,
+                    "--jwt-leeway", "301")  # fmt: skip
+    assert done.returncode == 2 and "--jwt-leeway" in done.stderr

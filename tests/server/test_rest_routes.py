@@ -248,3 +248,29 @@ def test_front_matter_a_reader_cannot_take_cheaply_is_invalid_input(alice: httpx
         body = {"path": "/memories/bad.md", "file_text": f"---\n{front}\n---\nhi\n"}
         answer = alice.post("/v1/documents/create", json=body)
         assert answer.status_code == 422, answer.text
+
+
+def test_message_ids_and_tags_are_bounded_like_the_other_ids(alice: httpx.Client) -> None:
+    """64 message ids of 200 KB each were stored on one fact (and recall took seconds):
+    each id, and each tag, is at most 256 characters, as a thread id."""
+    base = {"observation": "Alice keeps her tandem-7731 in the garage downstairs"}
+    refused = [
+        {**base, "message_ids": ["m" * 257]},
+        {**base, "message_ids": ["m" * 200_000 + str(i) for i in range(64)]},
+        {**base, "message_ids": [f"m{i}" for i in range(65)]},
+        {**base, "tags": ["t" * 257]},
+    ]
+    for body in refused:
+        answer = alice.post("/v1/memories", json=body)
+        assert answer.status_code == 422, answer.text[:200]
+        batch = alice.post("/v1/memories:batch", json={"items": [body]})
+        assert batch.status_code == 422, batch.text[:200]
+    assert "tandem-7731" not in alice.get("/v1/facts").text
+    ids = [f"{i:03d}" + "m" * 253 for i in range(64)]
+    stored = alice.post(
+        "/v1/memories", json={**base, "message_ids": ids, "tags": ["fact", "t" * 256]}
+    )
+    assert stored.status_code == 201, stored.text[:200]
+    fact = alice.get(f"/v1/facts/{stored.json()['key']}").json()
+    assert fact["provenance"]["message_ids"] == ids
+    alice.delete(f"/v1/facts/{stored.json()['key']}")

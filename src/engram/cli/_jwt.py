@@ -15,6 +15,9 @@ import click
 from engram.errors import ConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
+LEEWAY_SECONDS = 30.0
+"""The default of ``--jwt-leeway``: :class:`~engram.server.auth.JWTSettings`'s own."""
+MAX_LEEWAY_SECONDS = 300.0
 
 _OPTIONS = (
     click.option("--jwt-jwks-url", default=None, help="Accept JWTs signed by this JWKS."),
@@ -22,7 +25,7 @@ _OPTIONS = (
         "--jwt-key-file",
         type=click.Path(path_type=Path, dir_okay=False, exists=True),
         default=None,
-        help="Accept JWTs verified by this PEM key (or HS256 secret).",
+        help="Accept JWTs verified by this PEM key (or HS256 secret), whitespace stripped.",
     ),
     click.option("--jwt-audience", default=None, help="The audience JWTs must name."),
     click.option("--jwt-issuer", default=None, help="The issuer JWTs must name."),
@@ -35,6 +38,13 @@ _OPTIONS = (
         help="Claim naming the user; '' for tenant-level tokens.",
     ),
     click.option("--jwt-scope-claim", default="scope", show_default=True),
+    click.option(
+        "--jwt-leeway",
+        type=click.FloatRange(0, MAX_LEEWAY_SECONDS),
+        default=LEEWAY_SECONDS,
+        show_default=True,
+        help="Seconds of clock skew allowed on exp, nbf and iat.",
+    ),
 )
 
 
@@ -62,6 +72,7 @@ def jwt_settings(
     jwt_tenant_claim: str,
     jwt_user_claim: str,
     jwt_scope_claim: str,
+    jwt_leeway: float,
 ) -> dict[str, object] | None:
     """The JWT settings the options give, or ``None`` without a JWKS URL or key file."""
     if jwt_jwks_url is None and jwt_key_file is None:
@@ -72,9 +83,16 @@ def jwt_settings(
         "audience": jwt_audience,
         "jwks_url": jwt_jwks_url,
         "issuer": jwt_issuer,
-        "key": jwt_key_file.read_text(encoding="utf-8") if jwt_key_file else None,
+        "key": _key_text(jwt_key_file) if jwt_key_file else None,
         "algorithms": list(jwt_algorithms) or None,
         "tenant_claim": jwt_tenant_claim,
         "user_claim": jwt_user_claim or None,
         "scope_claim": jwt_scope_claim,
+        "leeway_seconds": jwt_leeway,
     }
+
+
+def _key_text(path: Path) -> str:
+    """The key in ``path`` without the whitespace around it (``echo secret > file`` ends
+    the file with a newline, which is no part of the secret)."""
+    return path.read_text(encoding="utf-8").strip()

@@ -61,6 +61,7 @@ def serve_cmd(
     if url is None:
         home = existing_home(home or DEFAULT_HOME)
     config = ServeConfig(str(home) if home else None, url, embedder, jwt, sweep_seconds)
+    config.jwt_settings()  # a JWT setting the server would refuse stops it before it binds
     serve(config, host=host, port=port, workers=workers, announce=_announce)
 
 

@@ -3,6 +3,7 @@ resource-server model, with claims mapped to the tenant, the user and the scopes
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,12 @@ from engram.errors import AuthenticationError, ConfigError, InvalidInputError
 from engram.server.keys import REFUSED, SCOPES
 
 _ASYMMETRIC = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA")
+_HMAC_BYTES = {"HS256": 32, "HS384": 48, "HS512": 64}
+"""The least length of a shared secret per algorithm: its hash size (RFC 7518, 3.2)."""
+LEEWAY_SECONDS = 30.0
+"""How far apart the issuer's clock and this server's may be (``exp``, ``nbf``, ``iat``)."""
+MAX_LEEWAY_SECONDS = 300.0
+_TIMES = ("exp", "nbf", "iat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +36,9 @@ class JWTSettings:
     ``issuer`` is checked when given. The tenant comes from ``tenant_claim``, the user
     from ``user_claim`` (``None``: tokens are tenant-level and name the user per request),
     the scopes from ``scope_claim`` (a space-separated string or a list; unknown scopes
-    are ignored). ``exp`` is required.
+    are ignored). ``exp`` is required; ``exp``, ``nbf`` and ``iat`` must be JSON numbers,
+    and are checked with ``leeway_seconds`` of clock skew (0 to 300). A shared secret is
+    at least as long as its algorithm's hash (32 bytes for ``HS256``).
     """
 
     audience: str
@@ -40,7 +49,7 @@ class JWTSettings:
     tenant_claim: str = "tenant_id"
     user_claim: str | None = "sub"
     scope_claim: str = "scope"
-    leeway_seconds: float = 0.0
+    leeway_seconds: float = LEEWAY_SECONDS
 
     def __post_init__(self) -> None:
         if (self.jwks_url is None) == (self.key is None):
@@ -51,6 +60,20 @@ class JWTSettings:
             raise ConfigError("a JWKS verifies asymmetric algorithms only (RS*, PS*, ES*, EdDSA)")
         if not self.audience:
             raise ConfigError("JWT settings need the audience this server accepts")
+        if not 0 <= self.leeway_seconds <= MAX_LEEWAY_SECONDS:  # (NaN fails both)
+            raise ConfigError(f"the JWT leeway is 0 to {MAX_LEEWAY_SECONDS:g} seconds")
+        _check_secret(self.key, self.algorithms)
+
+
+def _check_secret(key: str | None, algorithms: tuple[str, ...]) -> None:
+    """A shared secret at least as long as the hash of every HMAC algorithm allowed."""
+    least = max((_HMAC_BYTES.get(a, 0) for a in algorithms), default=0)
+    if key is not None and least and len(key.encode("utf-8")) < least:
+        raise ConfigError(
+            f"the JWT shared secret is {len(key.encode('utf-8'))} bytes; "
+            f"{'/'.join(a for a in algorithms if a in _HMAC_BYTES)} needs at least "
+            f"{least} bytes (RFC 7518, 3.2): use a long random secret"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +98,18 @@ def _file_key(path: Path, kid: object) -> Any:
         if key.key_id == kid:
             return key.key
     raise jwt.PyJWKClientError("no JWKS key matches the token's kid")
+
+
+def _numeric_times(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload``, whose ``exp``, ``nbf`` and ``iat`` are JSON numbers (PyJWT takes the
+    string ``"9999999999"`` through ``int()``); else :class:`jwt.InvalidTokenError`."""
+    for name in _TIMES:
+        value = payload.get(name, 0.0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise jwt.InvalidTokenError(f"the {name} claim is not a number")
+        if not math.isfinite(value):
+            raise jwt.InvalidTokenError(f"the {name} claim is not finite")
+    return payload
 
 
 class JWTVerifier:
@@ -107,7 +142,7 @@ class JWTVerifier:
                 leeway=s.leeway_seconds,
                 options={"require": ["exp", "aud"] + (["iss"] if s.issuer else [])},
             )
-            return self._map(payload)
+            return self._map(_numeric_times(payload))
         except (jwt.PyJWTError, InvalidInputError, TypeError, ValueError, OverflowError) as exc:
             raise AuthenticationError(REFUSED) from exc  # (an "exp" past any date: Overflow)
 

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from engram._principal import Principal
 from engram.errors import NotFoundError
+from engram.server import _models as m
 from engram.server._mcp_access import ToolScope
 from engram.server._mcp_tools import (
     ERASES,
@@ -33,7 +34,10 @@ from engram.stores.documents.paths import split_path
 from engram.stores.documents.review import in_review
 from engram.tools import ROOT, DocumentGuard, MemoryTool
 
-Path = Annotated[str, Field(description=f"A path under {ROOT}, e.g. {ROOT}/notes.md")]
+Path = Annotated[
+    str, Field(max_length=m.PATH, description=f"A path under {ROOT}, e.g. {ROOT}/notes.md")
+]
+Text = Annotated[str, Field(max_length=m.TEXT)]
 
 
 def _tool(service: Service, command: Callable[[MemoryTool], str]) -> Callable[[Principal], str]:
@@ -72,7 +76,7 @@ class DocumentTools:
     async def memory_create(
         self,
         path: Path,
-        file_text: Annotated[str, Field(description="The new file's content")],
+        file_text: Annotated[Text, Field(description="The new file's content")],
     ) -> str:
         """Create a new memory file (an existing one is never overwritten). Needs the
         write scope."""
@@ -81,8 +85,10 @@ class DocumentTools:
     async def memory_str_replace(
         self,
         path: Path,
-        old_str: Annotated[str, Field(description="Text that occurs exactly once in the file")],
-        new_str: Annotated[str, Field(description="Its replacement")],
+        old_str: Annotated[
+            Text, Field(min_length=1, description="Text that occurs exactly once in the file")
+        ],
+        new_str: Annotated[Text, Field(description="Its replacement")],
     ) -> str:
         """Replace the one occurrence of old_str in a memory file. Needs the write scope."""
         return await self._run("write", lambda t: t.str_replace(path, old_str, new_str))
@@ -90,8 +96,10 @@ class DocumentTools:
     async def memory_insert(
         self,
         path: Path,
-        insert_line: Annotated[int, Field(ge=0, description="Insert after this line (0: top)")],
-        insert_text: Annotated[str, Field(description="The text to insert")],
+        insert_line: Annotated[
+            int, Field(ge=0, le=m.LINES, description="Insert after this line (0: top)")
+        ],
+        insert_text: Annotated[Text, Field(description="The text to insert")],
     ) -> str:
         """Insert text after a line of a memory file. Needs the write scope."""
         return await self._run("write", lambda t: t.insert(path, insert_line, insert_text))
@@ -103,8 +111,8 @@ class DocumentTools:
 
     async def memory_rename(
         self,
-        old_path: Annotated[str, Field(description=f"The current path under {ROOT}")],
-        new_path: Annotated[str, Field(description=f"The new path under {ROOT} (must not exist)")],
+        old_path: Annotated[Path, Field(description=f"The current path under {ROOT}")],
+        new_path: Annotated[Path, Field(description=f"The new path under {ROOT} (must not exist)")],
     ) -> str:
         """Rename or move a memory file or directory. Needs the write scope."""
         return await self._run("write", lambda t: t.rename(old_path, new_path))

@@ -13,13 +13,14 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field, StrictBool
 
 from engram._principal import Principal, tenant_scope
 from engram.errors import EngramError
 from engram.memory import DEFAULT_BUDGET, ErasureReport, Memory
 from engram.policy import RenderItem, render_untrusted
 from engram.recall import DEFAULT_MIN_SCORE
+from engram.server import _models as m
 from engram.server._mcp_access import Access, ToolScope
 from engram.server.erasure import erase_user
 from engram.stores.audit import ErasureLog
@@ -153,19 +154,32 @@ def render_facts(records: list[MemoryRecord], empty: str) -> str:
 
 
 # -- tools ---------------------------------------------------------------------------
+# Every argument has the bounds of its REST counterpart (engram.server._models), and a
+# flag is a JSON boolean: never "on", "yes" or 1 coerced into one.
 
-Observation = Annotated[str, Field(description="The fact, in one sentence, about the user")]
+Observation = Annotated[
+    str,
+    Field(min_length=1, max_length=m.TEXT, description="The fact, in one sentence, about the user"),
+]
 Slot = Annotated[
     str | None,
-    Field(description="What the fact is about (e.g. risk_tolerance): a new value supersedes"),
+    Field(
+        min_length=1,
+        max_length=m.ID,
+        description="What the fact is about (e.g. risk_tolerance): a new value supersedes",
+    ),
 ]
 Tags = Annotated[
-    list[str] | None,
-    Field(description="Tags (default: fact); profile, preference and constraint facts "
-          "lead every recall"),
+    list[m.Id] | None,
+    Field(
+        max_length=m.TAGS,
+        description="Tags (default: fact); profile, preference and "
+        "constraint facts lead every recall",
+    ),
 ]
-ThreadId = Annotated[str, Field(description="A thread id (from thread_list)")]
-CheckpointId = Annotated[str, Field(description="A checkpoint id (from thread_history)")]
+OptionalId = Annotated[str | None, Field(min_length=1, max_length=m.ID)]
+ThreadId = Annotated[m.Id, Field(description="A thread id (from thread_list)")]
+CheckpointId = Annotated[m.Id, Field(description="A checkpoint id (from thread_history)")]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -184,7 +198,7 @@ class FactTools:
         observation: Observation,
         slot: Slot = None,
         tags: Tags = None,
-        thread_id: Annotated[str | None, Field(description="Provenance: the thread")] = None,
+        thread_id: Annotated[OptionalId, Field(description="Provenance: the thread")] = None,
     ) -> Remembered:
         """Remember a fact about the user in long-term memory, through the write policy
         (personal data redacted, duplicates merged, instruction-like text held for
@@ -211,24 +225,31 @@ class FactTools:
 
     async def recall(
         self,
-        query: Annotated[str, Field(description="What to recall (the task at hand)")],
+        query: Annotated[
+            str, Field(max_length=m.TEXT, description="What to recall (the task at hand)")
+        ],
         budget_tokens: Annotated[
-            int, Field(ge=1, le=100_000, description="Most tokens the block may take")
+            int, Field(ge=1, le=m.BUDGET, description="Most tokens the block may take")
         ] = DEFAULT_BUDGET,
         as_of: Annotated[
             AwareDatetime | None,
             Field(description="ISO 8601 time with zone: what was true then (default now)"),
         ] = None,
-        k: Annotated[int, Field(ge=1, le=100, description="Facts to consider")] = 8,
+        k: Annotated[int, Field(ge=1, le=m.TOP_K, description="Facts to consider")] = 8,
         include_profile: Annotated[
-            bool | None,
-            Field(description="true: every profile fact; false: none; "
-                  "null: those the query is about"),
+            StrictBool | None,
+            Field(
+                description="true: every profile fact; false: none; null: those the query is about"
+            ),
         ] = None,
         min_score: Annotated[
             float,
-            Field(ge=0.0, le=1.0, description="Leave out memories whose calibrated "
-                  "relevance is below this (0: keep all)"),
+            Field(
+                ge=0.0,
+                le=1.0,
+                description="Leave out memories whose calibrated "
+                "relevance is below this (0: keep all)",
+            ),
         ] = DEFAULT_MIN_SCORE,
     ) -> str:
         """Recall what is known about the user for a task: profile facts, then matching
@@ -237,8 +258,13 @@ class FactTools:
         block = await self.service.run(
             "read",
             lambda p: self.memory.recall(
-                p, query, budget_tokens, k=k, as_of=as_of,
-                include_profile=include_profile, min_score=min_score,
+                p,
+                query,
+                budget_tokens,
+                k=k,
+                as_of=as_of,
+                include_profile=include_profile,
+                min_score=min_score,
             ),
         )
         footer = f"-- {block.tokens_used}/{block.budget_tokens} tokens, {block.dropped} left out"
@@ -247,11 +273,15 @@ class FactTools:
     async def forget(
         self,
         keys: Annotated[
-            list[str] | None,
-            Field(min_length=1, description="Keys of the facts to erase (from recall)"),
+            list[m.Id] | None,
+            Field(
+                min_length=1,
+                max_length=m.KEYS,
+                description="Keys of the facts to erase (from recall)",
+            ),
         ] = None,
         everything: Annotated[
-            bool,
+            StrictBool,
             Field(description="Erase everything about the user: facts, documents, threads"),
         ] = False,
     ) -> dict[str, Any]:
@@ -268,7 +298,7 @@ class FactTools:
     async def list_facts(
         self,
         include_history: Annotated[
-            bool, Field(description="Also superseded and expired versions")
+            StrictBool, Field(description="Also superseded and expired versions")
         ] = False,
     ) -> str:
         """List the user's long-term facts (current ones by default) as data blocks with
@@ -280,7 +310,7 @@ class FactTools:
 
     async def fact_history(
         self,
-        key: Annotated[str, Field(description="The fact's key")],
+        key: Annotated[m.Id, Field(description="The fact's key")],
     ) -> str:
         """Every version of one fact, oldest first, as data blocks. Needs the read scope."""
         found = await self.service.run("read", lambda p: self.memory.history(p, key))
@@ -309,8 +339,9 @@ def _in_tenant(memory: Memory, work: Callable[[Threads, Principal], R]) -> Calla
     return run
 
 
-def _history(threads: Threads, principal: Principal, thread_id: str, limit: int | None
-             ) -> ThreadHistory:
+def _history(
+    threads: Threads, principal: Principal, thread_id: str, limit: int | None
+) -> ThreadHistory:
     threads.get(thread_id, None, principal)  # an unknown thread is an error, not []
     found = threads.history(thread_id, principal, limit)
     return ThreadHistory(
@@ -383,7 +414,7 @@ class ThreadTools:
         thread_id: ThreadId,
         from_checkpoint: CheckpointId,
         to_checkpoint: Annotated[
-            str | None, Field(description="A later checkpoint id (default: the latest)")
+            OptionalId, Field(description="A later checkpoint id (default: the latest)")
         ] = None,
     ) -> str:
         """What changed in a thread's state between two checkpoints, channel by channel,
@@ -396,7 +427,7 @@ class ThreadTools:
         thread_id: ThreadId,
         checkpoint_id: CheckpointId,
         new_thread_id: Annotated[
-            str | None, Field(description="Id of the new thread (default: generated)")
+            OptionalId, Field(description="Id of the new thread (default: generated)")
         ] = None,
     ) -> Forked:
         """Start a new thread from any checkpoint of one of the user's threads; the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,9 +16,24 @@ from engram.stores.documents import DocumentInfo, SearchHit
 from engram.stores.hot import CheckpointInfo, ForkResult, PruneReport, StateDiff, ThreadInfo
 
 T = TypeVar("T")
+# The bounds of the arguments the REST routes and the MCP tools share (the same names).
 TEXT = 100_000
 """The longest text a request may carry (characters)."""
 ID = 256
+"""The longest id (a fact's key, slot, tag, thread, checkpoint or message id)."""
+PATH = 1024
+"""The longest document path."""
+TAGS = 32
+MESSAGE_IDS = 64
+KEYS = 1000
+"""The most fact keys one forget names."""
+BUDGET = 200_000
+"""The largest token budget of a recall."""
+TOP_K = 100
+"""The most facts a recall considers."""
+LINES = 10_000_000
+"""The largest line number an insert names."""
+Id = Annotated[str, Field(min_length=1, max_length=ID)]
 
 
 class Body(BaseModel):
@@ -51,12 +66,12 @@ class Problem(BaseModel):
 class RememberIn(Body):
     observation: str = Field(min_length=1, max_length=TEXT)
     slot: str | None = Field(default=None, min_length=1, max_length=ID)
-    tags: list[str] = Field(default_factory=lambda: ["fact"], max_length=32)
+    tags: list[Id] = Field(default_factory=lambda: ["fact"], max_length=TAGS)
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     ttl_seconds: float | None = Field(default=None, gt=0, le=10 * 365 * 86400)
     thread_id: str | None = Field(default=None, min_length=1, max_length=ID)
     checkpoint_id: str | None = Field(default=None, min_length=1, max_length=ID)
-    message_ids: list[str] = Field(default_factory=list, max_length=64)
+    message_ids: list[Id] = Field(default_factory=list, max_length=MESSAGE_IDS)
 
 
 class RememberManyIn(Body):
@@ -85,8 +100,8 @@ class RememberManyOut(BaseModel):
 
 class RecallIn(Body):
     query: str = Field(max_length=TEXT)
-    budget_tokens: int = Field(default=1000, ge=1, le=200_000)
-    k: int = Field(default=8, ge=1, le=100)
+    budget_tokens: int = Field(default=1000, ge=1, le=BUDGET)
+    k: int = Field(default=8, ge=1, le=TOP_K)
     passages: int = Field(default=4, ge=0, le=50)
     as_of: datetime | None = None
     include_profile: bool | None = Field(
@@ -138,8 +153,8 @@ class RecallOut(BaseModel):
 
 
 class ForgetIn(Body):
-    keys: list[str] | None = Field(
-        default=None, max_length=1000, description="Only these facts; omitted: everything."
+    keys: list[Id] | None = Field(
+        default=None, max_length=KEYS, description="Only these facts; omitted: everything."
     )
 
 
@@ -262,34 +277,34 @@ class SearchHitOut(BaseModel):
 
 
 class ViewIn(Body):
-    path: str = Field(max_length=1024)
+    path: str = Field(max_length=PATH)
     view_range: list[int] | None = Field(default=None, min_length=2, max_length=2)
 
 
 class CreateIn(Body):
-    path: str = Field(max_length=1024)
+    path: str = Field(max_length=PATH)
     file_text: str = Field(max_length=TEXT)
 
 
 class StrReplaceIn(Body):
-    path: str = Field(max_length=1024)
+    path: str = Field(max_length=PATH)
     old_str: str = Field(min_length=1, max_length=TEXT)
     new_str: str = Field(max_length=TEXT)
 
 
 class InsertIn(Body):
-    path: str = Field(max_length=1024)
-    insert_line: int = Field(ge=0, le=10_000_000)
+    path: str = Field(max_length=PATH)
+    insert_line: int = Field(ge=0, le=LINES)
     insert_text: str = Field(max_length=TEXT)
 
 
 class DeleteIn(Body):
-    path: str = Field(max_length=1024)
+    path: str = Field(max_length=PATH)
 
 
 class RenameIn(Body):
-    old_path: str = Field(max_length=1024)
-    new_path: str = Field(max_length=1024)
+    old_path: str = Field(max_length=PATH)
+    new_path: str = Field(max_length=PATH)
 
 
 class ToolOut(BaseModel):

@@ -7,7 +7,9 @@ what exists; a 5xx carries none of the error's text.
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -30,6 +32,7 @@ from engram.errors import (
     SerializationError,
     StaleWriteError,
 )
+from engram.server._models import Problem
 from engram.server.auth import FORBIDDEN
 from engram.server.keys import REFUSED
 
@@ -52,9 +55,11 @@ STATUS: tuple[tuple[type[EngramError], int, str], ...] = (
 """Most specific first: (error class, HTTP status, problem type slug)."""
 TYPE_BASE = "https://engram.dev/problems/"
 TITLES = {
+    400: "Bad Request",
     401: "Unauthorized",
     403: "Forbidden",
     404: "Not Found",
+    405: "Method Not Allowed",
     409: "Conflict",
     413: "Content Too Large",
     422: "Unprocessable Content",
@@ -64,6 +69,22 @@ TITLES = {
     503: "Service Unavailable",
     504: "Gateway Timeout",
 }
+WHEN = {
+    400: "A malformed request (its credential or X-Engram-User header sent twice)",
+    401: "No valid credential",
+    403: "The credential lacks the scope, or names another user",
+    404: "Not found (or another user's)",
+    409: "A conflict: an id already taken, or a write another writer overtook",
+    413: "A request body larger than the server reads",
+    422: "Invalid input (or a write the policy refused)",
+    500: "The server could not complete the request",
+    501: "Not served by this server's tiers",
+    502: "The embedding service failed",
+    503: "A tier is unreachable",
+    504: "The embedding service timed out",
+}
+"""What each status a route documents means, as its OpenAPI description says."""
+PROBLEM_REF = "#/components/schemas/Problem"
 _log = logging.getLogger("engram.server")
 
 
@@ -136,9 +157,38 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 
 def install(app: FastAPI) -> None:
-    """Map every error to a problem-details answer."""
+    """Map every error to a problem-details answer, and document them so."""
     app.add_exception_handler(EngramError, _engram)
     app.add_exception_handler(UnicodeError, _unicode)
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(HTTPException, _http)
     app.add_exception_handler(Exception, _unexpected)
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            as_problems(build())
+        return app.openapi_schema  # type: ignore[return-value]
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI entries of the problem answers a route gives (``responses=`` of a route
+    or router): :func:`as_problems` gives them their content."""
+    return {status: {"description": WHEN[status]} for status in statuses}
+
+
+def as_problems(document: dict[str, Any]) -> None:
+    """Make every 4xx and 5xx answer of an OpenAPI ``document`` what the handlers send:
+    ``application/problem+json`` with the :class:`Problem` schema."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            for code, answer in operation.get("responses", {}).items():
+                if code[:1] in ("4", "5"):
+                    answer["content"] = {MEDIA_TYPE: {"schema": {"$ref": PROBLEM_REF}}}
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Problem"] = Problem.model_json_schema()
+    if "/HTTPValidationError" not in json.dumps(document.get("paths", {})):
+        schemas.pop("HTTPValidationError", None)  # FastAPI's own 422 body, never sent
+        schemas.pop("ValidationError", None)

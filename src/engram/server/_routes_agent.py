@@ -17,6 +17,7 @@ from engram._principal import Principal
 from engram.agent import MarketAnalyst, ThreadStatus, analyst_over
 from engram.server import _models as m
 from engram.server._deps import Layer, Reader, ServerState, Writer
+from engram.server._problems import responses as problems
 
 router = APIRouter(prefix="/v1/agent/runs", tags=["agent"])
 ThreadId = Path(min_length=1, max_length=128)
@@ -66,20 +67,20 @@ def _analyst(layer: ServerState) -> MarketAnalyst:
     return found
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, responses=problems(409, 501, 502, 504))
 def run(body: RunIn, who: Writer, layer: Layer) -> StatusOut:
     """Start a thread on ``request``; it stops before publishing, awaiting approval."""
     status = _analyst(layer).run(who, body.request, thread_id=body.thread_id)
     return StatusOut.of(status)
 
 
-@router.get("/{thread_id}")
+@router.get("/{thread_id}", responses=problems(404, 501))
 def status(who: Reader, layer: Layer, thread_id: str = ThreadId) -> StatusOut:
     """Where a thread stands (its draft and draft hash while awaiting approval)."""
     return StatusOut.of(_analyst(layer).status(who, thread_id))
 
 
-@router.post("/{thread_id}/approve")
+@router.post("/{thread_id}/approve", responses=problems(404, 409, 501, 502, 504))
 def approve(body: ApproveIn, who: Writer, layer: Layer, thread_id: str = ThreadId) -> StatusOut:
     """Approve the draft whose hash (or a prefix of 8+) you reviewed, and publish it."""
     analyst = _analyst(layer)
@@ -90,7 +91,7 @@ def _approve(analyst: MarketAnalyst, who: Principal, thread_id: str, digest: str
     return analyst.approve(who, thread_id, draft_hash=digest, approver=who.user_id)
 
 
-@router.post("/{thread_id}/resume")
+@router.post("/{thread_id}/resume", responses=problems(404, 409, 501, 502, 504))
 def resume(who: Writer, layer: Layer, thread_id: str = ThreadId) -> StatusOut:
     """Continue an interrupted thread from its last checkpoint (never past an approval)."""
     return StatusOut.of(_analyst(layer).resume(who, thread_id))

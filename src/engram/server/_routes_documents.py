@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from engram._principal import Principal
 from engram.server import _models as m
 from engram.server._deps import Layer, Paging, Reader, Writer, paginate
+from engram.server._problems import responses as problems
 from engram.stores.documents.review import in_review, outside_review
 from engram.tools import MemoryTool
 
@@ -32,7 +33,7 @@ def list_documents(
     return m.Page[m.DocumentOut](items=[m.DocumentOut.of(i) for i in items], next_cursor=cursor)
 
 
-@router.get("/search")
+@router.get("/search", responses=problems(502, 504))
 def search(
     who: Reader,
     layer: Layer,
@@ -45,38 +46,38 @@ def search(
     return [m.SearchHitOut.of(hit) for hit in found]
 
 
-@router.post("/view")
+@router.post("/view", responses=problems(404))
 def view(body: m.ViewIn, who: Reader, layer: Layer) -> m.ToolOut:
     """A file with line numbers, or a directory listing (``/memories/...``)."""
     return m.ToolOut(result=_tool(layer, who).view(body.path, body.view_range))
 
 
-@router.post("/create")
+@router.post("/create", responses=problems(409, 502, 504))
 def create(body: m.CreateIn, who: Writer, layer: Layer) -> m.ToolOut:
     """Create or overwrite a file."""
     return m.ToolOut(result=_tool(layer, who).create(body.path, body.file_text))
 
 
-@router.post("/str_replace")
+@router.post("/str_replace", responses=problems(404, 409, 502, 504))
 def str_replace(body: m.StrReplaceIn, who: Writer, layer: Layer) -> m.ToolOut:
     """Replace the one occurrence of ``old_str``."""
     return m.ToolOut(result=_tool(layer, who).str_replace(body.path, body.old_str, body.new_str))
 
 
-@router.post("/insert")
+@router.post("/insert", responses=problems(404, 409, 502, 504))
 def insert(body: m.InsertIn, who: Writer, layer: Layer) -> m.ToolOut:
     """Insert text after line ``insert_line`` (0: at the top)."""
     tool = _tool(layer, who)
     return m.ToolOut(result=tool.insert(body.path, body.insert_line, body.insert_text))
 
 
-@router.post("/delete")
+@router.post("/delete", responses=problems(404, 409))
 def delete(body: m.DeleteIn, who: Writer, layer: Layer) -> m.ToolOut:
     """Delete a file or directory."""
     return m.ToolOut(result=_tool(layer, who).delete(body.path))
 
 
-@router.post("/rename")
+@router.post("/rename", responses=problems(404, 409, 502, 504))
 def rename(body: m.RenameIn, who: Writer, layer: Layer) -> m.ToolOut:
     """Move a file or directory."""
     return m.ToolOut(result=_tool(layer, who).rename(body.old_path, body.new_path))

@@ -11,6 +11,7 @@ from engram.errors import NotFoundError
 from engram.memory import Observation
 from engram.server import _models as m
 from engram.server._deps import Eraser, Layer, Paging, Reader, Writer, paginate
+from engram.server._problems import responses as problems
 from engram.server.erasure import erase_user
 from engram.stores.cold import MemoryRecord
 
@@ -19,7 +20,7 @@ facts = APIRouter(prefix="/v1/facts", tags=["facts"])
 FactKey = Annotated[str, Path(min_length=1, max_length=m.ID, description="A fact's key.")]
 
 
-@router.post("/memories", status_code=201)
+@router.post("/memories", status_code=201, responses=problems(409, 502, 504))
 def remember(body: m.RememberIn, who: Writer, layer: Layer) -> m.RememberOut:
     """Remember an observation: write policy, redaction, consolidation, storage."""
     ttl = timedelta(seconds=body.ttl_seconds) if body.ttl_seconds is not None else None
@@ -37,7 +38,7 @@ def remember(body: m.RememberIn, who: Writer, layer: Layer) -> m.RememberOut:
     return m.RememberOut.of(result)
 
 
-@router.post("/memories:batch", status_code=201)
+@router.post("/memories:batch", status_code=201, responses=problems(409, 502, 504))
 def remember_many(body: m.RememberManyIn, who: Writer, layer: Layer) -> m.RememberManyOut:
     """Remember many observations, in order, each as ``POST /memories`` would (a later one
     consolidated against the earlier ones), embedded in batches; one result per item."""
@@ -59,7 +60,7 @@ def _observation(body: m.RememberIn) -> Observation:
     )
 
 
-@router.post("/recall")
+@router.post("/recall", responses=problems(502, 504))
 def recall(body: m.RecallIn, who: Reader, layer: Layer) -> m.RecallOut:
     """A context block within ``budget_tokens`` (``as_of``: what was true then)."""
     result = layer.memory.recall(
@@ -75,7 +76,7 @@ def recall(body: m.RecallIn, who: Reader, layer: Layer) -> m.RecallOut:
     return m.RecallOut.of(result)
 
 
-@router.post("/forget")
+@router.post("/forget", responses=problems(409))
 def forget(request: Request, body: m.ForgetIn, who: Eraser, layer: Layer) -> m.ErasureOut:
     """Erase the listed facts, or everything about the user from every tier."""
     if body.keys is not None:
@@ -118,19 +119,19 @@ def _current(layer: Layer, who: Reader, key: str) -> MemoryRecord:
     return current[-1]
 
 
-@facts.get("/{key}")
+@facts.get("/{key}", responses=problems(404))
 def get_fact(key: FactKey, who: Reader, layer: Layer) -> m.FactOut:
     """The current version of one fact."""
     return m.FactOut.of(_current(layer, who, key))
 
 
-@facts.get("/{key}/history")
+@facts.get("/{key}/history", responses=problems(404))
 def fact_history(key: FactKey, who: Reader, layer: Layer) -> list[m.FactOut]:
     """Every version of one fact, oldest first."""
     return _history(layer, who, key)
 
 
-@facts.put("/{key}")
+@facts.put("/{key}", responses=problems(404, 409, 502, 504))
 def update_fact(key: FactKey, body: m.FactUpdateIn, who: Writer, layer: Layer) -> m.FactWriteOut:
     """Write a new version of an existing fact (the old one stays in its history), as
     ``POST /memories`` writes: a held version joins the review queue, and approving it
@@ -149,7 +150,7 @@ def update_fact(key: FactKey, body: m.FactUpdateIn, who: Writer, layer: Layer) -
     return m.FactWriteOut(action=result.action, reason=result.reason, fact=fact)
 
 
-@facts.delete("/{key}")
+@facts.delete("/{key}", responses=problems(404, 409))
 def delete_fact(key: FactKey, who: Eraser, layer: Layer) -> m.ErasureOut:
     """Erase one fact, every version of it."""
     report = layer.memory.forget(who, [key])

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Path, Query
 from engram._principal import Principal, tenant_scope
 from engram.server import _models as m
 from engram.server._deps import Layer, Paging, Reader, Writer, paginate
+from engram.server._problems import responses as problems
 from engram.stores.hot import Threads
 
 router = APIRouter(prefix="/v1/threads", tags=["threads"])
@@ -32,7 +33,7 @@ def list_threads(who: Reader, layer: Layer, page: Paging) -> m.Page[m.ThreadOut]
     return m.Page[m.ThreadOut](items=[m.ThreadOut.of(t) for t in items], next_cursor=cursor)
 
 
-@router.get("/{thread_id}/history")
+@router.get("/{thread_id}/history", responses=problems(404))
 def history(
     thread_id: ThreadId, who: Reader, layer: Layer, page: Paging
 ) -> m.Page[m.CheckpointOut]:
@@ -42,7 +43,7 @@ def history(
     return m.Page[m.CheckpointOut](items=[m.CheckpointOut.of(c) for c in items], next_cursor=cursor)
 
 
-@router.get("/{thread_id}/state")
+@router.get("/{thread_id}/state", responses=problems(404))
 def state(
     thread_id: ThreadId, who: Reader, layer: Layer, checkpoint_id: CheckpointId = None
 ) -> m.StateOut:
@@ -53,7 +54,7 @@ def state(
     return m.StateOut(thread_id=thread_id, checkpoint_id=found.checkpoint["id"], values=values)
 
 
-@router.get("/{thread_id}/diff")
+@router.get("/{thread_id}/diff", responses=problems(404))
 def diff(
     thread_id: ThreadId,
     who: Reader,
@@ -67,14 +68,14 @@ def diff(
     return m.diff_out(found, m.plain)
 
 
-@router.post("/{thread_id}/fork", status_code=201)
+@router.post("/{thread_id}/fork", status_code=201, responses=problems(404, 409))
 def fork(thread_id: ThreadId, body: m.ForkIn, who: Writer, layer: Layer) -> m.ForkOut:
     """Start a new thread from a checkpoint; the source is left untouched."""
     with _threads(layer, who) as threads:
         return m.ForkOut.of(threads.fork(thread_id, body.checkpoint_id, body.new_thread_id, who))
 
 
-@router.post("/{thread_id}/prune")
+@router.post("/{thread_id}/prune", responses=problems(404, 409))
 def prune(thread_id: ThreadId, body: m.PruneIn, who: Writer, layer: Layer) -> m.PruneOut:
     """Delete all but the newest ``keep_last`` checkpoints."""
     with _threads(layer, who) as threads:

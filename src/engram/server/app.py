@@ -28,8 +28,9 @@ from engram.recall import embedder_from_name
 from engram.server import _problems
 from engram.server._access import AccessMiddleware
 from engram.server._deps import ServerState
+from engram.server._headers import SingleHeaders
 from engram.server._limits import BodyLimit
-from engram.server._models import Health, Problem
+from engram.server._models import Health
 from engram.server._routes_agent import router as agent
 from engram.server._routes_documents import router as documents
 from engram.server._routes_layer import facts
@@ -50,15 +51,13 @@ ROUTERS = (layer, facts, review, documents, threads, agent)
 SWEEP_SECONDS = 3600.0
 """How often each worker deletes the facts whose expiry has passed (0: never). Expired
 facts are never served; the sweep takes their bytes off the store too."""
-ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": Problem, "description": title}
-    for status, title in (
-        (401, "No valid credential"),
-        (403, "Not allowed"),
-        (404, "Not found"),
-        (422, "Invalid input"),
-    )
-}
+EVERY_ROUTE = _problems.responses(400, 413, 500)
+"""What any request may be answered: a header sent twice, a body too large, a failure."""
+AUTHENTICATED = _problems.responses(401, 403, 422, 503)
+"""What any ``/v1`` route may answer besides: no credential, no scope, a bad header or
+parameter, a tier that does not answer."""
+REVIEW = _problems.responses(404, 409, 502, 504)
+"""What the review queue's routes may answer besides (approving stores a fact)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,12 +113,13 @@ def create_app(
         summary="Memory for AI agents: facts, documents and threads, per tenant and user.",
         version="1",
         lifespan=lifespan,
-        responses=ERRORS,
+        responses=EVERY_ROUTE,
     )
     served = ServerState(memory, authenticator, audit)
     app.state.engram = served
     for router in ROUTERS:
-        app.include_router(router)
+        extra = REVIEW if router is review else {}
+        app.include_router(router, responses={**AUTHENTICATED, **extra})
     app.add_api_route("/healthz", healthz, methods=["GET"], tags=["health"])
     app.add_api_route(
         "/readyz",
@@ -127,13 +127,14 @@ def create_app(
         methods=["GET"],
         tags=["health"],
         response_model=Health,
-        responses={503: {"model": Problem}},
+        responses=_problems.responses(503),
     )
     _problems.install(app)
     # MCP at /mcp, its metadata at /.well-known/...
     mount_mcp(app, memory, authenticator, audit=audit)
     mount_inspector(app, served, session_secret or secrets.token_bytes(32))
-    app.add_middleware(BodyLimit)  # (inside the access log, which logs its 413s)
+    app.add_middleware(SingleHeaders)  # REST, /mcp and /ui alike
+    app.add_middleware(BodyLimit)  # (inside the access log, which logs its 413s and 400s)
     app.add_middleware(AccessMiddleware)
     return app
 

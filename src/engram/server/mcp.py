@@ -33,6 +33,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from engram.memory import Memory
+from engram.server._headers import SingleHeaders
 from engram.server._mcp_access import (
     EVERY_SCOPE,
     TENANT_LEVEL,
@@ -133,9 +134,10 @@ def mcp_http_app(
     (default: the origin of ``resource_url``, whose API keys ``engram keys create``
     issues). ``user``: act for this user with tenant-level credentials (see
     :class:`BearerAccess`). On a loopback ``host`` the SDK refuses requests whose Host or
-    Origin header names another (DNS rebinding). ``audit`` records whole-user erasures.
-    Its lifespan runs the session manager:
-    an app that mounts it runs ``app.router.lifespan_context(app)`` in its own.
+    Origin header names another (DNS rebinding); a request that sends ``Authorization``
+    twice is refused with 400 (which one to act for is not the server's guess).
+    ``audit`` records whole-user erasures. Its lifespan runs the session manager: an app
+    that mounts it runs ``app.router.lifespan_context(app)`` in its own.
     """
     parts = urlsplit(resource_url)
     auth = AuthSettings(
@@ -150,7 +152,9 @@ def mcp_http_app(
         token_verifier=GrantVerifier(authenticator),
         auth=auth,
     )
-    return server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app.add_middleware(SingleHeaders)  # one Authorization header, or none is read
+    return app
 
 
 def mount_mcp(
@@ -172,9 +176,7 @@ def mount_mcp(
         base = os.environ.get(PUBLIC_URL_ENV) or DEFAULT_PUBLIC_URL
         resource_url = base.rstrip("/") + MCP_PATH
     host = urlsplit(resource_url).hostname or "127.0.0.1"
-    inner = mcp_http_app(
-        memory, authenticator, resource_url=resource_url, host=host, audit=audit
-    )
+    inner = mcp_http_app(memory, authenticator, resource_url=resource_url, host=host, audit=audit)
     for path in (MCP_PATH, METADATA_PATH):
         app.router.routes.append(Route(path, endpoint=inner, include_in_schema=False))
     outer = app.router.lifespan_context
