@@ -26,18 +26,30 @@ class Fence:
         self._changed = threading.Condition()
         self._writing: Counter[User] = Counter()
         self._erasing: dict[User, int] = {}  # user -> the thread erasing them
+        self._mine = threading.local()  # the users this thread holds for a write
+
+    def _held(self) -> Counter[User]:
+        held: Counter[User] | None = getattr(self._mine, "held", None)
+        if held is None:
+            held = self._mine.held = Counter()
+        return held
 
     @contextmanager
     def writing(self, namespace: tuple[str, ...]) -> Iterator[None]:
-        """Hold ``namespace``'s user for one write (waits out an erasure of the user)."""
-        user, me = namespace[:2], threading.get_ident()
+        """Hold ``namespace``'s user for one write (waits out an erasure of the user). A
+        write inside one this thread holds already goes on: an erasure waiting for the
+        outer one must not hold up the inner one (it would wait for itself)."""
+        user, me, held = namespace[:2], threading.get_ident(), self._held()
         with self._changed:
-            self._changed.wait_for(lambda: self._erasing.get(user, me) == me)
+            if not held[user]:
+                self._changed.wait_for(lambda: self._erasing.get(user, me) == me)
             self._writing[user] += 1
+            held[user] += 1
         try:
             yield
         finally:
             with self._changed:
+                held[user] -= 1
                 self._writing[user] -= 1
                 if not self._writing[user]:
                     del self._writing[user]
