@@ -101,3 +101,32 @@ def test_a_write_arriving_during_an_erasure_waits_for_it(tmp_path: Path) -> None
         writer.join(timeout=30)
         assert done.is_set()
         assert [r.text for r in memory.facts(ALICE)] == ["Lives in Porto"]
+
+
+def test_batches_racing_erasures_neither_wait_for_ever_nor_fail(tmp_path: Path) -> None:
+    """A batch holds its transaction across the facts it writes: it must take the user's
+    fence before that (as every write does), or an erasure holding the fence waits for
+    the transaction while the batch waits for the fence."""
+    stop, failures = threading.Event(), []
+    with Memory.open(tmp_path / ".engram", embedder=HashEmbedder()) as memory:
+
+        def write(writer: int) -> None:
+            n = 0
+            try:
+                while not stop.is_set():
+                    facts = [f"Batch {writer}-{n} note {i} about the harbour" for i in range(20)]
+                    memory.remember_many(ALICE, facts)
+                    n += 1
+            except Exception as exc:  # noqa: BLE001 (reported to the test below)
+                failures.append(exc)
+
+        writers = [threading.Thread(target=write, args=(w,)) for w in range(2)]
+        for thread in writers:
+            thread.start()
+        for _ in range(3):
+            time.sleep(0.2)
+            memory.forget(ALICE)
+        stop.set()
+        for thread in writers:
+            thread.join(timeout=60)
+        assert not any(thread.is_alive() for thread in writers) and failures == []

@@ -155,7 +155,7 @@ def _store_batch(
     """Decide and write ``batch`` in order, in one transaction (refusals write nothing)."""
     if all(ready.refusal is not None for ready in batch):
         return [_store(store, ready) for ready in batch]
-    with store.backend.atomically(namespace):
+    with store._holding(namespace):  # the user's fence first, as every write takes it
         return [_store(store, ready) for ready in batch]
 
 
