@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[1] / "src"
-KERNEL = frozenset({"engram._principal", "engram._retry", "engram._validate"})
+KERNEL = frozenset({"engram._files", "engram._principal", "engram._retry", "engram._validate"})
 """Top-level private modules shared by every package of engram."""
 ABOVE_STORES = ("memory", "tools", "agent", "cli", "eval", "context", "server")
 DRIVERS = (
@@ -190,9 +190,11 @@ def main(argv: list[str]) -> int:
             print(f"{arrow[0]} -> {arrow[1]}")
     else:
         for (source, target), count in sorted(package_graph(found).items()):
-            marker = "  <-- backend named here" if source.startswith("stores") and (
-                target.startswith("backends")
-            ) else ""
+            marker = (
+                "  <-- backend named here"
+                if source.startswith("stores") and (target.startswith("backends"))
+                else ""
+            )
             print(f"{source:18} -> {target:18} {count:3}{marker}")
     problems = violations(found)
     print(f"\n{len(problems)} layering violations")

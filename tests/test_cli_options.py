@@ -109,3 +109,49 @@ def test_memory_forget_was_renamed_to_say_its_reach(tmp_path: Path) -> None:
     assert "engram memory forget-facts" in old.output and "engram forget erases" in old.output
     new = CliRunner().invoke(main, ["memory", "forget-facts", "--yes", *url])
     assert new.exit_code == 0 and new.output.startswith("keys=1 ")
+
+
+def _required(name: str) -> list[tuple[str, ...]]:
+    return [
+        p
+        for p in PRINCIPAL_COMMANDS
+        if any(o.name == name and o.required for o in _command(p).params)
+    ]
+
+
+def _placeholders(command: click.Command) -> list[str]:
+    """A value for each argument and other required option of ``command``."""
+    found = [p for p in command.params if p.required and p.name not in VARIABLES]
+    options = [[p.opts[0], "x"] for p in found if isinstance(p, click.Option)]
+    return [v for p in found if isinstance(p, click.Argument) for v in ["x"] * max(p.nargs, 1)] + [
+        v for pair in options for v in pair
+    ]
+
+
+@pytest.mark.parametrize("name", ["tenant", "user"])
+def test_a_missing_tenant_or_user_is_missing_everywhere(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for variable in VARIABLES.values():
+        monkeypatch.delenv(variable, raising=False)
+    commands = _required(name)
+    assert len(commands) > 10 and ("erasures",) in _required("tenant")
+    other = {"tenant": ["--user", "alice"], "user": ["--tenant", "acme"]}[name]
+    for path in commands:
+        command = _command(path)
+        given = other if any(o.name == other[0][2:] for o in command.params) else []
+        result = CliRunner().invoke(main, [*path, *_placeholders(command), *given])
+        assert result.exit_code == 2, f"{' '.join(path)}: {result.output}"
+        assert f"Missing option '--{name}'" in result.output, f"{' '.join(path)}: {result.output}"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("tenant", ["../x", "", "a/b", "x" * 200])
+def test_erasures_refuses_a_tenant_that_is_no_id(tenant: str, tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    who = ["--tenant", "acme", "--user", "alice", "--home", home, "--embedder", "hash"]
+    assert CliRunner().invoke(main, ["remember", "a fact", *who]).exit_code == 0
+    result = CliRunner().invoke(main, ["erasures", "--tenant", tenant, "--home", home])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("Error: InvalidInputError: tenant_id")

@@ -24,7 +24,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def _show(value: object) -> str:
+def shown(value: object) -> str:
+    """``value`` as an error message echoes it: its ``repr``, cut to 60 characters."""
     if isinstance(value, int) and value.bit_length() > 192:  # (str() refuses 4,300 digits)
         return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     shown = repr(value)
@@ -45,7 +46,7 @@ def text(name: str, value: object, *, blank: bool = False, line: bool = False) -
         raise InvalidInputError(f"{name} must be a string, got {type(value).__name__}")
     unicode(name, value)
     if (_ANY_CONTROL if line else _CONTROL).search(value):
-        raise InvalidInputError(f"{name} holds a control character: {_show(value)}")
+        raise InvalidInputError(f"{name} holds a control character: {shown(value)}")
     if not blank and not value.strip():
         raise InvalidInputError(f"{name} must not be empty")
     return value
@@ -85,7 +86,7 @@ def integer(name: str, value: object, *, minimum: int, maximum: int = MAX_COUNT)
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidInputError(f"{name} must be an integer, got {type(value).__name__}")
     if not minimum <= value <= maximum:
-        raise InvalidInputError(f"{name} must be within [{minimum}, {maximum}], got {_show(value)}")
+        raise InvalidInputError(f"{name} must be within [{minimum}, {maximum}], got {shown(value)}")
     return value
 
 
@@ -95,7 +96,7 @@ def number(
     """A finite real number within ``[low, high]`` when given (an ``int`` past the largest
     float is no finite number: it has no float)."""
     if not isinstance(value, int | float) or isinstance(value, bool) or not _finite(value):
-        raise InvalidInputError(f"{name} must be a finite number, got {_show(value)}")
+        raise InvalidInputError(f"{name} must be a finite number, got {shown(value)}")
     if (low is not None and value < low) or (high is not None and value > high):
         raise InvalidInputError(f"{name} must be within [{low}, {high}], got {value}")
     return float(value)
@@ -118,7 +119,7 @@ def exact_integer(name: str, value: int) -> int:
     if not -LARGEST_INTEGER <= value <= LARGEST_INTEGER:
         raise InvalidInputError(
             f"{name} must be an integer within ±2**53 (not every backend compares a larger "
-            f"one exactly: store it as a string or a float), got {_show(value)}"
+            f"one exactly: store it as a string or a float), got {shown(value)}"
         )
     return value
 
@@ -153,7 +154,7 @@ def moment(name: str, value: object) -> datetime | None:
 def duration(name: str, value: object) -> timedelta | None:
     """A positive ``timedelta`` of at most :data:`LONGEST`, or ``None``."""
     if value is not None and (not isinstance(value, timedelta) or value <= timedelta(0)):
-        raise InvalidInputError(f"{name} must be a positive timedelta, got {_show(value)}")
+        raise InvalidInputError(f"{name} must be a positive timedelta, got {shown(value)}")
     if value is not None and value > LONGEST:
         raise InvalidInputError(f"{name} must be at most {LONGEST.days} days, got {value}")
     return value
@@ -173,7 +174,7 @@ def span(name: str, amount: object, unit: str) -> timedelta:
 
 def flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise InvalidInputError(f"{name} must be True or False, got {_show(value)}")
+        raise InvalidInputError(f"{name} must be True or False, got {shown(value)}")
     return value
 
 
@@ -201,7 +202,7 @@ def storable(name: str, value: object, *, depth: int = 0) -> None:
     elif isinstance(value, dict) or (depth == 0 and isinstance(value, Mapping)):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise InvalidInputError(f"{name} has a key that is not a string: {_show(key)}")
+                raise InvalidInputError(f"{name} has a key that is not a string: {shown(key)}")
             stored_text(name, key)
             storable(f"{name}.{key}", item, depth=depth + 1)
     elif isinstance(value, list | tuple):
@@ -217,14 +218,14 @@ def storable(name: str, value: object, *, depth: int = 0) -> None:
 def stored_text(name: str, value: str) -> None:
     """Refuse a string no backend stores alike: one holding NUL or a lone surrogate."""
     if "\x00" in value:
-        raise InvalidInputError(f"{name} holds a NUL character: {_show(value)}")
+        raise InvalidInputError(f"{name} holds a NUL character: {shown(value)}")
     unicode(name, value)
 
 
 def choice(name: str, value: T, options: Collection[T]) -> T:
     if value not in options:
         known = ", ".join(sorted(str(o) for o in options))
-        raise InvalidInputError(f"{name} must be one of {known}; got {_show(value)}")
+        raise InvalidInputError(f"{name} must be one of {known}; got {shown(value)}")
     return value
 
 

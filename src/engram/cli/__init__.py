@@ -12,6 +12,7 @@ import importlib
 
 import click
 
+from engram.cli._streams import failed, require_stdout
 from engram.errors import EngramError
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -88,8 +89,9 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class _Group(click.Group):
-    """Turns engram's own errors into a one-line message and exit code 1 (a driver's
-    multi-line message is folded onto that line); imports a command's module when the
+    """Turns engram's own errors, and a standard output that cannot be written, into a
+    one-line message and exit code 1 (a driver's multi-line message is folded onto that
+    line); imports a command's module when the
     command is first asked for."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -118,12 +120,15 @@ class _Group(click.Group):
             raise click.ClickException(f"{type(exc).__name__}: {message}") from exc
         except UnicodeError as exc:  # an argument that is not valid text (bad UTF-8 bytes)
             raise click.ClickException("InvalidInputError: an argument is not valid text") from exc
+        except OSError as exc:  # standard output full or closed, or the file system's
+            raise failed(exc) from exc
 
 
 @click.group(cls=_Group)
 @click.version_option(package_name="engram")
 def main() -> None:
     """engram: memory for AI agents (hot threads, long-term facts, documents, working memory)."""
+    require_stdout()
 
 
 def _short_help(command: click.Command | None, name: str, limit: int) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 from langchain_core.runnables import RunnableConfig
 
+from engram._files import private_file
 from engram._principal import Principal
 from engram.agent import DURABILITY, MarketAnalyst, PublicationLedger, ThreadStatus
 from engram.cli._agent import (
@@ -139,9 +140,8 @@ def _refuse_existing(memory: Memory, thread_ids: tuple[str, ...]) -> None:
 
 def _record_run(home: Path, principal: Principal, threads: tuple[str, ...]) -> None:
     """Note the run's principals in the home before creating anything, for --clean."""
-    home.mkdir(parents=True, exist_ok=True)
     entry = {"tenant": principal.tenant_id, "users": [DEMO_USER, VISITOR], "threads": threads}
-    with (home / DEMO_RUNS).open("a", encoding="utf-8") as handle:
+    with private_file(home / DEMO_RUNS).open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
 
 

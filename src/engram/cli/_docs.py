@@ -7,7 +7,6 @@ one method (``sync`` is :func:`engram.stores.documents.sync`).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_folder
 from engram.cli._options import home_option, tenant_option, user_option
 from engram.cli._progress import progress_of_total, quiet_option
+from engram.cli._streams import read_stdin
 from engram.config import default_documents_root
 from engram.errors import InvalidInputError
 from engram.stores.documents import open_documents, setup_documents, sync
@@ -97,7 +97,7 @@ def write(
 
     Example: echo "# Rates" | engram docs write research/rates.md --tenant acme --meta title=Rates
     """
-    body = sys.stdin.read() if text is None else text
+    body = read_stdin("the document") if text is None else text
     with _store(opts, create=True) as (store, principal):
         info = store.write(principal, path, body, _metadata(meta), overwrite=not no_overwrite)
         click.echo(f"wrote {info.path} ({info.size} bytes)")

@@ -27,7 +27,7 @@ _limit = click.option(
 )
 _out = click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, file_okay=False),
     default=DEFAULT_OUT,
     show_default=True,
     help="Folder for the JSON result, Markdown table and PNG plot.",

@@ -9,7 +9,6 @@ review queue; other lines rely on consolidation, which ignores a fact already st
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
@@ -24,6 +23,7 @@ from engram.cli._layer import open_memory
 from engram.cli._lines import Item, Line, exported, read_lines, runs
 from engram.cli._options import home_option, tenant_option, user_option
 from engram.cli._progress import progress, quiet_option
+from engram.cli._streams import read_stdin
 from engram.errors import HeldForReviewError, InvalidInputError
 from engram.memory import Memory, Observation, RememberResult
 from engram.policy import redact
@@ -87,7 +87,7 @@ def import_cmd(
 def _text(source: str) -> str:
     try:
         if source == "-":
-            return sys.stdin.read()
+            return read_stdin("the facts")
         return Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"cannot read {source}: {exc}") from exc

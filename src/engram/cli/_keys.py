@@ -16,6 +16,7 @@ import click
 
 from engram.cli._existing import existing_home
 from engram.cli._options import home_option, tenant_option, user_option
+from engram.cli._streams import failed
 from engram.errors import InvalidInputError
 from engram.server.auth import open_keyring
 from engram.server.keys import DEFAULT_SCOPES, SCOPES, Keyring
@@ -114,7 +115,11 @@ def create_cmd(
             expires_at=expires_at,
             label=label,
         )
-    click.echo(new.token)
+        try:
+            click.echo(new.token)
+        except OSError as exc:  # a token nobody saw must not stay live
+            keyring.revoke(tenant, new.record.key_id)
+            raise failed(exc, f"; key {new.record.key_id} was revoked unseen") from exc
     click.echo(_summary(new.record), err=True)
 
 

@@ -15,10 +15,11 @@ from typing import Any, TypeVar
 
 import click
 
-from engram._principal import Principal
+from engram._principal import Principal, validate_id
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._existing import existing_home
 from engram.cli._options import home_option, tenant_option, user_option
+from engram.cli._streams import confirm
 from engram.config import DEFAULT_HOME
 from engram.memory import Memory
 
@@ -165,7 +166,7 @@ def forget_cmd(
     Example: engram forget --tenant acme --user alice --yes
     """
     if not (yes or keys):
-        click.confirm(f"Erase everything engram holds about {tenant}/{user}?", abort=True)
+        confirm(f"Erase everything engram holds about {tenant}/{user}?")
     from engram.stores.audit import local_actor
 
     with open_memory(home, url, embedder) as memory:
@@ -192,6 +193,7 @@ def erasures_cmd(
     """
     from engram.stores.audit import open_audit
 
+    validate_id("tenant_id", tenant)
     if url is None:
         existing_home(home or DEFAULT_HOME)
     with open_audit(home or DEFAULT_HOME, url=url) as log:

@@ -15,6 +15,7 @@ from engram._principal import Principal
 from engram.cli._embedding import embedder_option, embedder_or_none
 from engram.cli._jwt import jwt_options
 from engram.cli._options import home_option, tenant_option, user_option
+from engram.cli._streams import require_stdin
 from engram.config import DEFAULT_HOME
 from engram.errors import InvalidInputError, MissingDependencyError
 from engram.memory import Memory
@@ -125,6 +126,8 @@ def mcp_cmd(
         raise InvalidInputError("over --http the tenant comes from each request's credential")
     if not http and options["jwt"] is not None:
         raise InvalidInputError("--jwt-* options verify bearer tokens over --http only")
+    if not http:
+        require_stdin("MCP over stdio reads its requests there")
     access = None if http else _stdio_access(tenant, user, key, home, url)
     with Memory.open(home, url=url, embedder=embedder_or_none(embedder)) as memory:
         audit = memory.erasure_log  # the log beside the tiers, which forget records in

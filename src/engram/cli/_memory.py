@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from engram._principal import Principal
+from engram._validate import shown
 from engram.cli._embedding import embedder_option
 from engram.cli._existing import existing_url
 from engram.cli._options import home_option, tenant_option, user_option
@@ -249,7 +250,7 @@ def history(key: str, tenant: str, user: str, url: str | None, home: Path, embed
     with _store(url, home, None) as store:
         versions = store.history(Principal(tenant, user), key)
     if not versions:
-        raise NotFoundError(f"no fact {key!r} for {tenant}/{user}")
+        raise NotFoundError(f"no fact {shown(key)} for {tenant}/{user}")
     for record in versions:
         click.echo(_line(record))
 

@@ -38,25 +38,21 @@ def home_option(purpose: str, *, default: Path | None = DEFAULT_HOME) -> Callabl
 
 def tenant_option(*, required: bool = True, default: str | None = None) -> Callable[[F], F]:
     """``--tenant ID`` (``$ENGRAM_TENANT``)."""
-    return click.option(
-        "--tenant",
-        required=required and default is None,
-        default=default,
-        show_default=default is not None,
-        envvar=TENANT_ENV,
-        show_envvar=True,
-        help="Tenant id of the principal.",
-    )
+    return _principal_option("--tenant", TENANT_ENV, "Tenant", required, default)
 
 
 def user_option(*, required: bool = True, default: str | None = None) -> Callable[[F], F]:
     """``--user ID`` (``$ENGRAM_USER``)."""
-    return click.option(
-        "--user",
-        required=required and default is None,
-        default=default,
-        show_default=default is not None,
-        envvar=USER_ENV,
-        show_envvar=True,
-        help="User id of the principal.",
-    )
+    return _principal_option("--user", USER_ENV, "User", required, default)
+
+
+def _principal_option(
+    name: str, variable: str, what: str, required: bool, default: str | None
+) -> Callable[[F], F]:
+    """A required option passes no ``default``: Click 8.5 takes an explicit ``None`` for a
+    default given and stops enforcing ``required``."""
+    shared: dict[str, Any] = {"envvar": variable, "show_envvar": True}
+    shared["help"] = f"{what} id of the principal."
+    if default is None:
+        return click.option(name, required=required, **shared)
+    return click.option(name, default=default, show_default=True, **shared)

@@ -39,9 +39,10 @@ def _options(command: F) -> F:
 
 
 def _principal(tenant: str | None, user: str | None) -> Principal | None:
+    """The scope of --tenant/--user (an empty one is refused, never read as no scope)."""
     if (tenant is None) != (user is None):
         raise InvalidInputError("--tenant and --user go together")
-    return Principal(tenant, user) if tenant and user else None
+    return None if tenant is None or user is None else Principal(tenant, user)
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast, get_args
 
+from engram import _validate as check
 from engram.errors import InvalidInputError, NotFoundError
 from engram.stores.cold import Provenance, Source
 from engram.stores.documents.review import entry_line, entry_parts
@@ -181,7 +182,9 @@ def find_held(entries: Sequence[HeldWrite], held_id: str) -> HeldWrite:
         raise InvalidInputError(f"a review id has at least 4 hex digits, got {held_id!r}")
     found = [entry for entry in entries if entry.id.startswith(wanted)]
     if not found:
-        raise NotFoundError(f"no held write {held_id!r} in the review queue")
+        raise NotFoundError(f"no held write {check.shown(held_id)} in the review queue")
     if len({entry.id for entry in found}) > 1:
-        raise InvalidInputError(f"review id {held_id!r} names several entries: give more digits")
+        raise InvalidInputError(
+            f"review id {check.shown(held_id)} names several entries: give more digits"
+        )
     return found[0]

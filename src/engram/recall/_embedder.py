@@ -18,10 +18,16 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from engram import _validate as check
+
 Vectors = npt.NDArray[np.float32]
 """A ``(n, dim)`` float32 matrix of unit-length rows."""
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+
+MAX_HASH_DIM = 4096
+"""The most dimensions a :class:`HashEmbedder` takes: every stored vector and every block
+of the vector index grows with them (a million would write gigabytes per fact)."""
 
 
 @runtime_checkable
@@ -59,7 +65,7 @@ class HashEmbedder:
     """
 
     def __init__(self, dim: int = 256) -> None:
-        self._dim = dim
+        self._dim = check.integer("HashEmbedder dim", dim, minimum=1, maximum=MAX_HASH_DIM)
 
     @property
     def model_id(self) -> str:

@@ -18,13 +18,16 @@ import hmac
 import os
 import secrets
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from engram._files import FILE_MODE, private_folder
 from engram._principal import validate_id
 from engram.errors import (
     AuthenticationError,
+    BackendError,
     ConfigError,
     InvalidInputError,
     NotFoundError,
@@ -66,22 +69,32 @@ def server_secret(home: Path | None) -> bytes:
 
 def _home_secret(path: Path) -> bytes:
     """Read the secret file, creating it atomically (readable by its owner only) if absent."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fresh = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-        descriptor = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as out:
-            out.write(secrets.token_bytes(32))
-        try:
-            os.link(fresh, path)  # fails if another process made it first: keep theirs
-        except FileExistsError:
-            pass
-        finally:
-            fresh.unlink()
-    data = path.read_bytes()
+    try:
+        if not path.exists():
+            _create_secret(path)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BackendError(f"cannot keep the key secret {path}: {exc.strerror or exc}") from exc
     if len(data) < 16:
         raise ConfigError(f"{path} holds no usable key secret")
     return data
+
+
+def _create_secret(path: Path) -> None:
+    """Write a new secret beside ``path`` and link it there, unless another process made
+    one first (theirs is kept); the temporary file goes whatever happens."""
+    private_folder(path.parent)
+    fresh = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    descriptor = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(secrets.token_bytes(32))
+            out.flush()
+            os.fsync(out.fileno())
+        with suppress(FileExistsError):
+            os.link(fresh, path)
+    finally:
+        fresh.unlink(missing_ok=True)
 
 
 def check_scopes(scopes: Iterable[str]) -> frozenset[str]:

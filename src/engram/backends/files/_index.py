@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engram._files import private_file
 from engram.errors import BackendError
 from engram.recall import Embedder, Vectors
 from engram.stores.documents import SearchHit, SearchMode
@@ -183,7 +184,7 @@ class DocumentIndex:
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
             try:
-                self._path.parent.mkdir(parents=True, exist_ok=True)
+                private_file(self._path)
                 conn = sqlite3.connect(self._path, check_same_thread=False)
             except (sqlite3.Error, OSError) as exc:
                 raise BackendError(f"cannot open document index {str(self._path)!r}") from exc

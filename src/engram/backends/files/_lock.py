@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from engram._files import FILE_MODE
 from engram.errors import BackendError
 
 LOCK_NAME = ".engram.lock"
@@ -27,7 +28,7 @@ _BUSY = (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
 
 def _open(root_fd: int) -> int:
     try:
-        return os.open(LOCK_NAME, _FLAGS, 0o644, dir_fd=root_fd)  # flock needs no write access
+        return os.open(LOCK_NAME, _FLAGS, FILE_MODE, dir_fd=root_fd)  # flock needs no write access
     except OSError as exc:
         raise BackendError(f"cannot open the document lock: {exc.strerror}") from exc
 

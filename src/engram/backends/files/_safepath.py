@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from engram._files import FILE_MODE, FOLDER_MODE, private_folder
 from engram.errors import (
     BackendError,
     ConflictError,
@@ -64,7 +65,7 @@ def _open_child(dir_fd: int, name: str, *, create: bool) -> int:
             raise InvalidInputError(f"{name!r} is a file, not a directory") from exc
         raise _translate(exc, dir_fd, name) from exc
     with suppress(FileExistsError):
-        os.mkdir(name, 0o755, dir_fd=dir_fd)
+        os.mkdir(name, FOLDER_MODE, dir_fd=dir_fd)
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
@@ -84,7 +85,7 @@ def ignores_case(base: Path) -> bool:
             return False
         probe = f"{_TEMP_PREFIX}case-{secrets.token_hex(4)}{_TEMP_SUFFIX}"
         try:
-            fd = os.open(base / probe, _TEMP_FLAGS, 0o600)
+            fd = os.open(base / probe, _TEMP_FLAGS, FILE_MODE)
         except OSError as exc:
             raise BackendError(f"cannot write in {key!r}: {exc.strerror}") from exc
         os.close(fd)
@@ -100,7 +101,7 @@ def ignores_case(base: Path) -> bool:
 def open_root(base: Path, tenant: str, *, create: bool) -> Iterator[int]:
     """A descriptor of ``base/tenant`` (``base`` is trusted configuration)."""
     if create:
-        base.mkdir(parents=True, exist_ok=True)
+        private_folder(base)
     try:
         base_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
     except FileNotFoundError:
@@ -178,7 +179,7 @@ def write_atomic(dir_fd: int, name: str, data: bytes, *, overwrite: bool) -> Non
     those away."""
     temp = f"{_TEMP_PREFIX}{secrets.token_hex(8)}{_TEMP_SUFFIX}"
     try:
-        fd = os.open(temp, _TEMP_FLAGS, 0o644, dir_fd=dir_fd)
+        fd = os.open(temp, _TEMP_FLAGS, FILE_MODE, dir_fd=dir_fd)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from engram._files import FILE_MODE, private_file, private_folder
 from engram.backends.sqlite import _binary
 from engram.backends.sqlite import _cold_sql as q
 from engram.backends.sqlite._vectors import _one_blas_thread, _quantize
@@ -186,7 +187,9 @@ class IndexFile:
         packed = _HEAD.pack(MAGIC, self.dim, self.block, seq, high, rebuilds)
         if self._head is None:
             name = self.model_id.encode("utf-8", "surrogatepass")
-            self.paths["head"].write_bytes(packed + len(name).to_bytes(2, "little") + name)
+            private_file(self.paths["head"]).write_bytes(
+                packed + len(name).to_bytes(2, "little") + name
+            )
             self._open_head()
         else:
             self._head[:] = np.frombuffer(packed, np.uint8)
@@ -199,7 +202,7 @@ class IndexFile:
             return
         size = max(self._file_slots(), _rounded(high, self.block))
         for part, width in zip(DATA, self._widths(), strict=True):
-            path = self.paths[part]
+            path = private_file(self.paths[part])
             with open(path, "ab") as handle:
                 if handle.tell() < size * width:
                     handle.truncate(size * width)
@@ -230,9 +233,9 @@ class IndexFile:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """The exclusive lock every writer of these files holds."""
-        self.paths["head"].parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.paths["head"].parent)
         lock_path = self.paths["head"].with_suffix(".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -10,6 +10,7 @@ from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from engram._files import private_file
 from engram.backends.sqlite._wal import enable_wal
 from engram.errors import BackendError
 from engram.stores.audit.contract import ErasureLog, ErasureRecord
@@ -58,7 +59,7 @@ class SqliteErasureLog(ErasureLog):
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             with closing(sqlite3.connect(self.path, timeout=30.0)) as conn, conn:
                 if not self._ready:
                     _migrate(conn)

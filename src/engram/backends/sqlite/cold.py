@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from engram._files import private_file
 from engram.backends.sqlite import _cold_sql as q
 from engram.backends.sqlite._index_file import (
     DEPTH,
@@ -187,7 +188,7 @@ class SQLiteColdBackend(ColdBackend):
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self._path)
             conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
             enable_wal(conn)
             for pragma in PRAGMAS:

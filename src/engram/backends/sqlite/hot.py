@@ -19,6 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from engram._files import private_file
 from engram._principal import Principal
 from engram.backends.sqlite._wal import enable_wal, enable_wal_async
 from engram.config import StoreURL
@@ -206,32 +207,50 @@ DELETE_RUNS_SQL = (
 
 def _prepare(url: StoreURL) -> str:
     assert url.path is not None
-    url.path.parent.mkdir(parents=True, exist_ok=True)
+    private_file(url.path)
     return str(url.path)
+
+
+@contextmanager
+def _opening(url: StoreURL) -> Iterator[None]:
+    """Opening and setting up the file of ``url``: a driver or file system error (not a
+    database, read only, a folder in its place) is a :class:`BackendError`."""
+    try:
+        yield
+    except (sqlite3.Error, OSError) as exc:
+        raise BackendError(f"cannot open SQLite hot tier {url.path}: {exc}") from exc
 
 
 @contextmanager
 def open_sync(url: StoreURL, options: SaverOptions) -> Iterator[EngramSqliteSaver]:
     """LangGraph's ``SqliteSaver`` on the file of ``url``, set up (WAL mode)."""
-    with closing(sqlite3.connect(_prepare(url), check_same_thread=False)) as conn:
-        enable_wal(conn)
-        for pragma in PRAGMAS:
-            conn.execute(pragma)
-        saver = EngramSqliteSaver(conn, serde=options.serde)
-        saver.setup()
+    with _opening(url):
+        conn = sqlite3.connect(_prepare(url), check_same_thread=False)
+    with closing(conn):
+        with _opening(url):
+            enable_wal(conn)
+            for pragma in PRAGMAS:
+                conn.execute(pragma)
+            saver = EngramSqliteSaver(conn, serde=options.serde)
+            saver.setup()
         yield saver
 
 
 @asynccontextmanager
 async def open_async(url: StoreURL, options: SaverOptions) -> AsyncIterator[AsyncEngramSqliteSaver]:
     """LangGraph's ``AsyncSqliteSaver`` on the file of ``url``, set up (WAL mode)."""
-    async with aiosqlite.connect(_prepare(url)) as conn:
-        await enable_wal_async(conn)
-        for pragma in PRAGMAS:
-            await conn.execute(pragma)
-        saver = AsyncEngramSqliteSaver(conn, serde=options.serde)
-        await saver.setup()
+    with _opening(url):
+        conn = await aiosqlite.connect(_prepare(url))
+    try:
+        with _opening(url):
+            await enable_wal_async(conn)
+            for pragma in PRAGMAS:
+                await conn.execute(pragma)
+            saver = AsyncEngramSqliteSaver(conn, serde=options.serde)
+            await saver.setup()
         yield saver
+    finally:
+        await conn.close()
 
 
 def admin_for(saver: BaseCheckpointSaver[Any]) -> SqliteAdmin | None:

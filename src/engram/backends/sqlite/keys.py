@@ -9,6 +9,7 @@ from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from engram._files import private_file
 from engram.backends.sqlite._wal import enable_wal
 from engram.errors import BackendError, ConflictError
 from engram.stores.keys.contract import KeyRecord, KeyStore
@@ -91,7 +92,7 @@ class SqliteKeyStore(KeyStore):
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             with closing(sqlite3.connect(self.path, timeout=30.0)) as conn, conn:
                 if not self._ready:
                     _migrate(conn)
@@ -138,11 +139,17 @@ def has_keys(path: Path) -> bool:
     if not Path(path).is_file():
         return False
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)) as conn:
+        with closing(sqlite3.connect(read_only_uri(path), uri=True, timeout=30.0)) as conn:
             found = conn.execute(HAS_TABLE).fetchone()
     except sqlite3.Error as exc:
         raise BackendError(f"API keys in {path}: {exc}") from exc
     return found is not None
+
+
+def read_only_uri(path: Path) -> str:
+    """The ``file:`` URI opening ``path`` read only: the path percent-encoded, so a ``#``,
+    ``?`` or ``%`` in a folder's name stays part of the path."""
+    return Path(path).resolve().as_uri() + "?mode=ro"
 
 
 def _migrate(conn: sqlite3.Connection) -> None:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
+from engram._files import private_file
 from engram._principal import Principal
 from engram.backends.sqlite._wal import enable_wal
 from engram.errors import BackendError
@@ -62,7 +63,7 @@ class PublicationLedger:
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_file(self.path)
             with closing(sqlite3.connect(self.path, timeout=10.0)) as conn, conn:
                 enable_wal(conn)
                 yield conn

@@ -306,7 +306,7 @@ def valid_thread_id(thread_id: object) -> str:
 
 def in_use(thread_id: str) -> ConflictError:
     """The one answer to "this id cannot be yours": the same whoever holds it."""
-    return ConflictError(f"thread id {thread_id!r} is already in use; choose another id")
+    return ConflictError(f"thread id {check.shown(thread_id)} is already in use; choose another id")
 
 
 def admit_write(thread_id: str, writer: Principal | None, owner: Principal | None) -> None:
@@ -320,15 +320,15 @@ def ensure_owner(principal: Principal | None, thread_id: str, owner: Principal |
     """Raise :class:`NotFoundError`, exactly as for a missing thread, unless ``principal``
     (when given) owns ``thread_id``: another user's thread is indistinguishable from none."""
     if principal is not None and owner != principal:
-        raise NotFoundError(f"no thread {thread_id!r}")
+        raise NotFoundError(f"no thread {check.shown(thread_id)}")
 
 
 def require(
     tup: CheckpointTuple | None, thread_id: str, checkpoint_id: str | None
 ) -> CheckpointTuple:
     if tup is None:
-        where = f"checkpoint {checkpoint_id!r} of " if checkpoint_id else ""
-        raise NotFoundError(f"no {where}thread {thread_id!r}")
+        where = f"checkpoint {check.shown(checkpoint_id)} of " if checkpoint_id else ""
+        raise NotFoundError(f"no {where}thread {check.shown(thread_id)}")
     return tup
 
 
