@@ -70,6 +70,7 @@ _MIXED_CASE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _WHOLE_PIECE = 8  # pieces up to this length are usually one BPE token
 _EXTRA_EVERY = 4  # beyond it, one more token per this many characters
 _RANDOM_CHARS_PER_TOKEN = 2.5  # base64 / ids / hashes: mixed case splits badly
+_SPACES_PER_TOKEN = 64  # a longer run of whitespace costs one token per this many characters
 
 
 @runtime_checkable
@@ -85,7 +86,8 @@ class TokenCounter(Protocol):
 
 
 class ApproxCounter:
-    """Offline cl100k-like estimate (see the module docstring for its measured error)."""
+    """Offline cl100k-like estimate (see the module docstring for its measured error); a
+    run of whitespace costs a token per 64 characters, so a megabyte of it is not one."""
 
     name = "approx-cl100k"
 
@@ -95,6 +97,8 @@ class ApproxCounter:
 
 def _piece_cost(piece: str) -> int:
     core = piece.lstrip()
+    if not core:  # whitespace: one token up to a long run, so a megabyte of it is not one
+        return max(1, math.ceil(len(piece) / _SPACES_PER_TOKEN))
     size = len(core)
     if size > 4 and _MIXED_CASE.search(core):
         return math.ceil(size / _RANDOM_CHARS_PER_TOKEN)

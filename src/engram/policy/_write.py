@@ -61,11 +61,13 @@ class WritePolicy:
     """Options of the write policy; :meth:`evaluate` applies them to one candidate.
 
     Length is counted in columns (a CJK character counts two) and words in any
-    script (a Han or kana character counts as one). ``source="tool"`` is untrusted
-    by default: tool output carries third-party content (web pages, documents),
-    the usual route of indirect prompt injection. An untrusted write is rejected,
-    unless it reads like an instruction: then it is held for review with the
-    reason, so someone can see what a tool tried to plant.
+    script (a Han or kana character counts as one); ``max_chars`` bounds both the
+    canonical text and the text as stored (stripped at its ends), so padding that the
+    canonical form drops (spaces, invisible characters) still counts.
+    ``source="tool"`` is untrusted by default: tool output carries third-party content
+    (web pages, documents), the usual route of indirect prompt injection. An untrusted
+    write is rejected, unless it reads like an instruction: then it is held for review
+    with the reason, so someone can see what a tool tried to plant.
     """
 
     min_chars: int = 6
@@ -111,8 +113,9 @@ class WritePolicy:
         if columns < self.min_chars or words < self.min_words:
             need = f"need {self.min_chars} and {self.min_words}"
             return f"too short ({columns} columns, {words} words; {need})"
-        if len(text) > self.max_chars:
-            return f"too long ({len(text)} chars; at most {self.max_chars})"
+        stored = len(candidate.text.strip())  # (padding the canonical form drops is kept)
+        if max(len(text), stored) > self.max_chars:
+            return f"too long ({max(len(text), stored)} chars; at most {self.max_chars})"
         return None
 
     def _sensitivity(self, candidate: WriteCandidate) -> str | None:

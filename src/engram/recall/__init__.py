@@ -54,6 +54,9 @@ from engram.recall._relations import (
 )
 from engram.recall._relevance import (
     DEFAULT_MIN_SIMILARITY,
+    MAX_QUERY_CHARS,
+    MAX_SEARCH_TERMS,
+    first_terms,
     index_terms,
     index_words,
     is_relevant,
@@ -73,6 +76,8 @@ __all__ = [
     "DEFAULT_MIN_SIMILARITY",
     "EMBEDDER_HELP",
     "EMBEDDER_NAMES",
+    "MAX_QUERY_CHARS",
+    "MAX_SEARCH_TERMS",
     "NO_DIALOGUE",
     "Candidate",
     "ContextBoost",
@@ -95,6 +100,7 @@ __all__ = [
     "cosine_confidence",
     "embedder_for_model_id",
     "embedder_from_name",
+    "first_terms",
     "index_terms",
     "index_words",
     "introductions",

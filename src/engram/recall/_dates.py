@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -91,20 +92,49 @@ def spans(text: str, today: date | None = None) -> list[Span]:
     """The days, months and years ``text`` names, each once, in order of appearance; with
     ``today``, also those it names relative to it (:func:`relative_spans`)."""
     found: dict[Span, int] = {}
-    taken: list[tuple[int, int]] = []
+    taken = _Read()
     if today is not None:
         for start, end, relative in relative_spans(text, today):
-            taken.append((start, end))
+            taken.add(start, end)
             found.setdefault(relative, start)
     for pattern in _PATTERNS:
+        taken.settle()
         for match in pattern.finditer(text):
-            if any(start < match.end() and match.start() < end for start, end in taken):
+            if taken.overlaps(*match.span()):
                 continue
             span = _span(match)
             if span is not None:
-                taken.append(match.span())
+                taken.add(*match.span())
                 found.setdefault(span, match.start())
     return sorted(found, key=found.__getitem__)
+
+
+class _Read:
+    """The stretches of a text that earlier patterns read, disjoint and in order, so
+    whether a match overlaps one is a bisection: a query naming thousands of dates costs
+    n log n, not n squared. What a pattern reads is added after its scan (:meth:`settle`):
+    one scan's matches never overlap each other."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._added: list[tuple[int, int]] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """Whether ``start``..``end`` overlaps a stretch read before the last settle."""
+        before = bisect_left(self._starts, end)  # (the stretches starting before ``end``)
+        return before > 0 and self._ends[before - 1] > start
+
+    def add(self, start: int, end: int) -> None:
+        self._added.append((start, end))
+
+    def settle(self) -> None:
+        """Take in the stretches added since the last call (a merge of two sorted runs)."""
+        if self._added:
+            merged = sorted([*zip(self._starts, self._ends, strict=True), *self._added])
+            self._starts = [start for start, _ in merged]
+            self._ends = [end for _, end in merged]
+            self._added = []
 
 
 def parse(text: str) -> date | None:
@@ -184,15 +214,18 @@ def relative_spans(text: str, today: date) -> list[tuple[int, int, Span]]:
     three months" / "the past fortnight" (up to ``today``); a vague count ("a few days
     ago", "several weeks ago") names the stretch from twice as far back to one less."""
     out: list[tuple[int, int, Span]] = []
+    taken = _Read()
     for pattern in _RELATIVE:
+        taken.settle()
         for match in pattern.finditer(text):
-            if any(s < match.end() and match.start() < e for s, e, _ in out):
+            if taken.overlaps(*match.span()):
                 continue
             try:
                 days = _relative(match, today)
             except (OverflowError, ValueError):  # (before year 1 or after 9999: no such day)
                 continue
             if days is not None:
+                taken.add(*match.span())
                 out.append((match.start(), match.end(), _between(*days)))
     return sorted(out, key=lambda found: found[0])
 

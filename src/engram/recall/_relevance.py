@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -116,10 +116,32 @@ def _idioms(found: list[str]) -> list[str]:
     ]
 
 
+MAX_QUERY_CHARS = 100_000
+"""How much of a query a keyword search reads: its first 100,000 characters (the most the
+REST API accepts); what follows is not searched for."""
+
+MAX_SEARCH_TERMS = 32
+"""How many distinct terms a keyword search sends to an index at most (a query of tens of
+thousands of words once exhausted PostgreSQL's stack in ``to_tsquery``)."""
+
+
 def keyword_terms(text: str) -> list[str]:
     """The words a keyword search matches: the content words, or every word when the
-    query is only stop words (so "who is it" still searches)."""
+    query is only stop words (so "who is it" still searches); of the first
+    :data:`MAX_QUERY_CHARS` characters."""
+    text = text[:MAX_QUERY_CHARS]
     return content_words(text) or words(text)
+
+
+def first_terms(terms: Iterable[str], limit: int = MAX_SEARCH_TERMS) -> list[str]:
+    """The first ``limit`` distinct ``terms`` (case-blind; the first spelling kept), stop
+    words after the rest: what an index that takes the words as written is sent, by the
+    rule of :func:`keyword_terms` (stop words only when nothing else is left)."""
+    distinct: dict[str, str] = {}
+    for term in terms:
+        distinct.setdefault(term.lower(), term)
+    ranked = sorted(distinct.items(), key=lambda pair: pair[0] in STOP_WORDS)  # (stable)
+    return [term for _, term in ranked[:limit]]
 
 
 @lru_cache(maxsize=1)

@@ -56,7 +56,13 @@ from engram.stores.documents import (
     SearchHit,
     SearchMode,
 )
-from engram.stores.documents.markdown import Paragraph, check_glob, glob_regex, parse_text
+from engram.stores.documents.markdown import (
+    Paragraph,
+    ParsedText,
+    check_glob,
+    glob_regex,
+    parse_text,
+)
 from engram.stores.documents.paths import join, named_users, split_path
 
 
@@ -74,13 +80,15 @@ class RefreshReport:
     skipped: tuple[str, ...] = ()
 
 
-def _parse(data: bytes) -> tuple[list[Paragraph], str]:
-    """(paragraphs, the users its front matter names) of a file's bytes; a file that is
-    not UTF-8 has none (its digest is its SHA-256 like any other's)."""
-    try:
-        parsed = parse_text(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return [], ""
+def _parse(data: bytes, parsed: ParsedText | None = None) -> tuple[list[Paragraph], str]:
+    """(paragraphs, the users its front matter names) of a file's bytes (``parsed`` when
+    the writer has parsed them); a file that is not UTF-8 has none (its digest is its
+    SHA-256 like any other's)."""
+    if parsed is None:
+        try:
+            parsed = parse_text(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return [], ""
     return parsed.paragraphs(), " ".join(sorted(named_users(parsed.metadata)))
 
 
@@ -227,6 +235,7 @@ class FileDocumentStore(DocumentStore):
         *,
         overwrite: bool = True,
         expected: str | None = None,
+        parsed: ParsedText | None = None,
     ) -> DocumentInfo:
         parts = split_path(path)
         data = text.encode("utf-8")
@@ -240,13 +249,18 @@ class FileDocumentStore(DocumentStore):
             info = lstat(parent, parts[-1])
             if info is None:  # removed by hand right after the write
                 raise NotFoundError(f"{path}: removed while being written")
-            record = self._index_bytes(principal.tenant_id, join(parts), info, data)
+            record = self._index_bytes(principal.tenant_id, join(parts), info, data, parsed)
         return DocumentInfo(record.path, record.size, record.digest)
 
     def _index_bytes(
-        self, tenant: str, path: str, info: os.stat_result, data: bytes
+        self,
+        tenant: str,
+        path: str,
+        info: os.stat_result,
+        data: bytes,
+        parsed: ParsedText | None = None,
     ) -> IndexedFile:
-        chunks, users = _parse(data)
+        chunks, users = _parse(data, parsed)
         sha = hashlib.sha256(data).hexdigest()  # (= the digest of its text)
         record = IndexedFile(path, info.st_mtime_ns, len(data), sha, sha, users)
         self._index.put(tenant, record, chunks)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -49,7 +49,7 @@ from engram.errors import (
     MissingDependencyError,
     StaleWriteError,
 )
-from engram.recall import keyword_text, search_terms
+from engram.recall import MAX_SEARCH_TERMS, keyword_text, search_terms
 from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
@@ -84,6 +84,13 @@ EXACT_BELOW = 1000
 KEYWORD_BATCH = 5000
 """Rows a migration reads per round trip to rewrite their keywords (through a
 server-side cursor, so a large table is not held in memory)."""
+PIPELINE_BYTES = 64 * 1024
+"""The most a read's parameters may hold (characters of text, bytes) to be pipelined:
+psycopg's pipeline mode was seen to wait forever sending a parameter of ~2 MB. A read
+with more runs in a transaction of its own, a round trip per statement."""
+MAX_LEXEME_BYTES = 2046
+"""The longest word (UTF-8 bytes) PostgreSQL's text search keeps: a longer one is left
+out of every ``tsvector``, so a query term that long never matches (and is not sent)."""
 
 
 @dataclass(frozen=True)
@@ -239,13 +246,29 @@ class PostgresColdBackend(ColdBackend):
     def _read(
         self, tenant: str | None, sql: str, params: Sequence[object] = ()
     ) -> list[tuple[Any, ...]]:
-        """One statement acting for ``tenant``, in one round trip: the tenant setting and
-        the statement share the implicit transaction of one pipeline sync."""
-        with self._connection() as conn, conn.pipeline() as pipeline:
-            conn.execute(SET_TENANT, (tenant,))
+        """One statement acting for ``tenant``, in one round trip (:meth:`_statements`)."""
+        with self._statements(tenant, params) as (conn, sync):
             cur = conn.execute(sql, tuple(params))
-            pipeline.sync()
+            sync()
             return cur.fetchall()
+
+    @contextmanager
+    def _statements(
+        self, tenant: str | None, params: Sequence[object]
+    ) -> Iterator[tuple[Connection, Callable[[], None]]]:
+        """A connection whose statements act for ``tenant`` in one transaction, and the
+        call that sends them: pipelined, they share the implicit transaction of one sync
+        (one round trip); with parameters over :data:`PIPELINE_BYTES`, an explicit
+        transaction runs each as it comes."""
+        with self._connection() as conn:
+            if _size(params) > PIPELINE_BYTES:
+                with conn.transaction():
+                    conn.execute(SET_TENANT, (tenant,))
+                    yield conn, _sent
+            else:
+                with conn.pipeline() as pipeline:
+                    conn.execute(SET_TENANT, (tenant,))
+                    yield conn, pipeline.sync
 
     # -- writes -----------------------------------------------------------------------
 
@@ -382,12 +405,13 @@ class PostgresColdBackend(ColdBackend):
         return [_record(r) for r in self._read(scoped_tenant(), q.STALE, (model_id, limit))]
 
     def keyword_candidates(self, scan: Scan, query: str, k: int) -> list[str]:
-        terms = search_terms(query)
+        terms = indexable(search_terms(query))
         if not terms or k <= 0:
             return []
         tenant, prefix = _scope(scan.prefix)
         scan = replace(scan, prefix=prefix)
-        rows = self._read(tenant, *q.keyword_sql(scan, q.tsquery_text(terms), k))
+        tsquery = q.tsquery_text(terms, MAX_SEARCH_TERMS)
+        rows = self._read(tenant, *q.keyword_sql(scan, tsquery, k))
         self._pending.note(tenant or "", rows)
         return [r[0] for r in rows]
 
@@ -441,7 +465,8 @@ class PostgresColdBackend(ColdBackend):
         Pipelined on an autocommit connection, the statements share the implicit
         transaction that the final Sync closes, so the ``set_config(..., true)``
         settings (the tenant, the HNSW knobs) hold for the search and end with it
-        (no BEGIN/COMMIT round trips).
+        (no BEGIN/COMMIT round trips; with large parameters, an explicit transaction:
+        :meth:`_statements`).
         """
         tenant = scan.prefix[0] if scan.prefix else None
         small = self._sizes.get(scan.prefix)
@@ -453,14 +478,13 @@ class PostgresColdBackend(ColdBackend):
             sql, params = q.vector_sql(scan, model_id, query, k, exact=False)
         else:
             sql, params = q.nearest_sql(scan, model_id, query, k, self.exact_below)
-        with self._connection() as conn, conn.pipeline() as pipeline:
-            conn.execute(SET_TENANT, (tenant,))
+        with self._statements(tenant, params) as (conn, sync):
             size = (
                 None if small is False else conn.execute(*q.size_sql(scan.prefix, self.exact_below))
             )
             conn.execute(q.HNSW_SETTINGS, settings)
             cur = conn.execute(lead + sql, tuple(params))
-            pipeline.sync()
+            sync()
             rows = cur.fetchall()
             if size is not None:
                 checked = size.fetchone()
@@ -616,6 +640,29 @@ def _migration_step(conn: Connection, statement: str) -> None:
         for _, definition in indexes:
             conn.execute(definition.encode())
     conn.execute(f"DROP TABLE {q.NEW_KEYWORDS}")  # a later step may create it again
+
+
+def indexable(terms: Iterable[str]) -> list[str]:
+    """``terms`` but those longer than :data:`MAX_LEXEME_BYTES` (which never match)."""
+    return [t for t in terms if len(t.encode("utf-8", "surrogatepass")) <= MAX_LEXEME_BYTES]
+
+
+def _size(value: object) -> int:
+    """About how much ``value`` sends as parameters: characters of text, bytes of binary
+    values and arrays, summed through lists and mappings (8 for anything else)."""
+    if isinstance(value, str | bytes | bytearray):
+        return len(value)
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes)
+    if isinstance(value, list | tuple):
+        return sum(map(_size, value))
+    if isinstance(value, dict):
+        return sum(_size(k) + _size(v) for k, v in value.items())
+    return 8
+
+
+def _sent() -> None:
+    """Nothing to send: outside a pipeline each statement ran as it was executed."""
 
 
 def _row(new: NewVersion) -> tuple[object, ...]:

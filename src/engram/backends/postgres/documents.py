@@ -21,6 +21,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from engram._principal import Principal
+from engram.backends.postgres._cold_sql import tsquery_text
 from engram.backends.postgres._roles import (
     CAN_MAINTAIN,
     MAINTAIN_SINCE,
@@ -32,6 +33,7 @@ from engram.backends.postgres._roles import (
     role_url,
     tenant_policy,
 )
+from engram.backends.postgres.cold import indexable
 from engram.config import AppRole
 from engram.errors import (
     BackendError,
@@ -50,6 +52,7 @@ from engram.stores.documents import (
     SearchMode,
 )
 from engram.stores.documents.markdown import (
+    ParsedText,
     check_glob,
     fuse,
     glob_regex,
@@ -331,10 +334,11 @@ class PostgresDocumentStore(DocumentStore):
         *,
         overwrite: bool = True,
         expected: str | None = None,
+        parsed: ParsedText | None = None,
     ) -> DocumentInfo:
         parts = split_path(path)
         key = join(parts)
-        parsed = parse_text(text)
+        parsed = parse_text(text) if parsed is None else parsed
         chunks = parsed.paragraphs()
         vectors, model_id = self._embed([f"{c.heading}\n{c.text}" for c in chunks])
         size = len(text.encode("utf-8"))
@@ -436,8 +440,8 @@ class PostgresDocumentStore(DocumentStore):
         depth, tenant = max(k * 4, 20), principal.tenant_id
         with self.transaction(principal) as conn:
             rankings = []
-            if mode in ("hybrid", "keyword") and (terms := words(query)):
-                rows = conn.execute(_KEYWORD, (" | ".join(terms), tenant, depth)).fetchall()
+            if mode in ("hybrid", "keyword") and (terms := indexable(words(query))):
+                rows = conn.execute(_KEYWORD, (tsquery_text(terms), tenant, depth)).fetchall()
                 rankings.append([f"{p}\x00{n}" for p, n in rows])
             if mode in ("hybrid", "semantic") and self._embedder is not None:
                 vector = np.asarray(self._embedder.embed([query])[0], dtype=np.float32)

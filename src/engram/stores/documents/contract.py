@@ -41,7 +41,7 @@ from engram.errors import (
     StaleWriteError,
 )
 from engram.recall import Embedder
-from engram.stores.documents.markdown import is_heading, parse_text, render, split_front_matter
+from engram.stores.documents.markdown import ParsedText, is_heading, parse_text, render
 from engram.stores.documents.paths import (
     USER_FILE_DIRS,
     USERS_DIR,
@@ -135,11 +135,13 @@ class DocumentStore(ABC):
         *,
         overwrite: bool = True,
         expected: str | None = None,
+        parsed: ParsedText | None = None,
     ) -> DocumentInfo:
         """Store ``text`` at ``path`` atomically. ConflictError if it exists and not
         ``overwrite``; StaleWriteError if ``expected`` (a :attr:`DocumentInfo.digest`,
         see :func:`digest_of`) is given and the document is missing or has another
-        digest: someone else wrote it since it was read."""
+        digest: someone else wrote it since it was read. ``parsed``: ``text`` parsed
+        (:func:`~engram.stores.documents.markdown.parse_text`), when the caller has it."""
 
     @abstractmethod
     def _list(self, principal: Principal, pattern: str = "**") -> builtins.list[DocumentInfo]:
@@ -232,10 +234,13 @@ class DocumentStore(ABC):
         check.text("text", text, blank=True)
         check.flag("overwrite", overwrite)
         check.optional_text("expected", expected)
-        _check_writable(principal, path, split_front_matter(text)[0])
+        parsed = parse_text(text, strict=True)  # (once per write: the backend gets it)
+        _check_writable(principal, path, parsed.metadata)
         with self.exclusive(principal, path):
             self._check_not_hidden(principal, path)
-            return self._write_text(principal, path, text, overwrite=overwrite, expected=expected)
+            return self._write_text(
+                principal, path, text, overwrite=overwrite, expected=expected, parsed=parsed
+            )
 
     def _check_not_hidden(self, principal: Principal, path: str) -> None:
         """AccessDeniedError when a shared ``path`` holds a document hidden from

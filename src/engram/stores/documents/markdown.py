@@ -16,7 +16,7 @@ import yaml
 
 from engram import _validate as check
 from engram.errors import InvalidInputError, PathEscapeError
-from engram.recall import rrf
+from engram.recall import MAX_QUERY_CHARS, first_terms, rrf
 
 _FENCE = "---"
 _BOM = "\ufeff"
@@ -52,6 +52,13 @@ def _plain(value: str) -> str:
 MAX_DEPTH = 32
 """How deep metadata may nest (mappings and lists within each other)."""
 
+MAX_FRONT_MATTER = 64 * 1024
+"""The most front matter a document may hold, in UTF-8 bytes between its ``---`` lines:
+more is refused on write, and read as body text in a file saved by hand."""
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""PyYAML's safe loader on libyaml when it was built with it (several times faster)."""
+
 
 def _jsonable(value: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH and isinstance(value, Mapping | list | tuple):
@@ -73,9 +80,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     """Split ``text`` into (metadata, body, number of lines the front matter took).
 
     A file without a leading ``---`` line (after a byte-order mark, if any) has no
-    metadata. Front matter that is malformed YAML, no mapping, uses aliases, nests deeper
-    than :data:`MAX_DEPTH` or holds a value Python cannot build (``2024-02-30``, an
-    integer of thousands of digits) raises :class:`InvalidInputError` naming the problem.
+    metadata. Front matter over :data:`MAX_FRONT_MATTER`, malformed YAML, no mapping,
+    using aliases, nesting deeper than :data:`MAX_DEPTH` or holding a value Python cannot
+    build (``2024-02-30``, an integer of thousands of digits) raises
+    :class:`InvalidInputError` naming the problem.
     """
     lines = text.split("\n")
     if lines[0].removeprefix(_BOM).rstrip("\r") != _FENCE:
@@ -83,6 +91,11 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
     for index in range(1, len(lines)):
         if lines[index].rstrip("\r") in (_FENCE, "..."):
             raw = "\n".join(lines[1:index])
+            size = len(raw.encode("utf-8", "surrogatepass"))
+            if size > MAX_FRONT_MATTER:
+                raise InvalidInputError(
+                    f"front matter is {size:,} bytes; at most {MAX_FRONT_MATTER:,}"
+                )
             return _load_yaml(raw), "\n".join(lines[index + 1 :]), index + 1
     raise InvalidInputError("front matter starts with '---' but has no closing '---' line")
 
@@ -92,8 +105,8 @@ def _load_yaml(raw: str) -> dict[str, Any]:
     is built: a few hundred bytes of aliases expand to millions of nodes, or to a value
     that holds itself, and thousands of ``[`` exhaust the stack."""
     try:
-        _check_events(yaml.parse(raw, yaml.SafeLoader))
-        loaded = yaml.safe_load(raw) if raw.strip() else {}
+        _check_events(yaml.parse(raw, _LOADER))
+        loaded = yaml.load(raw, _LOADER) if raw.strip() else {}  # (a safe loader)
     except InvalidInputError:
         raise
     except yaml.YAMLError as exc:
@@ -144,11 +157,14 @@ class ParsedText:
         return paragraphs(self.body, self.first_line)
 
 
-def parse_text(text: str) -> ParsedText:
-    """Parse a document's text leniently: malformed front matter counts as body text."""
+def parse_text(text: str, *, strict: bool = False) -> ParsedText:
+    """Parse a document's text leniently: front matter that cannot be read counts as body
+    text; with ``strict``, it raises :class:`InvalidInputError` (:func:`split_front_matter`)."""
     try:
         metadata, body, offset = split_front_matter(text)
     except InvalidInputError:
+        if strict:
+            raise
         metadata, body, offset = {}, text, 0
     return ParsedText(metadata, body, offset + 1, digest(text))
 
@@ -225,14 +241,16 @@ def literal_prefix(pattern: str) -> str:
 
 
 def fts_query(query: str) -> str:
-    """Turn free text into a safe FTS5 expression: every word quoted, OR-ed together."""
-    words = _WORD.findall(query)
-    return " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
+    """Turn free text into a safe FTS5 expression: its :func:`words` quoted, OR-ed together."""
+    return " OR ".join(f'"{word}"' for word in words(query))
 
 
 def words(query: str) -> list[str]:
-    """The distinct words of ``query`` (for engines that take a word list)."""
-    return list(dict.fromkeys(_WORD.findall(query)))
+    """The words of ``query`` a keyword search sends (for engines that take a word list):
+    the first :data:`~engram.recall.MAX_SEARCH_TERMS` distinct ones of its first
+    :data:`~engram.recall.MAX_QUERY_CHARS` characters, stop words last, as the cold tier
+    picks them (:func:`~engram.recall.first_terms`)."""
+    return first_terms(_WORD.findall(query[:MAX_QUERY_CHARS]))
 
 
 def fuse(rankings: Sequence[Sequence[str]]) -> list[tuple[str, float]]:
