@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from hot_graphs import story_graph
+from langgraph.checkpoint.base import CheckpointTuple
 
 from engram import Principal
 from engram.errors import InvalidInputError
@@ -62,17 +63,22 @@ def _at(thread_id: str, **configurable: Any) -> Any:
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", **configurable}}
 
 
+def _kept_thread(saver: Any) -> tuple[Any, CheckpointTuple, Any]:
+    """Thread "kept" of Alice, run once: its graph, latest checkpoint and that one's config."""
+    graph = story_graph(saver)
+    graph.invoke({"items": ["x"]}, thread_config("kept", ALICE))
+    latest = saver.get_tuple(_config("kept"))
+    assert latest is not None
+    return graph, latest, _at("kept", checkpoint_id=latest.config["configurable"]["checkpoint_id"])
+
+
 def test_every_id_a_saver_call_takes_is_checked_alike_everywhere(hot_url: str) -> None:
     """A checkpoint id, namespace, task id, task path or channel no write could store, a
     missing thread id or a filter no backend can match: ``InvalidInputError`` on every
     backend (never a driver's ``UnicodeEncodeError``, ``KeyError`` or SQL error), and
     nothing stored."""
     with open_checkpointer(hot_url) as saver:
-        graph = story_graph(saver)
-        graph.invoke({"items": ["x"]}, thread_config("kept", ALICE))
-        latest = saver.get_tuple(_config("kept"))
-        assert latest is not None
-        at = _at("kept", checkpoint_id=latest.config["configurable"]["checkpoint_id"])
+        _, latest, at = _kept_thread(saver)
         checkpoint = {**latest.checkpoint, "id": SURROGATE}
         calls = (
             lambda: saver.get_tuple(_at("kept", checkpoint_id=SURROGATE)),
@@ -132,11 +138,7 @@ def test_metadata_no_backend_stores_alike_is_invalid_input(hot_url: str) -> None
     holding NUL, or a lone surrogate anywhere, or a NUL below the top level: PostgreSQL
     cannot store them and SQLite would; refused alike everywhere, nothing stored."""
     with open_checkpointer(hot_url) as saver:
-        graph = story_graph(saver)
-        graph.invoke({"items": ["x"]}, thread_config("kept", ALICE))
-        latest = saver.get_tuple(_config("kept"))
-        assert latest is not None
-        at = _at("kept", checkpoint_id=latest.config["configurable"]["checkpoint_id"])
+        graph, latest, at = _kept_thread(saver)
         checkpoint = {**latest.checkpoint, "id": "next"}
         calls = (
             lambda: graph.invoke({"items": ["x"]}, {**_config("new"), "metadata": {"k\x00": 1}}),
