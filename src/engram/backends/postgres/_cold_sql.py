@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from engram.backends.postgres._roles import tenant_policy
 from engram.errors import InvalidInputError
+from engram.recall import MAX_SEARCH_TERMS
 from engram.recall.filters import Fragment, Kind, Scalar, compile_filter
 from engram.stores.cold.contract import Scan, Vector
 from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
@@ -533,7 +534,7 @@ def erase_sql(prefix: Namespace, keys: Sequence[str] | None) -> Fragment:
 # -- retrieval ----------------------------------------------------------------------------
 
 
-def tsquery_text(words: Sequence[str], max_terms: int = 32) -> str:
+def tsquery_text(words: Sequence[str], max_terms: int = MAX_SEARCH_TERMS) -> str:
     """A ``to_tsquery`` text matching any of ``words`` (each quoted as a lexeme)."""
     unique = list(dict.fromkeys(w.replace("'", "''").replace("\\", "\\\\") for w in words))
     return " | ".join(f"'{w}'" for w in unique[:max_terms])

@@ -49,7 +49,7 @@ from engram.errors import (
     MissingDependencyError,
     StaleWriteError,
 )
-from engram.recall import MAX_SEARCH_TERMS, keyword_text, search_terms
+from engram.recall import keyword_text, search_terms
 from engram.stores.cold.contract import (
     ChangeSet,
     ColdBackend,
@@ -410,7 +410,7 @@ class PostgresColdBackend(ColdBackend):
             return []
         tenant, prefix = _scope(scan.prefix)
         scan = replace(scan, prefix=prefix)
-        tsquery = q.tsquery_text(terms, MAX_SEARCH_TERMS)
+        tsquery = q.tsquery_text(terms)
         rows = self._read(tenant, *q.keyword_sql(scan, tsquery, k))
         self._pending.note(tenant or "", rows)
         return [r[0] for r in rows]

@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from engram.recall import MAX_SEARCH_TERMS
 from engram.recall.filters import Fragment, Kind, Scalar, compile_filter
 from engram.stores.cold.contract import Scan
 from engram.stores.cold.records import NAMESPACE_SEPARATOR, Namespace, View, join_namespace
@@ -332,7 +333,9 @@ FIRST_MATCHES = (
 """The first matches of a query, in rowid order, with their namespaces."""
 
 
-def fts_query(words: Sequence[str], max_terms: int = 32, scope: Namespace = ()) -> str:
+def fts_query(
+    words: Sequence[str], max_terms: int = MAX_SEARCH_TERMS, scope: Namespace = ()
+) -> str:
     """An FTS5 query matching any of ``words`` (each quoted as a string) in the text;
     with ``scope``, only rows at or below that namespace."""
     unique = list(dict.fromkeys(w.replace('"', '""') for w in words))[:max_terms]
